@@ -1,0 +1,497 @@
+"""Safe parser for model expressions, compiled to vectorised numpy.
+
+A model is a sum of terms, e.g. ``1 + N/(p*b)*b^e1 + N/(p*b)*log2(p) + p``. Top-level ``+``
+separates terms (a top-level ``-`` enters the term negated); each term gets one fitted
+coefficient and ``1`` is the intercept. Names are factor symbols, the derived iteration
+count ``I`` (= E·ceil(N/(p·b))), or otherwise free parameters (exponents) fitted within
+bounds, [-3, 3] unless set.
+
+User text is parsed with :mod:`ast` against an allow-list and evaluated by walking the
+tree over numpy arrays; it never reaches ``eval``/``exec``.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import PerfModelError, did_you_mean
+
+MAX_LENGTH = 2000
+MAX_NODES = 600
+MAX_CONST_EXPONENT = 16.0
+DEFAULT_PARAM_BOUNDS = (-3.0, 3.0)
+ITERATIONS = "I"
+
+
+def _min(*args):
+    return np.minimum.reduce(np.broadcast_arrays(*args))
+
+
+def _max(*args):
+    return np.maximum.reduce(np.broadcast_arrays(*args))
+
+
+#: name -> (numpy function, min args, max args, one-line meaning)
+FUNCTIONS: dict[str, tuple] = {
+    "log2": (np.log2, 1, 1, "base-2 logarithm (tree depth)"),
+    "log": (np.log, 1, 1, "natural logarithm"),
+    "log10": (np.log10, 1, 1, "base-10 logarithm"),
+    "sqrt": (np.sqrt, 1, 1, "square root"),
+    "ceil": (np.ceil, 1, 1, "round up"),
+    "floor": (np.floor, 1, 1, "round down"),
+    "exp": (np.exp, 1, 1, "exponential"),
+    "abs": (np.abs, 1, 1, "absolute value"),
+    "min": (_min, 2, 8, "smallest argument"),
+    "max": (_max, 2, 8, "largest argument"),
+}
+_DOMAIN = {"log2": "> 0", "log": "> 0", "log10": "> 0", "sqrt": ">= 0"}
+
+_BINOPS = {ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply,
+           ast.Div: np.divide, ast.Pow: np.power}
+_OP_TEXT = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "^"}
+_FORBIDDEN_NAMES = {ast.Attribute: "attribute access ('.')", ast.Lambda: "lambda",
+                    ast.ListComp: "comprehensions", ast.GeneratorExp: "comprehensions",
+                    ast.SetComp: "comprehensions", ast.DictComp: "comprehensions",
+                    ast.Subscript: "indexing ('[...]')", ast.IfExp: "'if' expressions",
+                    ast.Compare: "comparisons", ast.BoolOp: "'and'/'or'", ast.Starred: "'*' unpacking",
+                    ast.NamedExpr: "':=' assignment", ast.Await: "await", ast.Dict: "dicts",
+                    ast.List: "lists", ast.Tuple: "tuples", ast.Set: "sets", ast.JoinedStr: "f-strings"}
+_ALLOWED_CHARS = re.compile(r"[A-Za-z0-9_\s+\-*/^().,]")
+
+
+def to_display(text: str) -> str:
+    """Python source -> user syntax (``**`` shown as ``^``)."""
+    return text.replace("**", "^")
+
+
+def _fail(msg: str, source: str, node: ast.AST | None = None) -> PerfModelError:
+    if node is not None and hasattr(node, "col_offset"):
+        seg = ast.get_source_segment(source, node) or ""
+        if seg:
+            return PerfModelError(f"{msg} in {to_display(seg)!r}")
+    return PerfModelError(msg)
+
+
+def _lex_check(spec: str) -> str:
+    if not isinstance(spec, str):
+        raise PerfModelError("the expression must be text")
+    if len(spec) > MAX_LENGTH:
+        raise PerfModelError(f"the expression is {len(spec)} characters long; the limit is {MAX_LENGTH}")
+    if not spec.strip():
+        raise PerfModelError("the expression is empty; write terms such as '1 + N/p + log2(p)'")
+    m = re.search(r"(?<![A-Za-z0-9_])_\w*", spec)
+    if m:
+        raise PerfModelError(f"name {m.group(0)!r} is not allowed (names may not start with '_')")
+    for i, ch in enumerate(spec):
+        if not _ALLOWED_CHARS.fullmatch(ch):
+            raise PerfModelError(f"character {ch!r} at position {i + 1} is not allowed; use numbers, "
+                                 "names, + - * / ^ ( ) and the functions "
+                                 f"{', '.join(FUNCTIONS)}")
+    if "**" in spec:
+        raise PerfModelError("write powers as 'x^2', not 'x**2'")
+    return spec.replace("^", "**")
+
+
+def _const_value(node: ast.AST) -> float | None:
+    """Value of a subtree made only of numbers and operators, else None."""
+    if isinstance(node, ast.Constant):
+        return float(node.value)
+    if isinstance(node, ast.UnaryOp):
+        v = _const_value(node.operand)
+        return None if v is None else (-v if isinstance(node.op, ast.USub) else v)
+    if isinstance(node, ast.BinOp):
+        a, b = _const_value(node.left), _const_value(node.right)
+        if a is None or b is None:
+            return None
+        if isinstance(node.op, ast.Pow):
+            if abs(b) > MAX_CONST_EXPONENT:
+                return math.inf
+            try:
+                return float(a ** b) if not (a < 0 and b != int(b)) else math.nan
+            except (OverflowError, ZeroDivisionError):
+                return math.inf
+        try:
+            return float(_BINOPS[type(node.op)](a, b))
+        except ZeroDivisionError:
+            return math.inf
+    return None
+
+
+def _validate(tree: ast.AST, source: str) -> None:
+    count = 0
+    for node in ast.walk(tree):
+        count += 1
+        if count > MAX_NODES:
+            raise PerfModelError(f"the expression has more than {MAX_NODES} parts; simplify it")
+        kind = type(node)
+        if kind in _FORBIDDEN_NAMES:
+            raise _fail(f"{_FORBIDDEN_NAMES[kind]} is not allowed", source, node)
+        if isinstance(node, (ast.Expression, ast.Load)) or kind in _BINOPS or kind in _OP_TEXT:
+            continue
+        if isinstance(node, (ast.USub, ast.UAdd)):
+            continue
+        if isinstance(node, ast.BinOp):
+            if type(node.op) not in _BINOPS:
+                raise _fail("only + - * / ^ are allowed as operators", source, node)
+            if isinstance(node.op, ast.Pow):
+                e = _const_value(node.right)
+                if e is not None and (not math.isfinite(e) or abs(e) > MAX_CONST_EXPONENT):
+                    raise _fail(f"exponent too large (limit {MAX_CONST_EXPONENT:g})", source, node)
+                if isinstance(node.right, ast.BinOp) and isinstance(node.right.op, ast.Pow) and \
+                        _const_value(node.right) is not None:
+                    raise _fail("stacked constant powers like 9^9^9 are not allowed", source, node)
+            continue
+        if isinstance(node, ast.UnaryOp):
+            if not isinstance(node.op, (ast.USub, ast.UAdd)):
+                raise _fail("only '-' is allowed as a sign", source, node)
+            continue
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
+                raise _fail("only plain numbers are allowed as constants", source, node)
+            if not math.isfinite(float(node.value)) or abs(float(node.value)) > 1e300:
+                raise _fail("number out of range", source, node)
+            continue
+        if isinstance(node, ast.Name):
+            continue
+        if isinstance(node, ast.Call):
+            if not isinstance(node.func, ast.Name):
+                raise _fail("only named functions can be called", source, node)
+            name = node.func.id
+            if name not in FUNCTIONS:
+                raise _fail(f"function {name!r} is not allowed{did_you_mean(name, list(FUNCTIONS))}; "
+                            f"allowed: {', '.join(FUNCTIONS)}", source, node)
+            if node.keywords:
+                raise _fail(f"{name}() takes no keyword arguments", source, node)
+            _, lo, hi, _ = FUNCTIONS[name]
+            if not lo <= len(node.args) <= hi:
+                want = f"{lo}" if lo == hi else f"{lo} to {hi}"
+                raise _fail(f"{name}() takes {want} argument(s), got {len(node.args)}", source, node)
+            continue
+        raise _fail(f"{kind.__name__} is not allowed", source, node)
+
+
+def _names(node: ast.AST) -> set[str]:
+    calls = {id(n.func) for n in ast.walk(node) if isinstance(n, ast.Call)}
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and id(n) not in calls}
+
+
+def _split_terms(node: ast.AST, sign: float = 1.0) -> list[tuple[float, ast.AST]]:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        right_sign = sign if isinstance(node.op, ast.Add) else -sign
+        return _split_terms(node.left, sign) + _split_terms(node.right, right_sign)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return _split_terms(node.operand, -sign)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.UAdd):
+        return _split_terms(node.operand, sign)
+    return [(sign, node)]
+
+
+def _render(node: ast.AST) -> str:
+    """Compact user-syntax text of a subtree (``^`` for powers, minimal parentheses)."""
+    return _render_prec(node)[0]
+
+
+def _render_prec(node: ast.AST) -> tuple[str, int]:
+    prec = {ast.Add: 1, ast.Sub: 1, ast.Mult: 2, ast.Div: 2, ast.Pow: 4}
+    if isinstance(node, ast.Constant):
+        v = float(node.value)
+        return (str(int(v)) if v.is_integer() and abs(v) < 1e15 else repr(v)), 5
+    if isinstance(node, ast.Name):
+        return node.id, 5
+    if isinstance(node, ast.Call):
+        return f"{node.func.id}({', '.join(_render(a) for a in node.args)})", 5
+    if isinstance(node, ast.UnaryOp):
+        text, p = _render_prec(node.operand)
+        return "-" + (f"({text})" if p < 3 else text), 3
+    if isinstance(node, ast.BinOp):
+        p = prec[type(node.op)]
+        left, lp = _render_prec(node.left)
+        right, rp = _render_prec(node.right)
+        if lp < p or (p == 4 and lp == 4):
+            left = f"({left})"
+        if rp < p or (rp == p and isinstance(node.op, (ast.Sub, ast.Div))):
+            right = f"({right})"
+        sep = " " if p == 1 else ""
+        return f"{left}{sep}{_OP_TEXT[type(node.op)]}{sep}{right}", p
+    raise PerfModelError(f"cannot render {type(node).__name__}")  # pragma: no cover
+
+
+@dataclass
+class Term:
+    """One additive term: ``sign * node``; ``text`` is its user-syntax form."""
+
+    text: str
+    node: ast.AST
+    sign: float
+    names: frozenset
+    params: tuple  # free parameters it uses, in expression order
+
+    @property
+    def is_constant(self) -> bool:
+        """True for a term with no names at all (the intercept ``1``)."""
+        return not self.names
+
+
+@dataclass
+class Expression:
+    """A parsed model: terms, factor symbols, free parameters and their bounds."""
+
+    spec: str
+    terms: list[Term]
+    symbols: tuple  # factor symbols used (and the derived I)
+    params: tuple  # free parameter names, in order of appearance
+    bounds: dict = field(default_factory=dict)  # param -> (lo, hi)
+
+    @property
+    def is_linear(self) -> bool:
+        """True when the model is linear in its constants (no free parameters)."""
+        return not self.params
+
+    def text(self) -> str:
+        """The normalised expression in user syntax."""
+        out = ""
+        for i, t in enumerate(self.terms):
+            if i == 0:
+                out = ("-" if t.sign < 0 else "") + t.text
+            else:
+                out += (" - " if t.sign < 0 else " + ") + t.text
+        return out
+
+    # -- evaluation ----------------------------------------------------------
+    def term_values(self, env: dict[str, np.ndarray], theta: np.ndarray | None = None,
+                    only: list[int] | None = None) -> list[np.ndarray]:
+        """Values of each term (sign included).
+
+        ``env`` maps symbols to arrays of shape (n,). ``theta`` holds the free parameters
+        in ``self.params`` order: shape (M,) gives arrays (n,), shape (M, S) a population
+        and arrays broadcastable to (S, n).
+        """
+        env = with_iterations(env, self.symbols)
+        pvals: dict[str, np.ndarray] = {}
+        if self.params:
+            if theta is None:
+                raise PerfModelError(f"values needed for free parameter(s) {', '.join(self.params)}")
+            theta = np.asarray(theta, dtype=float)
+            for i, name in enumerate(self.params):
+                pvals[name] = theta[i] if theta.ndim == 1 else theta[i][:, None]
+        out = []
+        with np.errstate(all="ignore"):
+            for k, term in enumerate(self.terms):
+                if only is not None and k not in only:
+                    out.append(None)
+                    continue
+                val = _evaluate(term.node, env, pvals)
+                out.append(term.sign * np.asarray(val, dtype=float))
+        return out
+
+    def check_domain(self, env: dict[str, np.ndarray], rows: np.ndarray | None = None) -> None:
+        """Refuse logs of values <= 0 (and square roots of negatives) that come from the data."""
+        env = with_iterations(env, self.symbols)
+        n = len(next(iter(env.values()))) if env else 0
+        rows = np.arange(1, n + 1) if rows is None else rows
+        for term in self.terms:
+            for node in ast.walk(term.node):
+                if not (isinstance(node, ast.Call) and node.func.id in _DOMAIN):
+                    continue
+                if _names(node.args[0]) & set(self.params):
+                    continue
+                with np.errstate(all="ignore"):
+                    arg = np.broadcast_to(np.asarray(_evaluate(node.args[0], env, {}), float), (n,))
+                bad = arg <= 0 if _DOMAIN[node.func.id] == "> 0" else arg < 0
+                if bad.any():
+                    i = int(np.flatnonzero(bad)[0])
+                    raise PerfModelError(
+                        f"{_render(node)} needs its argument {_DOMAIN[node.func.id]}, but it is "
+                        f"{arg[i]:g} at row {rows[i]} (term {term.text!r}); "
+                        f"{int(bad.sum())} row(s) affected")
+
+
+def with_iterations(env: dict[str, np.ndarray], symbols) -> dict[str, np.ndarray]:
+    """Add the derived iteration count I = E·ceil(N/(p·b)) when the expression uses it."""
+    if ITERATIONS not in symbols or ITERATIONS in env:
+        return env
+    missing = [s for s in ("N", "b") if s not in env]
+    if missing:
+        raise PerfModelError(f"'I' (iterations = E·ceil(N/(p·b))) needs the symbol(s) "
+                             f"{', '.join(missing)} mapped to columns")
+    n = len(env["N"])
+    p = env.get("p", np.ones(n))
+    e = env.get("E", np.ones(n))
+    with np.errstate(all="ignore"):
+        it = e * np.ceil(env["N"] / (p * env["b"]))
+    return {**env, ITERATIONS: it}
+
+
+def _evaluate(node: ast.AST, env: dict, pvals: dict):
+    if isinstance(node, ast.Constant):
+        return float(node.value)
+    if isinstance(node, ast.Name):
+        if node.id in env:
+            return env[node.id]
+        return pvals[node.id]
+    if isinstance(node, ast.BinOp):
+        return _BINOPS[type(node.op)](_evaluate(node.left, env, pvals), _evaluate(node.right, env, pvals))
+    if isinstance(node, ast.UnaryOp):
+        v = _evaluate(node.operand, env, pvals)
+        return -v if isinstance(node.op, ast.USub) else v
+    if isinstance(node, ast.Call):
+        func = FUNCTIONS[node.func.id][0]
+        return func(*[_evaluate(a, env, pvals) for a in node.args])
+    raise PerfModelError(f"cannot evaluate {type(node).__name__}")  # pragma: no cover
+
+
+def parse_expression(spec: str, symbols, bounds: dict | None = None,
+                     columns: list[str] | None = None) -> Expression:
+    """Parse and validate ``spec`` for the given factor ``symbols``.
+
+    Returns ``(expression, leftover)``: ``leftover`` holds the entries of ``bounds`` that
+    name no free parameter (coefficient bounds such as ``c1``, checked by the fitter).
+
+    ``bounds`` sets (lo, hi) of free parameters (default [-3, 3]). ``columns`` (the data's
+    column names) turns a name that is an unmapped column into a clear error instead of
+    a silently free parameter.
+    """
+    symbols = set(symbols)
+    source = _lex_check(spec)
+    try:
+        tree = ast.parse(source.strip(), mode="eval")
+    except SyntaxError as exc:
+        where = f" at position {exc.offset}" if exc.offset else ""
+        raise PerfModelError(f"cannot parse the expression{where}: {exc.msg}") from None
+    source = source.strip()
+    _validate(tree, source)
+    pieces = _split_terms(tree.body)
+    terms: list[Term] = []
+    params: list[str] = []
+    used: list[str] = []
+    seen_text: set[str] = set()
+    for sign, node in pieces:
+        names = _names(node)
+        for name in sorted(names, key=lambda n: source.find(n)):
+            if name in FUNCTIONS:
+                raise _fail(f"{name!r} is a function; call it like {name}(x)", source, node)
+            if name in symbols or name == ITERATIONS:
+                if name not in used:
+                    used.append(name)
+            else:
+                if columns is not None and name in columns:
+                    raise PerfModelError(f"{name!r} in term {to_display(ast.get_source_segment(source, node))!r}"
+                                         f" is a data column, not a mapped symbol; map it "
+                                         f"(e.g. {name}={name}) or use its symbol")
+                if name not in params:
+                    params.append(name)
+        const = _const_value(node)
+        if const is not None and const != 1.0:
+            if not math.isfinite(const):
+                raise _fail("this constant term is not a finite number", source, node)
+            node = ast.Constant(1)  # a constant term is the intercept; its scale is fitted
+        text = _render(node)
+        if text in seen_text:
+            raise PerfModelError(f"term {text!r} appears twice")
+        seen_text.add(text)
+        tparams = tuple(n for n in params if n in names)
+        if not names and const is None:  # pragma: no cover - a nameless term is constant
+            raise _fail("term has no value", source, node)
+        terms.append(Term(text, node, 1.0 if const is not None else sign, frozenset(names), tparams))
+    for t in terms:
+        if any(n in symbols or n == ITERATIONS for n in t.names):
+            continue
+        if t.names:
+            raise PerfModelError(f"term {t.text!r} uses no factor symbol, only free parameter(s) "
+                                 f"{', '.join(sorted(t.names))}: it would be a constant; "
+                                 f"known symbols: {', '.join(sorted(symbols)) or 'none mapped'}")
+    all_bounds: dict[str, tuple] = {}
+    bounds = dict(bounds or {})
+    for name in params:
+        lo, hi = bounds.pop(name, DEFAULT_PARAM_BOUNDS)
+        lo, hi = float(lo), float(hi)
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+            raise PerfModelError(f"bounds of {name!r} must be finite with low < high, got {lo:g}:{hi:g}")
+        all_bounds[name] = (lo, hi)
+    return Expression(spec=spec, terms=terms, symbols=tuple(used), params=tuple(params),
+                      bounds=all_bounds), bounds
+
+
+def parse_bounds(items) -> dict[str, tuple[float, float]]:
+    """Parse ``NAME=LO:HI`` strings (or a dict) into {name: (lo, hi)}."""
+    if isinstance(items, dict):
+        return {k: (float(v[0]), float(v[1])) for k, v in items.items()}
+    out: dict[str, tuple[float, float]] = {}
+    for item in items or []:
+        m = re.fullmatch(r"\s*([A-Za-z][A-Za-z0-9_]*)\s*=\s*([^:]+):([^:]+)\s*", item)
+        if not m:
+            raise PerfModelError(f"bounds {item!r} must look like NAME=LO:HI, e.g. e1=0:2")
+        try:
+            lo, hi = float(m.group(2)), float(m.group(3))
+        except ValueError:
+            raise PerfModelError(f"bounds {item!r}: LO and HI must be numbers") from None
+        if not lo < hi:
+            raise PerfModelError(f"bounds {item!r}: LO must be below HI")
+        out[m.group(1)] = (lo, hi)
+    return out
+
+
+# -- queries (hold-out splits): comparisons over symbols, parsed the same safe way ----------
+_CMP = {ast.Gt: np.greater, ast.GtE: np.greater_equal, ast.Lt: np.less, ast.LtE: np.less_equal,
+        ast.Eq: np.equal, ast.NotEq: np.not_equal}
+
+
+def evaluate_query(query: str, env: dict[str, np.ndarray]) -> np.ndarray:
+    """Boolean mask for a query such as ``p > 8`` or ``p >= 16 and N < 1e6``.
+
+    Names are symbols or column names (``env`` keys); comparisons may be joined with
+    ``and``/``or``/``not`` and use + - * / ^ and the allowed functions.
+    """
+    if not isinstance(query, str) or not query.strip():
+        raise PerfModelError("the hold-out query is empty; write e.g. 'p > 8'")
+    if len(query) > 500:
+        raise PerfModelError("the hold-out query is too long (limit 500 characters)")
+    m = re.search(r"[^A-Za-z0-9_\s+\-*/^().,<>=!&|]", query)
+    if m:
+        raise PerfModelError(f"character {m.group(0)!r} is not allowed in a query")
+    if re.search(r"(?<![A-Za-z0-9_])_\w*", query):
+        raise PerfModelError("names may not start with '_' in a query")
+    source = query.replace("^", "**").replace("&&", " and ").replace("||", " or ")
+    source = source.replace("&", " and ").replace("|", " or ").strip()
+    try:
+        tree = ast.parse(source, mode="eval")
+    except SyntaxError as exc:
+        raise PerfModelError(f"cannot parse the query {query!r}: {exc.msg}") from None
+    n = len(next(iter(env.values())))
+
+    def ev(node):
+        if isinstance(node, ast.BoolOp):
+            vals = [ev(v) for v in node.values]
+            f = np.logical_and if isinstance(node.op, ast.And) else np.logical_or
+            return f.reduce(vals)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return ~ev(node.operand)
+        if isinstance(node, ast.Compare):
+            left = arith(node.left)
+            result = np.ones(n, bool)
+            for op, comp in zip(node.ops, node.comparators):
+                if type(op) not in _CMP:
+                    raise _fail("only < <= > >= == != are allowed", source, node)
+                right = arith(comp)
+                result &= np.broadcast_to(_CMP[type(op)](left, right), (n,))
+                left = right
+            return result
+        raise _fail("the query must be a comparison such as 'p > 8'", source, node)
+
+    def arith(node):
+        sub = ast.Expression(node)
+        _validate(sub, source)
+        for name in _names(node):
+            if name not in env:
+                raise PerfModelError(f"unknown name {name!r} in the query{did_you_mean(name, list(env))}; "
+                                     f"known: {', '.join(env)}")
+        with np.errstate(all="ignore"):
+            return _evaluate(node, env, {})
+
+    mask = np.asarray(ev(tree.body), bool)
+    return np.broadcast_to(mask, (n,)).copy()

@@ -1,0 +1,426 @@
+"""Fitting: cost = loss + λ·penalty, minimised by differential evolution.
+
+Search space. Differential evolution (DE) searches the vector ``z = [u_1..u_K, θ_1..θ_M]``:
+``θ`` are the free parameters (exponents) within their bounds and ``u_k`` is the
+coefficient of term k *normalised by the term's scale over the data*,
+``u_k = c_k · mean|term_k| / mean(y)``, i.e. the share of the mean time that the term
+carries. This keeps every search direction on the same scale whatever the units, and it is
+what the penalty acts on, so λ means the same for any dataset and any time unit (with the
+relative loss, λ = 0.01 and L1 make a term that carries the whole mean time cost as much as a
+10 % RMS relative error).
+
+Losses (on the rows, mean over rows):
+  * ``relative`` (default): ((pred − y)/y)², times spanning orders of magnitude weigh equally;
+  * ``absolute``: (pred − y)² / mean(y)², least squares (RSS) made unit-free;
+  * ``log``: (log pred − log y)².
+Penalty: L1 (default) Σ|u_k| or L2 Σu_k², over all terms but the intercept.
+
+Where the model is linear in its constants (no free parameters) the exact optimum of the
+same cost is computed first (bounded least squares, ridge, or proximal gradient for L1) and
+handed to DE as ``x0``; DE keeps its best member, so its result is never worse. After DE
+(and SciPy's L-BFGS-B polish) the coefficients are solved exactly once more at the final
+exponents, and that is kept when it is better.
+"""
+
+from __future__ import annotations
+
+import math
+import time as _time
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import differential_evolution, lsq_linear
+
+from . import __version__
+from .data import Measurements
+from .errors import PerfModelError
+from .expression import Expression, parse_bounds, parse_expression
+from .terms import preset_bounds, preset_spec
+
+LOSSES = ("relative", "absolute", "log")
+PENALTIES = ("l1", "l2")
+STRATEGIES = ("best1bin", "best1exp", "rand1bin", "rand1exp", "rand2bin", "rand2exp",
+              "randtobest1bin", "currenttobest1bin", "best2bin", "best2exp")
+BIG = 1e12  # cost of an invalid candidate (non-finite or non-positive prediction with log loss)
+
+
+@dataclass
+class DESettings:
+    """Settings of :func:`scipy.optimize.differential_evolution` that are exposed."""
+
+    strategy: str = "best1bin"
+    popsize: int = 15
+    mutation: tuple = (0.5, 1.0)
+    recombination: float = 0.7
+    maxiter: int = 1000
+    tol: float = 0.01
+    polish: bool = True
+    init: str = "latinhypercube"
+
+    def validate(self) -> None:
+        if self.strategy not in STRATEGIES:
+            raise PerfModelError(f"unknown DE strategy {self.strategy!r}; known: {', '.join(STRATEGIES)}")
+        if int(self.popsize) < 2:
+            raise PerfModelError("popsize must be at least 2")
+        if int(self.maxiter) < 1:
+            raise PerfModelError("maxiter must be at least 1")
+        if not 0 <= float(self.recombination) <= 1:
+            raise PerfModelError("recombination must be within [0, 1]")
+        if not float(self.tol) >= 0:
+            raise PerfModelError("tol must be >= 0")
+
+
+class Model:
+    """An execution-time model ``T = Σ c_k·term_k`` to be fitted to measurements.
+
+    Parameters
+    ----------
+    terms : expression such as ``"1 + N/(p*b)*b^e1 + N/(p*b)*log2(p) + p"`` (or None with ``preset``).
+    preset : ``"data-parallel"``, ``"ernest"`` or ``"pmnf"``; expanded for the mapped factors at fit time.
+    lam : regularisation weight λ >= 0.
+    penalty : ``"l1"`` or ``"l2"`` on normalised coefficients.
+    loss : ``"relative"``, ``"absolute"`` or ``"log"``.
+    bounds : ``{"e1": (0, 2), "c1": (0, 10)}`` or ``["e1=0:2"]``: free parameters (default
+        [-3, 3]) and coefficients ``c0..`` (default [0, inf) when ``nonneg``).
+    nonneg : coefficients non-negative by default (a time cannot be negative).
+    seed : random seed of DE (same seed, same result).
+    exact_init : seed DE with the exact solution on linear models.
+    **de : :class:`DESettings` fields (strategy, popsize, mutation, recombination, maxiter, tol, polish).
+
+    The constructor only stores its arguments; :meth:`fit` validates them.
+    """
+
+    def __init__(self, terms: str | None = None, *, preset: str | None = None, lam: float = 0.0,
+                 penalty: str = "l1", loss: str = "relative", bounds=None, nonneg: bool = True,
+                 seed: int = 0, exact_init: bool = True, vectorized: bool = True, **de):
+        self.terms = terms
+        self.preset = preset
+        self.lam = lam
+        self.penalty = penalty
+        self.loss = loss
+        self.bounds = bounds
+        self.nonneg = nonneg
+        self.seed = seed
+        self.exact_init = exact_init
+        self.vectorized = vectorized
+        unknown = set(de) - set(DESettings.__dataclass_fields__)
+        if unknown:
+            raise TypeError(f"unknown Model argument(s): {', '.join(sorted(unknown))}")
+        self.de = DESettings(**de)
+
+    def __repr__(self) -> str:
+        what = f"{self.terms!r}" if self.terms is not None else f"preset={self.preset!r}"
+        return f"Model({what}, lam={self.lam}, penalty={self.penalty!r}, loss={self.loss!r}, seed={self.seed})"
+
+    def get_params(self) -> dict:
+        """Constructor arguments, JSON-ready (scikit-learn's convention)."""
+        return {"terms": self.terms, "preset": self.preset, "lam": self.lam, "penalty": self.penalty,
+                "loss": self.loss, "bounds": parse_bounds(self.bounds or {}), "nonneg": self.nonneg,
+                "seed": self.seed, "exact_init": self.exact_init, "vectorized": self.vectorized,
+                **asdict(self.de)}
+
+    def clone(self, **changes) -> "Model":
+        params = {**self.get_params(), **changes}
+        return Model(**params)
+
+    # -- fitting -----------------------------------------------------------
+    def resolve(self, data: Measurements) -> tuple[Expression, dict]:
+        """Expand the preset and parse the expression for ``data``'s symbols.
+
+        Returns ``(expression, coefficient_bounds)``.
+        """
+        symbols = list(data.factors)
+        user_bounds = parse_bounds(self.bounds or {})
+        if self.terms is not None and self.preset is not None:
+            raise PerfModelError("give either terms or a preset, not both")
+        if self.preset is not None:
+            positive = [s for s in symbols if data.values(s).min() >= 1]
+            spec = preset_spec(self.preset, symbols, positive)
+            bounds = {**preset_bounds(self.preset, symbols), **user_bounds}
+        elif self.terms is not None:
+            spec, bounds = self.terms, user_bounds
+        else:
+            raise PerfModelError("no terms given: pass an expression or a preset")
+        expr, leftover = parse_expression(spec, symbols, bounds, columns=list(data.frame.columns))
+        names = [f"c{k}" for k in range(len(expr.terms))]
+        cbounds = {}
+        for name, b in leftover.items():
+            if name in names:
+                cbounds[name] = b
+            elif self.preset is None or name in user_bounds:
+                if name in preset_bounds(self.preset or "", symbols):
+                    continue
+                raise PerfModelError(f"bounds given for {name!r}, which is neither a free parameter "
+                                     f"({', '.join(expr.params) or 'none'}) nor a coefficient "
+                                     f"({', '.join(names)})")
+        return expr, cbounds
+
+    def fit(self, data, time: str | None = None, factors: dict | None = None, *,
+            progress: Callable | None = None) -> "FitResult":
+        """Fit to ``data`` (Measurements, or a DataFrame with ``time`` and ``factors``).
+
+        ``progress(generation, maxiter, best_cost)`` is called once per DE generation; a
+        truthy return value stops the search early (the best so far is kept).
+        """
+        from .result import FitResult
+
+        meas = as_measurements(data, time, factors)
+        self._check_settings()
+        expr, cbounds = self.resolve(meas)
+        expr.check_domain(meas.env(), meas.rows)
+        n_par = len(expr.terms) + len(expr.params)
+        n_cfg = meas.n_configurations
+        if n_cfg < n_par:
+            raise PerfModelError(
+                f"{n_cfg} distinct configuration(s) cannot determine {n_par} fitted parameters "
+                f"({', '.join([f'c{k}' for k in range(len(expr.terms))] + list(expr.params))}); "
+                "measure more configurations or remove terms")
+        problem = Problem(expr, meas, self.loss, self.penalty, float(self.lam), cbounds, self.nonneg)
+        t0 = _time.perf_counter()
+        z, info = problem.minimise(self.de, self.seed, self.exact_init, self.vectorized, progress)
+        info["seconds"] = _time.perf_counter() - t0
+        coefs, theta = problem.natural(z)
+        return FitResult.build(self, expr, meas, coefs, theta, problem, z, info)
+
+    def _check_settings(self) -> None:
+        if self.loss not in LOSSES:
+            raise PerfModelError(f"unknown loss {self.loss!r}; known: {', '.join(LOSSES)}")
+        if self.penalty not in PENALTIES:
+            raise PerfModelError(f"unknown penalty {self.penalty!r}; known: {', '.join(PENALTIES)}")
+        try:
+            lam = float(self.lam)
+        except (TypeError, ValueError):
+            raise PerfModelError(f"λ must be a number, got {self.lam!r}") from None
+        if not (math.isfinite(lam) and lam >= 0):
+            raise PerfModelError(f"λ must be a finite number >= 0, got {self.lam!r}")
+        if not isinstance(self.seed, (int, np.integer)) or isinstance(self.seed, bool):
+            raise PerfModelError(f"seed must be an integer, got {self.seed!r}")
+        self.de.validate()
+
+
+def as_measurements(data, time: str | None = None, factors: dict | None = None) -> Measurements:
+    if isinstance(data, Measurements):
+        if time is not None or factors is not None:
+            raise PerfModelError("time/factors are already set in the Measurements")
+        return data
+    if isinstance(data, pd.DataFrame):
+        if time is None:
+            raise PerfModelError("name the time column: fit(df, time='time_s', factors={...})")
+        return Measurements.from_frame(data, time, factors or {})
+    raise PerfModelError(f"expected Measurements or a pandas DataFrame, got {type(data).__name__}")
+
+
+class Problem:
+    """The cost function of one fit, vectorised over a DE population."""
+
+    def __init__(self, expr: Expression, meas: Measurements, loss: str, penalty: str, lam: float,
+                 cbounds: dict, nonneg: bool):
+        self.expr = expr
+        self.env = meas.env()
+        self.y = meas.y
+        self.ybar = float(self.y.mean())
+        self.loss, self.penalty, self.lam = loss, penalty, lam
+        K = len(expr.terms)
+        self.K, self.M = K, len(expr.params)
+        self.penalised = np.array([not t.is_constant for t in expr.terms])
+        lo = np.full(K, 0.0 if nonneg else -np.inf)
+        hi = np.full(K, np.inf)
+        for name, (a, b) in cbounds.items():
+            k = int(name[1:])
+            lo[k], hi[k] = a, b
+        self.clo, self.chi = lo, hi
+        # Terms that do not depend on free parameters are evaluated once.
+        fixed = [k for k, t in enumerate(expr.terms) if not t.params]
+        self.dynamic = [k for k, t in enumerate(expr.terms) if t.params]
+        values = expr.term_values(self.env, np.zeros(self.M), only=fixed) if fixed else []
+        n = len(self.y)
+        self.fixed_values = {k: np.broadcast_to(values[k], (n,)).astype(float) for k in fixed}
+        for k, v in self.fixed_values.items():
+            if not np.all(np.isfinite(v)):
+                i = int(np.flatnonzero(~np.isfinite(v))[0])
+                raise PerfModelError(f"term {expr.terms[k].text!r} is not finite at row {meas.rows[i]}")
+            if not np.any(v != 0):
+                raise PerfModelError(f"term {expr.terms[k].text!r} is 0 on every row, so its coefficient "
+                                     "cannot be fitted; remove it")
+        if loss == "relative":
+            self.w = 1.0 / self.y
+        else:
+            self.w = np.full(n, 1.0 / self.ybar)
+        self.U = 2.0 if nonneg else 10.0
+
+    # -- parameter spaces ---------------------------------------------------
+    def term_matrix(self, theta: np.ndarray) -> np.ndarray:
+        """Term values at ``theta``: shape (S, K, n) for theta (M, S), or (K, n) for (M,)."""
+        pop = theta.ndim == 2
+        S = theta.shape[1] if pop else None
+        n = len(self.y)
+        vals = self.expr.term_values(self.env, theta, only=self.dynamic) if self.dynamic else None
+        out = np.empty((S, self.K, n) if pop else (self.K, n))
+        for k in range(self.K):
+            v = self.fixed_values[k] if k in self.fixed_values else vals[k]
+            if pop:
+                out[:, k, :] = v
+            else:
+                out[k] = v
+        return out
+
+    def scales(self, T: np.ndarray) -> np.ndarray:
+        s = np.mean(np.abs(T), axis=-1)
+        return np.where((s > 0) & np.isfinite(s), s, 1.0)
+
+    def de_bounds(self, u_extra: float = 0.0) -> list[tuple[float, float]]:
+        U = max(self.U, u_extra)
+        out = []
+        for k in range(self.K):
+            a = 0.0 if self.clo[k] >= 0 else -U
+            b = 0.0 if self.chi[k] <= 0 else U
+            if a == b:
+                b = a + 1e-12
+            out.append((a, b))
+        out += [self.expr.bounds[p] for p in self.expr.params]
+        return out
+
+    def natural(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """DE vector -> (coefficients (K,), free parameters (M,))."""
+        z = np.asarray(z, float)
+        theta = z[self.K:]
+        T = self.term_matrix(theta)
+        c = z[:self.K] * self.ybar / self.scales(T)
+        return np.clip(c, self.clo, self.chi), theta
+
+    # -- cost ---------------------------------------------------------------
+    def cost(self, z: np.ndarray) -> np.ndarray:
+        """Cost of DE vectors ``z`` of shape (D,) -> scalar, or (D, S) -> (S,)."""
+        z = np.asarray(z, float)
+        single = z.ndim == 1
+        Z = z[:, None] if single else z
+        u, theta = Z[:self.K], Z[self.K:]
+        with np.errstate(all="ignore"):
+            T = self.term_matrix(theta)  # (S, K, n)
+            c = u.T * self.ybar / self.scales(T)  # (S, K)
+            c = np.clip(c, self.clo, self.chi)
+            pred = np.einsum("sk,skn->sn", c, T)
+            loss = self._loss(pred)
+            if self.lam:
+                un = (c * self.scales(T) / self.ybar)[:, self.penalised]
+                pen = np.abs(un).sum(axis=1) if self.penalty == "l1" else (un ** 2).sum(axis=1)
+                loss = loss + self.lam * pen
+        out = np.where(np.isfinite(loss), loss, BIG)
+        return float(out[0]) if single else out
+
+    def _loss(self, pred: np.ndarray) -> np.ndarray:
+        y = self.y
+        if self.loss == "relative":
+            return np.mean(((pred - y) / y) ** 2, axis=-1)
+        if self.loss == "absolute":
+            return np.mean((pred - y) ** 2, axis=-1) / self.ybar ** 2
+        bad = np.any(pred <= 0, axis=-1)
+        val = np.mean((np.log(np.where(pred > 0, pred, 1.0)) - np.log(y)) ** 2, axis=-1)
+        return np.where(bad, BIG, val)
+
+    def parts(self, z: np.ndarray) -> tuple[float, float]:
+        """(loss, penalty) at one DE vector."""
+        c, theta = self.natural(z)
+        T = self.term_matrix(theta)
+        with np.errstate(all="ignore"):
+            loss = float(self._loss((c @ T)[None])[0])
+            un = (c * self.scales(T) / self.ybar)[self.penalised]
+        pen = float(np.abs(un).sum() if self.penalty == "l1" else (un ** 2).sum())
+        return loss, pen
+
+    # -- exact coefficients at fixed exponents ------------------------------
+    def exact_u(self, theta: np.ndarray) -> np.ndarray | None:
+        """Exact optimum of the normalised coefficients at ``theta`` (None for the log loss)."""
+        if self.loss == "log":
+            return None
+        T = self.term_matrix(np.asarray(theta, float))
+        if not np.all(np.isfinite(T)):
+            return None
+        s = self.scales(T)
+        n = len(self.y)
+        A = (self.w[:, None] * T.T * self.ybar / s[None, :]) / math.sqrt(n)
+        t = self.w * self.y / math.sqrt(n)
+        lo = self.clo * s / self.ybar
+        hi = self.chi * s / self.ybar
+        if self.lam == 0 or self.penalty == "l2":
+            if self.lam:
+                ridge = np.sqrt(self.lam) * np.diag(self.penalised.astype(float))
+                A = np.vstack([A, ridge[self.penalised]])
+                t = np.concatenate([t, np.zeros(int(self.penalised.sum()))])
+            res = lsq_linear(A, t, bounds=(lo, hi), method="bvls", tol=1e-14, max_iter=10000)
+            return res.x
+        return _l1_box_qp(A, t, self.lam * self.penalised, lo, hi)
+
+    def minimise(self, de: DESettings, seed: int, exact_init: bool, vectorized: bool,
+                 progress: Callable | None) -> tuple[np.ndarray, dict]:
+        info: dict = {}
+        x0 = None
+        u_extra = 0.0
+        if self.expr.is_linear and exact_init and self.loss != "log":
+            u = self.exact_u(np.zeros(0))
+            if u is not None:
+                x0 = u
+                info["exact_cost"] = float(self.cost(u))
+                u_extra = 1.5 * float(np.max(np.abs(u))) if len(u) else 0.0
+        bounds = self.de_bounds(u_extra)
+        if x0 is not None:
+            x0 = np.clip(x0, [b[0] for b in bounds], [b[1] for b in bounds])
+        generation = [0]
+        stopped = [False]
+
+        def callback(intermediate_result):
+            generation[0] += 1
+            if progress is not None and progress(generation[0], de.maxiter, float(intermediate_result.fun)):
+                stopped[0] = True
+                return True
+            return False
+
+        res = differential_evolution(
+            self.cost, bounds, strategy=de.strategy, popsize=int(de.popsize), mutation=de.mutation,
+            recombination=float(de.recombination), maxiter=int(de.maxiter), tol=float(de.tol),
+            polish=bool(de.polish), init=de.init, seed=int(seed), x0=x0,
+            vectorized=vectorized, updating="deferred" if vectorized else "immediate",
+            callback=callback)
+        z, best = np.array(res.x, float), float(res.fun)
+        info.update(de_cost=best, success=bool(res.success), message=str(res.message),
+                    nit=int(res.nit), nfev=int(res.nfev), stopped=stopped[0])
+        # Exact coefficients at the exponents DE found; kept when better.
+        u = self.exact_u(z[self.K:])
+        if u is not None:
+            cand = np.concatenate([u, z[self.K:]])
+            cost = float(self.cost(cand))
+            if cost < best:
+                z, best = cand, cost
+                info["refined"] = True
+        info["cost"] = best
+        return z, info
+
+
+def _l1_box_qp(A: np.ndarray, t: np.ndarray, lam: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+               iters: int = 20000, tol: float = 1e-15) -> np.ndarray:
+    """min ||A u − t||² + Σ lam_k |u_k| subject to lo <= u <= hi (FISTA, exact prox)."""
+    Q = A.T @ A
+    r = A.T @ t
+    L = 2 * float(np.linalg.eigvalsh(Q).max()) or 1.0
+    start = lsq_linear(A, t, bounds=(lo, hi), method="bvls", tol=1e-14).x
+    u = start.copy()
+    v = u.copy()
+    tk = 1.0
+
+    def obj(x):
+        return float(np.sum((A @ x - t) ** 2) + np.sum(lam * np.abs(x)))
+
+    for _ in range(iters):
+        g = 2 * (Q @ v - r)
+        w = v - g / L
+        w = np.sign(w) * np.maximum(np.abs(w) - lam / L, 0.0)
+        u_new = np.clip(w, lo, hi)
+        t_new = (1 + math.sqrt(1 + 4 * tk * tk)) / 2
+        v = u_new + (tk - 1) / t_new * (u_new - u)
+        if np.max(np.abs(u_new - u)) <= tol * (1 + np.max(np.abs(u))):
+            u = u_new
+            break
+        u, tk = u_new, t_new
+    return u if obj(u) <= obj(start) else start
