@@ -1,0 +1,507 @@
+"""Measure a user's command over a grid of configurations: ``python -m perfmodel sweep``.
+
+The command is a template with ``{name}`` placeholders, one per grid factor::
+
+    run_sweep("python train.py --workers {p} --batch-size {b}",
+              {"p": ["1", "2", "4"], "b": ["32", "64"]}, repeat=3, out="timings.csv")
+
+How it measures
+    * Configurations run strictly one at a time (never concurrently: that would spoil the timings).
+      The order is repetition-major: every configuration once, then every configuration again, so slow
+      drifts of the machine spread over all configurations instead of biasing one.
+    * The time is the wall clock of the whole process (``time.perf_counter`` around starting the process
+      and waiting for it), in seconds: no instrumentation of the job is needed.
+    * The template is split with :func:`shlex.split` first and placeholders are substituted inside each
+      argument, so a value is always one argument and is never interpreted by a shell. With
+      ``shell=True`` the substituted string is run by ``/bin/sh`` instead (the user's choice).
+      ``{{`` and ``}}`` stand for literal braces.
+    * An optional warm-up run (the first configuration still to do; not recorded) precedes the sweep.
+    * A run that exceeds ``timeout`` seconds is killed (its whole process group on POSIX).
+
+What it records (one CSV row per run, see :data:`FIXED_COLUMNS`)
+    one column per grid factor (the value as given), ``repetition`` (1-based), ``time_s``, ``status``
+    (``ok`` = exit code 0, ``failed`` = non-zero exit code or the program could not be started,
+    ``timeout``), ``exit_code``, ``stderr_tail`` (last 400 characters, newlines shown as `` | ``),
+    ``started_at`` (UTC, ISO 8601) and ``command`` (the substituted command).
+    **Only rows with status ``ok`` are measurements**: failed and timed-out runs stay in the file so
+    nothing is lost, and :func:`read_timings` (and the dataset catalogue) leave them out of fits.
+
+Crash safety and resuming
+    The CSV is append-only; every row is flushed and ``fsync``-ed as soon as its run ends, so a crash or
+    a kill loses at most the run in progress. Rerunning the same sweep with the same ``out`` skips every
+    (configuration, repetition) already in the file, whatever its status (delete a row to redo it), so
+    no row is ever duplicated. An incomplete last line (a crash in the middle of a write) is removed.
+    The sweep refuses to append to a file whose columns or command differ from this sweep's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as _dt
+import itertools
+import math
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from .errors import PerfModelError
+
+#: Columns after the grid factors, in this order.
+FIXED_COLUMNS = ["repetition", "time_s", "status", "exit_code", "stderr_tail", "started_at", "command"]
+#: Values of the ``status`` column.
+STATUSES = ("ok", "failed", "timeout")
+STDERR_TAIL_CHARS = 400
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One finished run, as written to the CSV."""
+
+    config: dict[str, str]
+    repetition: int
+    time_s: float
+    status: str
+    exit_code: int | None
+    stderr_tail: str
+    started_at: str
+    command: str
+
+    def as_row(self, names: list[str]) -> list[str]:
+        return ([self.config[n] for n in names]
+                + [str(self.repetition), f"{self.time_s:.6f}", self.status,
+                   "" if self.exit_code is None else str(self.exit_code),
+                   self.stderr_tail, self.started_at, self.command])
+
+
+#: progress(done, total, record, eta_seconds) — called after every run of this session.
+ProgressFn = Callable[[int, int, RunRecord, float | None], None]
+
+
+# ----------------------------------------------------------------------------------- templates / grid
+def placeholders(template: str) -> list[str]:
+    """The ``{name}`` placeholders of a command template, in order of first appearance."""
+    seen: list[str] = []
+    for match in _PLACEHOLDER.finditer(template):
+        name = match.group(1)
+        if name is not None and name not in seen:
+            seen.append(name)
+    return seen
+
+
+def substitute(text: str, config: dict[str, str]) -> str:
+    """Replace ``{name}`` by ``config[name]``, ``{{``/``}}`` by literal braces."""
+
+    def repl(match: re.Match) -> str:
+        token = match.group(0)
+        if token == "{{":
+            return "{"
+        if token == "}}":
+            return "}"
+        name = match.group(1)
+        if name not in config:
+            raise PerfModelError(f"--command: placeholder '{{{name}}}' has no --grid {name}=...")
+        return config[name]
+
+    return _PLACEHOLDER.sub(repl, text)
+
+
+def build_command(template: str, config: dict[str, str], shell: bool = False) -> list[str] | str:
+    """The command to run for one configuration: an argv list, or one string when ``shell``."""
+    if shell:
+        return substitute(template, config)
+    try:
+        parts = shlex.split(template)
+    except ValueError as exc:
+        raise PerfModelError(f"--command: cannot split {template!r}: {exc}") from None
+    if not parts:
+        raise PerfModelError("--command is empty")
+    return [substitute(part, config) for part in parts]
+
+
+def command_text(command: list[str] | str) -> str:
+    return command if isinstance(command, str) else shlex.join(command)
+
+
+def parse_grid_option(text: str) -> tuple[str, list[str]]:
+    """``"p=1,2,4"`` -> ``("p", ["1", "2", "4"])``."""
+    name, sep, values = text.partition("=")
+    name = name.strip()
+    if not sep:
+        raise PerfModelError(f"--grid {text!r}: expected NAME=v1,v2,...")
+    vals = [v.strip() for v in values.split(",")]
+    if not values.strip() or any(v == "" for v in vals):
+        raise PerfModelError(f"--grid {text!r}: empty value in the list")
+    return name, vals
+
+
+def validate_grid(command: str, grid: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Check names and values of the grid against the command template; returns a clean copy."""
+    if not isinstance(command, str) or not command.strip():
+        raise PerfModelError("--command is empty")
+    if not grid:
+        raise PerfModelError("no --grid given: give at least one NAME=v1,v2,...")
+    clean: dict[str, list[str]] = {}
+    for name, values in grid.items():
+        if not _NAME.match(str(name)):
+            raise PerfModelError(f"--grid name {name!r} is not an identifier (letters, digits, _)")
+        if name in FIXED_COLUMNS:
+            raise PerfModelError(f"--grid name {name!r} clashes with the output column of that name")
+        if isinstance(values, (str, bytes)) or not list(values):
+            raise PerfModelError(f"--grid {name}: give a list of values")
+        vals = [str(v) for v in values]
+        for v in vals:
+            if v.strip() == "":
+                raise PerfModelError(f"--grid {name}: empty value")
+            if "\n" in v or "\r" in v:
+                raise PerfModelError(f"--grid {name}: value {v!r} contains a line break")
+        dup = sorted({v for v in vals if vals.count(v) > 1})
+        if dup:
+            raise PerfModelError(f"--grid {name}: value {dup[0]!r} is listed twice")
+        clean[name] = vals
+    used = placeholders(command)
+    for name in used:
+        if name not in clean:
+            raise PerfModelError(f"--command: placeholder '{{{name}}}' has no --grid {name}=...")
+    for name in clean:
+        if name not in used:
+            raise PerfModelError(f"--grid {name}: the command has no placeholder '{{{name}}}'")
+    return clean
+
+
+def configurations(grid: dict[str, list[str]]) -> list[dict[str, str]]:
+    """Cartesian product of the grid, first factor varying slowest."""
+    names = list(grid)
+    return [dict(zip(names, combo)) for combo in itertools.product(*(grid[n] for n in names))]
+
+
+# ------------------------------------------------------------------------------------------ the file
+def _read_existing(path: Path, columns: list[str]) -> list[dict[str, str]]:
+    """Rows already in ``path`` (dicts of strings); repairs an incomplete last line."""
+    if not path.exists() or path.stat().st_size == 0:
+        return []
+    raw = path.read_bytes()
+    if not raw.endswith(b"\n"):
+        # A crash in the middle of writing a row: drop the partial row (it was never complete).
+        cut = raw.rfind(b"\n") + 1
+        with open(path, "r+b") as fh:
+            fh.truncate(cut)
+            fh.flush()
+            os.fsync(fh.fileno())
+        print(f"sweep: removed an incomplete last line from {path}", file=sys.stderr)
+        if cut == 0:
+            return []
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, None)
+        if header is None:
+            return []
+        if header != columns:
+            raise PerfModelError(
+                f"{path}: existing file has columns {header}, this sweep writes {columns}; "
+                "use another --out or the same --grid names")
+        rows = []
+        for lineno, values in enumerate(reader, start=1):
+            if len(values) != len(columns):
+                raise PerfModelError(f"{path}: row {lineno} has {len(values)} fields, expected {len(columns)}")
+            rows.append(dict(zip(columns, values)))
+    return rows
+
+
+def _check_same_command(path: Path, rows: list[dict[str, str]], template: str, names: list[str],
+                        shell: bool) -> None:
+    for lineno, row in enumerate(rows, start=1):
+        config = {n: row[n] for n in names}
+        try:
+            expected = command_text(build_command(template, config, shell))
+        except PerfModelError:
+            expected = None
+        if row["command"] != expected:
+            raise PerfModelError(
+                f"{path}: row {lineno} was measured with command {row['command']!r}, this sweep would run "
+                f"{expected!r}; refusing to mix them (use another --out)")
+
+
+class _Lock:
+    """Exclusive advisory lock on the output file while a sweep writes it (POSIX only)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.fh = None
+
+    def __enter__(self):
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows: no lock
+            return self
+        self.fh = open(self.path, "a", encoding="utf-8")
+        try:
+            fcntl.flock(self.fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self.fh.close()
+            self.fh = None
+            raise PerfModelError(f"{self.path}: another sweep is writing this file") from None
+        return self
+
+    def __exit__(self, *exc):
+        if self.fh is not None:
+            self.fh.close()
+
+
+def _append(path: Path, columns: list[str], record: RunRecord, names: list[str]) -> None:
+    new = not path.exists() or path.stat().st_size == 0
+    with open(path, "a", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh, lineterminator="\n")
+        if new:
+            writer.writerow(columns)
+        writer.writerow(record.as_row(names))
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+# ------------------------------------------------------------------------------------------- running
+def _tail(text: str) -> str:
+    text = text.strip().replace("\r\n", "\n").replace("\r", "\n").replace("\n", " | ")
+    return text[-STDERR_TAIL_CHARS:]
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    if os.name == "posix":
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    proc.kill()
+
+
+def run_once(command: list[str] | str, timeout: float | None, shell: bool) -> tuple[float, str, int | None, str]:
+    """Run one command; returns (seconds, status, exit code, stderr tail). Stdout is discarded."""
+    start = time.perf_counter()
+    try:
+        proc = subprocess.Popen(command, shell=shell, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, start_new_session=(os.name == "posix"))
+    except OSError as exc:
+        return time.perf_counter() - start, "failed", None, _tail(f"cannot start: {exc}")
+    try:
+        _, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        _, err = proc.communicate()
+        elapsed = time.perf_counter() - start
+        return elapsed, "timeout", None, _tail(err.decode("utf-8", "replace") + f" [killed after {timeout:g} s]")
+    except BaseException:  # KeyboardInterrupt: do not leave the job running
+        _kill_group(proc)
+        proc.wait()
+        raise
+    elapsed = time.perf_counter() - start
+    status = "ok" if proc.returncode == 0 else "failed"
+    return elapsed, status, proc.returncode, _tail(err.decode("utf-8", "replace"))
+
+
+def _fmt_duration(seconds: float | None) -> str:
+    if seconds is None or not math.isfinite(seconds):
+        return "?"
+    seconds = int(round(seconds))
+    h, rest = divmod(seconds, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+def print_progress(done: int, total: int, record: RunRecord, eta: float | None) -> None:
+    """Default progress reporter: one line per run on stderr with a bar and the time left."""
+    width = 20
+    filled = int(round(width * done / total)) if total else width
+    bar = "#" * filled + "." * (width - filled)
+    config = " ".join(f"{k}={v}" for k, v in record.config.items())
+    print(f"[{bar}] {done}/{total} {config} rep {record.repetition}: {record.status} "
+          f"{record.time_s:.2f} s, ~{_fmt_duration(eta)} left", file=sys.stderr, flush=True)
+
+
+def _eta(pending: list[tuple[dict[str, str], int]], times: dict[tuple, list[float]],
+         names: list[str]) -> float | None:
+    """Seconds left: each pending run costs its configuration's mean time so far, else the overall mean."""
+    all_times = [t for ts in times.values() for t in ts]
+    if not all_times:
+        return None
+    overall = sum(all_times) / len(all_times)
+    total = 0.0
+    for config, _rep in pending:
+        ts = times.get(tuple(config[n] for n in names))
+        total += sum(ts) / len(ts) if ts else overall
+    return total
+
+
+def run_sweep(command: str, grid: dict[str, list[str]], repeat: int = 1, out: str | Path = "timings.csv",
+              warmup: bool = False, timeout: float | None = None, shell: bool = False,
+              progress: ProgressFn | None = None) -> pd.DataFrame:
+    """Run ``command`` for every configuration of ``grid``, ``repeat`` times, appending to ``out``.
+
+    Parameters
+    ----------
+    command : template with one ``{name}`` placeholder per grid factor.
+    grid : factor name -> list of values (strings; numbers are converted with ``str``).
+    repeat : repetitions per configuration (>= 1).
+    out : CSV path; created if missing, resumed if it holds rows of the same sweep.
+    warmup : run the first configuration still to do once, untimed and unrecorded, before the sweep.
+    timeout : seconds after which a run is killed and recorded with status ``timeout``.
+    shell : run the substituted string with the shell instead of as an argument list.
+    progress : ``progress(done, total, record, eta_seconds)`` after each run; default prints to stderr.
+
+    Returns the whole CSV (earlier and new rows) as a DataFrame; filter ``status == "ok"`` before
+    fitting (or use :func:`read_timings`).
+    """
+    grid = validate_grid(command, grid)
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+        raise PerfModelError(f"--repeat {repeat!r}: must be a whole number >= 1")
+    if timeout is not None:
+        try:
+            timeout = float(timeout)
+        except (TypeError, ValueError):
+            raise PerfModelError(f"--timeout {timeout!r}: not a number") from None
+        if not (timeout > 0 and math.isfinite(timeout)):
+            raise PerfModelError(f"--timeout {timeout:g}: must be a positive number of seconds")
+    if shell and os.name != "posix":  # pragma: no cover
+        raise PerfModelError("--shell is only supported on POSIX systems")
+    names = list(grid)
+    columns = names + FIXED_COLUMNS
+    configs = configurations(grid)
+    first = build_command(command, configs[0], shell)
+    if not shell and shutil.which(first[0]) is None and not Path(first[0]).exists():
+        raise PerfModelError(f"--command: program {first[0]!r} not found")
+    path = Path(out)
+    if path.exists() and path.is_dir():
+        raise PerfModelError(f"--out {path}: is a directory")
+    if path.parent and not path.parent.exists():
+        raise PerfModelError(f"--out {path}: folder {path.parent} does not exist")
+    report = progress or print_progress
+
+    with _Lock(path):
+        existing = _read_existing(path, columns)
+        _check_same_command(path, existing, command, names, shell)
+        done_keys = {(tuple(r[n] for n in names), int(r["repetition"])) for r in existing
+                     if r["repetition"].isdigit()}
+        times: dict[tuple, list[float]] = {}
+        for r in existing:
+            if r["status"] == "ok":
+                try:
+                    times.setdefault(tuple(r[n] for n in names), []).append(float(r["time_s"]))
+                except ValueError:
+                    pass
+        pending = [(c, rep) for rep in range(1, repeat + 1) for c in configs
+                   if (tuple(c[n] for n in names), rep) not in done_keys]
+        total = len(configs) * repeat
+        done = total - len(pending)
+        if done:
+            print(f"sweep: resuming {path}: {done} of {total} runs already recorded, {len(pending)} to go",
+                  file=sys.stderr, flush=True)
+        if pending and warmup:
+            cmd = build_command(command, pending[0][0], shell)
+            print(f"sweep: warm-up run: {command_text(cmd)}", file=sys.stderr, flush=True)
+            run_once(cmd, timeout, shell)
+        while pending:
+            config, rep = pending[0]
+            cmd = build_command(command, config, shell)
+            started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+            elapsed, status, code, tail = run_once(cmd, timeout, shell)
+            record = RunRecord(config, rep, elapsed, status, code, tail, started, command_text(cmd))
+            _append(path, columns, record, names)
+            pending.pop(0)
+            done += 1
+            if status == "ok":
+                times.setdefault(tuple(config[n] for n in names), []).append(elapsed)
+            report(done, total, record, _eta(pending, times, names))
+    return read_timings(path, include_failed=True)
+
+
+# ------------------------------------------------------------------------------------------ reading
+def read_timings(path: str | Path, include_failed: bool = False) -> pd.DataFrame:
+    """Read a sweep CSV; by default only runs with ``status == "ok"`` (the ones to fit)."""
+    path = Path(path)
+    if not path.exists():
+        raise PerfModelError(f"file not found: {path}")
+    frame = pd.read_csv(path, keep_default_na=False, na_values={"time_s": [""], "exit_code": [""]})
+    missing = [c for c in FIXED_COLUMNS if c not in frame.columns]
+    if missing:
+        raise PerfModelError(f"{path}: not a sweep file, column {missing[0]!r} is missing")
+    if not include_failed:
+        frame = frame[frame["status"] == "ok"].reset_index(drop=True)
+    return frame
+
+
+# ---------------------------------------------------------------------------------------------- CLI
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Add the ``sweep`` sub-command to an ``argparse`` subparsers object."""
+    parser = subparsers.add_parser(
+        "sweep",
+        help="run a command over a grid of configurations and record wall-clock times to a CSV",
+        description=("Run COMMAND once per configuration of the grid (one at a time), time the whole "
+                     "process, and append one row per run to --out. Rerun the same command to resume "
+                     "an interrupted sweep. Rows whose status is not 'ok' are kept but not fitted."),
+        epilog=('example: sweep --command "python examples/dp_sgd.py --workers {p} --batch-size {b}" '
+                "--grid p=1,2,4 --grid b=32,128 --repeat 3 --out timings.csv"),
+    )
+    parser.add_argument("--command", dest="sweep_command", required=True, metavar="COMMAND",
+                        help="command template; {name} is replaced by the value of grid factor name "
+                             "(inside each argument after shell-like splitting; {{ }} = literal braces)")
+    parser.add_argument("--grid", action="append", default=[], metavar="NAME=v1,v2,...",
+                        help="a factor and its values; repeat for more factors (all combinations are run)")
+    parser.add_argument("--repeat", type=int, default=1, help="repetitions per configuration (default 1)")
+    parser.add_argument("--out", default="timings.csv", help="output CSV (appended to; default timings.csv)")
+    parser.add_argument("--warmup", action="store_true", help="one untimed warm-up run before the sweep")
+    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                        help="kill a run after this many seconds and record it as 'timeout'")
+    parser.add_argument("--shell", action="store_true",
+                        help="run the substituted command with /bin/sh (default: no shell)")
+    parser.set_defaults(func=run_cli)
+    return parser
+
+
+def run_cli(args: argparse.Namespace) -> int:
+    """Run the ``sweep`` sub-command; 0 on success, 2 on bad input (one line on stderr), 130 on Ctrl-C."""
+    try:
+        grid: dict[str, list[str]] = {}
+        for item in args.grid:
+            name, values = parse_grid_option(item)
+            if name in grid:
+                raise PerfModelError(f"--grid {name} given twice")
+            grid[name] = values
+        frame = run_sweep(args.sweep_command, grid, repeat=args.repeat, out=args.out, warmup=args.warmup,
+                          timeout=args.timeout, shell=args.shell)
+    except PerfModelError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"\nsweep interrupted; rerun the same command to resume ({args.out})", file=sys.stderr)
+        return 130
+    except OSError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    counts = frame["status"].value_counts().to_dict()
+    summary = ", ".join(f"{counts.get(s, 0)} {s}" for s in STATUSES)
+    print(f"sweep done: {len(frame)} rows in {args.out} ({summary}); fit only the 'ok' rows", file=sys.stderr)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Stand-alone entry point (``python -m perfmodel.sweep ...``) until the main CLI wires it in."""
+    parser = argparse.ArgumentParser(prog="perfmodel")
+    add_parser(parser.add_subparsers(dest="command_name", required=True))
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
