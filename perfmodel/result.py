@@ -261,7 +261,10 @@ class FitResult:
         p = Path(path)
         if not p.exists():
             raise PerfModelError(f"model file not found: {p}")
-        return cls.from_json(p.read_text())
+        try:
+            return cls.from_json(p.read_text())
+        except PerfModelError as exc:
+            raise PerfModelError(f"{p}: {exc}") from None
 
 
 def _fmt(v: float, digits: int) -> str:
