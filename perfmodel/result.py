@@ -240,12 +240,19 @@ class FitResult:
         if not isinstance(d, dict) or d.get("format") != FORMAT:
             raise PerfModelError(f"not a perfmodel model file (expected format {FORMAT!r})")
         fields = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
-        required = ["expression", "terms", "coefficients", "params", "factors", "time"]
+        from dataclasses import MISSING
+
+        required = [k for k, f in cls.__dataclass_fields__.items()
+                    if f.default is MISSING and f.default_factory is MISSING]
         missing = [k for k in required if k not in fields]
         if missing:
             raise PerfModelError(f"model file lacks field(s): {', '.join(missing)}")
         res = cls(**fields)
-        res._expression()  # validates the stored expression with the same safe parser
+        expr = res._expression()  # validates the stored expression with the same safe parser
+        if [t.text for t in expr.terms] != list(res.terms) or len(res.coefficients) != len(res.terms) \
+                or set(res.params) != set(expr.params):
+            raise PerfModelError("model file is inconsistent: its terms, coefficients and parameters "
+                                 "do not match its expression")
         return res
 
     @classmethod

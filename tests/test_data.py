@@ -1,0 +1,73 @@
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from perfmodel import Measurements, PerfModelError
+from perfmodel.data import guess_roles, read_csv, read_extrap, read_table
+
+CSV = b"workers;batch;time_s\n1;32;10.5\n2;32;abc\n4;32;\n8;32;-1\n16;32;inf\n2;64;6.1\n"
+
+
+def test_semicolon_sniffed_and_bad_rows_reported_not_silent():
+    frame = read_csv(CSV)
+    assert list(frame.columns) == ["workers", "batch", "time_s"]
+    m = Measurements.from_frame(frame, "time_s", {"p": "workers", "b": "batch"})
+    assert m.n_rows == 2
+    reasons = {d.row: (d.column, d.reason) for d in m.dropped}
+    assert reasons[2] == ("time_s", "non-numeric value 'abc'")
+    assert reasons[3] == ("time_s", "missing value")
+    assert reasons[4][1].startswith("time must be > 0")
+    assert reasons[5][1].startswith("infinite value")
+    assert m.rows.tolist() == [1, 6]
+
+
+def test_unknown_columns_are_named():
+    frame = read_csv(b"gpus,time\n1,2\n")
+    with pytest.raises(PerfModelError, match="'tme' not found.*did you mean 'time'"):
+        Measurements.from_frame(frame, "tme", {})
+    with pytest.raises(PerfModelError, match="column 'gpu' for symbol 'p'"):
+        Measurements.from_frame(frame, "time", {"p": "gpu"})
+
+
+def test_all_rows_bad_is_an_error():
+    with pytest.raises(PerfModelError, match="no usable rows"):
+        Measurements.from_frame(read_csv(b"p,t\n1,x\n2,y\n"), "t", {"p": "p"})
+
+
+def test_status_column_from_sweeps_filters_failed_runs():
+    frame = read_csv(b"p,time_s,status\n1,2.0,ok\n2,1.5,failed\n4,1.0,timeout\n")
+    m = Measurements.from_frame(frame, "time_s", {"p": "p"})
+    assert m.n_rows == 1
+    assert [d.row for d in m.dropped] == [2, 3]
+
+
+def test_extrap_reader_repetitions_and_errors(data_dir):
+    f = read_extrap(data_dir / "extrap" / "text_one_parameter_1.txt")
+    assert len(f) == 30 and f["x"].tolist()[:6] == [20.0] * 6
+    assert f["time"].iloc[0] == pytest.approx(82.00848518948744)
+    with pytest.raises(PerfModelError, match="line 3: value 'abc'"):
+        read_extrap(b"PARAMETER p\nPOINTS ( 1 ) ( 2 )\nDATA 1 abc\n")
+    with pytest.raises(PerfModelError, match="2 DATA lines for 1 POINTS|more DATA lines"):
+        read_extrap(b"PARAMETER p\nPOINTS ( 1 )\nDATA 1\nDATA 2\n")
+
+
+def test_read_table_guesses_format(data_dir):
+    f = read_table((data_dir / "extrap" / "text_two_parameter_5.txt").read_bytes())
+    assert {"p", "s", "time"} <= set(f.columns)
+    g = read_table(b"a,b\n1,2\n")
+    assert list(g.columns) == ["a", "b"]
+
+
+def test_guess_roles():
+    roles = guess_roles(["gpus", "batch_per_gpu", "samples", "time_s", "epochs"])
+    assert roles == {"time": "time_s", "p": "gpus", "N": "samples", "b": "batch_per_gpu", "E": "epochs"}
+
+
+def test_summary_noise_and_configurations():
+    frame = pd.DataFrame({"p": [1, 1, 2, 2], "t": [10.0, 12.0, 6.0, 6.0]})
+    m = Measurements.from_frame(frame, "t", {"p": "p"})
+    s = m.summary()
+    assert s["configurations"] == 2 and s["repeats_min"] == 2
+    assert s["noise_cv_max_pct"] == pytest.approx(np.std([10, 12], ddof=1) / 11 * 100)

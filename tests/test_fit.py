@@ -1,0 +1,160 @@
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from perfmodel import FitResult, Measurements, Model, PerfModelError, cross_validate, holdout, metrics
+from perfmodel.terms import preset_spec
+
+
+def synthetic(noise=0.0, seed=0):
+    """A data-parallel job from a known formula: T = 5 + 2e-3*I*b^0.8 + 0.01*I*log2(p) + 0.3*p."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for p in (1, 2, 4, 8, 16, 32):
+        for b in (32, 64, 128):
+            for N in (50_000, 100_000):
+                I = np.ceil(N / (p * b))
+                t = 5 + 2e-3 * I * b ** 0.8 + 0.01 * I * np.log2(p) + 0.3 * p
+                for _ in range(2):
+                    rows.append((p, b, N, t * (1 + noise * rng.uniform(-1, 1))))
+    frame = pd.DataFrame(rows, columns=["workers", "batch", "samples", "time_s"])
+    return Measurements.from_frame(frame, "time_s", {"p": "workers", "b": "batch", "N": "samples"})
+
+
+def test_recovers_generating_constants_of_data_parallel_job():
+    r = Model("1 + I*b^e + I*log2(p) + p").fit(synthetic())
+    assert r.params["e"] == pytest.approx(0.8, abs=1e-4)
+    np.testing.assert_allclose(list(r.coefficients.values()), [5, 2e-3, 0.01, 0.3], rtol=1e-3)
+
+
+def test_contributions_sum_to_prediction_and_shares_sum_to_one():
+    m = synthetic()
+    r = Model(preset="data-parallel", maxiter=200).fit(m)
+    np.testing.assert_allclose(r.contributions(m).sum(axis=1).to_numpy(), r.predict(m), rtol=1e-12)
+    assert sum(r.shares.values()) == pytest.approx(1.0)
+    assert r.expression == "1 + I*b^e_b + I*log2(p) + p"
+
+
+def test_cost_is_the_documented_formula():
+    m = synthetic(noise=0.03)
+    r = Model("1 + I + I*log2(p) + p", lam=0.1, penalty="l2").fit(m)
+    pred = r.predict(m)
+    loss = np.mean(((pred - m.y) / m.y) ** 2)
+    T = r.term_values(m)
+    c = np.array(list(r.coefficients.values()))
+    u = c * np.mean(np.abs(T), axis=1) / m.y.mean()
+    assert r.cost == pytest.approx(loss + 0.1 * np.sum(u[1:] ** 2), rel=1e-9)
+
+
+def test_larger_lambda_shrinks_penalised_terms():
+    m = synthetic(noise=0.03)
+    small = Model("1 + I + I*log2(p) + p", lam=0.0).fit(m)
+    big = Model("1 + I + I*log2(p) + p", lam=1.0).fit(m)
+    assert big.penalty < small.penalty
+    assert big.metrics["mape"] > small.metrics["mape"]
+
+
+def test_metrics_match_definitions():
+    y = np.array([1.0, 2.0, 4.0])
+    p = np.array([1.1, 1.8, 4.0])
+    m = metrics(y, p, n_params=1)
+    assert m["mape"] == pytest.approx((10 + 10 + 0) / 3)
+    assert m["max_pct_error"] == pytest.approx(10)
+    assert m["rmse"] == pytest.approx(np.sqrt((0.01 + 0.04) / 3))
+    r2 = 1 - 0.05 / np.sum((y - y.mean()) ** 2)
+    assert m["r2"] == pytest.approx(r2)
+    assert m["adj_r2"] == pytest.approx(1 - (1 - r2) * 2 / 1)
+    assert m["smape"] == pytest.approx(100 / 3 * (0.1 / 1.05 + 0.2 / 1.9))
+
+
+def test_cross_validation_keeps_repeats_together():
+    m = synthetic(noise=0.01)
+    model = Model("1 + I*b^e + I*log2(p) + p", maxiter=60)
+    v = cross_validate(model, m, k=4, seed=1)
+    cfg = m.configurations()
+    for fold in v.folds:
+        rows = set(fold["test_rows"])
+        tested_cfgs = {c for r, c in zip(m.rows, cfg) if r in rows}
+        assert all((r in rows) for r, c in zip(m.rows, cfg) if c in tested_cfgs)
+    assert np.isfinite(v.predicted).all() and v.metrics["mape"] < 5
+
+
+def test_holdout_extrapolates():
+    m = synthetic(noise=0.0)
+    fit, v = holdout(Model("1 + I*b^e + I*log2(p) + p"), m, "p > 8")
+    assert fit.factor_ranges["p"] == [1.0, 8.0]
+    assert v.metrics["mape"] < 0.1
+
+
+def test_too_few_configurations():
+    frame = pd.DataFrame({"p": [1, 2, 1, 2], "t": [1.0, 2, 1, 2]})
+    with pytest.raises(PerfModelError, match="2 distinct configuration.*4 fitted parameters"):
+        Model("1 + p + p^2 + log2(p)").fit(frame, time="t", factors={"p": "p"})
+
+
+def test_zero_term_and_bad_settings_are_clear():
+    frame = pd.DataFrame({"p": [1, 1, 1], "b": [1, 2, 3], "t": [1.0, 2, 3]})
+    with pytest.raises(PerfModelError, match="'log2\\(p\\)' is 0 on every row"):
+        Model("b + log2(p)").fit(frame, time="t", factors={"p": "p", "b": "b"})
+    with pytest.raises(PerfModelError, match="unknown loss"):
+        Model("b", loss="huber").fit(frame, time="t", factors={"b": "b"})
+    with pytest.raises(PerfModelError, match="λ must be"):
+        Model("b", lam=-1).fit(frame, time="t", factors={"b": "b"})
+    with pytest.raises(PerfModelError, match="neither a free parameter"):
+        Model("b", bounds={"zz": (0, 1)}).fit(frame, time="t", factors={"b": "b"})
+
+
+def test_json_round_trip_predicts_the_same(tmp_path):
+    m = synthetic(noise=0.02)
+    r = Model("1 + I*b^e + I*log2(p) + p", lam=0.01, seed=3, maxiter=100).fit(m)
+    path = tmp_path / "model.json"
+    r.save(path)
+    back = FitResult.load(path)
+    np.testing.assert_array_equal(back.predict(m), r.predict(m))
+    d = json.loads(path.read_text())
+    assert d["settings"]["seed"] == 3 and d["settings"]["lam"] == 0.01
+    df = pd.DataFrame({"p": [64], "b": [64], "N": [100_000]})  # symbol names work as columns
+    assert back.outside_range(df).tolist() == [True]
+    assert back.predict(df)[0] > 0
+
+
+def test_model_file_with_hostile_expression_is_refused():
+    m = synthetic()
+    d = Model("1 + p", maxiter=20).fit(m).to_dict()
+    d["expression"] = "__import__('os')"
+    with pytest.raises(PerfModelError, match="not allowed"):
+        FitResult.from_dict(d)
+    del d["coefficients"]
+    with pytest.raises(PerfModelError, match="lacks field"):
+        FitResult.from_dict(d)
+
+
+def test_progress_callback_and_stop():
+    seen = []
+
+    def progress(gen, maxiter, best):
+        seen.append((gen, best))
+        return gen >= 3
+
+    r = Model("1 + I*b^e + I*log2(p) + p", polish=False).fit(synthetic(), progress=progress)
+    assert len(seen) == 3 and seen[-1][1] <= seen[0][1]
+    assert any("stopped early" in w for w in r.warnings)
+
+
+def test_log_loss_and_absolute_loss_fit():
+    m = synthetic(noise=0.01)
+    for loss in ("log", "absolute"):
+        r = Model("1 + I*b^e + I*log2(p) + p", loss=loss, maxiter=300).fit(m)
+        assert r.metrics["mape"] < 3
+
+
+def test_presets_adapt_to_mapped_symbols():
+    assert preset_spec("data-parallel", ["p", "N", "b"]) == "1 + I*b^e_b + I*log2(p) + p"
+    assert preset_spec("data-parallel", ["p", "b"]) == "1 + b^e_b/(p*b) + log2(p)/(p*b) + p"
+    assert preset_spec("data-parallel", ["N", "b"]) == "1 + I*b^e_b"
+    assert preset_spec("ernest", ["p", "N"]) == "1 + N/p + log(p) + p"
+    assert preset_spec("pmnf", ["p"]) == "1 + p^i_p*log2(p)^j_p"
+    with pytest.raises(PerfModelError, match="unknown preset"):
+        preset_spec("amdahl", ["p"])
