@@ -348,8 +348,8 @@ class Measurements:
         """Integer id of each row's configuration (equal factor values), shape (n_rows,)."""
         if not self.factors:
             return np.zeros(self.n_rows, dtype=int)
-        cols = list(self.factors.values())
-        return self.frame.groupby(cols, sort=True, dropna=False).ngroup().to_numpy()
+        values = np.column_stack([self.values(s) for s in self.factors])
+        return np.unique(values, axis=0, return_inverse=True)[1].ravel()
 
     @property
     def n_configurations(self) -> int:

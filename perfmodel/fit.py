@@ -17,9 +17,9 @@ Penalty: L1 (default) Σ|u_k| or L2 Σu_k², over all terms but the intercept.
 
 Where the model is linear in its constants (no free parameters) the exact optimum of the
 same cost is computed first (bounded least squares, ridge, or proximal gradient for L1) and
-handed to DE as ``x0``; DE keeps its best member, so its result is never worse. After DE
-(and SciPy's L-BFGS-B polish) the coefficients are solved exactly once more at the final
-exponents, and that is kept when it is better.
+handed to DE as ``x0``; DE keeps its best member, so its result is never worse. After DE,
+an L-BFGS-B polish (gradients by central differences, evaluated as one population) and an
+exact solve of the coefficients at the final exponents are each kept when they lower the cost.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Callable
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import differential_evolution, lsq_linear
+from scipy.optimize import differential_evolution, lsq_linear, minimize
 
 from . import __version__
 from .data import Measurements
@@ -213,14 +213,21 @@ def as_measurements(data, time: str | None = None, factors: dict | None = None) 
 
 
 class Problem:
-    """The cost function of one fit, vectorised over a DE population."""
+    """The cost function of one fit, vectorised over a DE population.
+
+    Rows that share a configuration share a prediction, so the loss is computed exactly on
+    the distinct configurations with per-configuration statistics:
+    Σ_rows w_i²(f(pred) − v_i)² = Σ_g A_g (f(pred_g) − m_g)² + R, where A_g = Σ w_i²,
+    m_g = Σ w_i² v_i / A_g and R the within-configuration part, which no parameter changes
+    (v = y for the relative and absolute losses, v = log y for the log loss).
+    """
 
     def __init__(self, expr: Expression, meas: Measurements, loss: str, penalty: str, lam: float,
                  cbounds: dict, nonneg: bool):
         self.expr = expr
-        self.env = meas.env()
-        self.y = meas.y
-        self.ybar = float(self.y.mean())
+        y = meas.y
+        self.n = len(y)
+        self.ybar = float(y.mean())
         self.loss, self.penalty, self.lam = loss, penalty, lam
         K = len(expr.terms)
         self.K, self.M = K, len(expr.params)
@@ -231,44 +238,61 @@ class Problem:
             k = int(name[1:])
             lo[k], hi[k] = a, b
         self.clo, self.chi = lo, hi
+        # Distinct configurations and their loss statistics.
+        cfg = meas.configurations()
+        first = np.unique(cfg, return_index=True)[1]
+        self.rows_of_group = meas.rows[first]
+        full_env = meas.env()
+        self.env = {s: v[first] for s, v in full_env.items()}
+        self.counts = np.bincount(cfg).astype(float)
+        if loss == "relative":
+            w2, v = 1.0 / y ** 2, y
+        elif loss == "absolute":
+            w2, v = np.full(self.n, 1.0 / self.ybar ** 2), y
+        else:
+            w2, v = np.ones(self.n), np.log(y)
+        self.A = np.bincount(cfg, weights=w2)
+        self.m = np.bincount(cfg, weights=w2 * v) / self.A
+        self.R = float(np.sum(w2 * (v - self.m[cfg]) ** 2))
+        self.sqrtA = np.sqrt(self.A)
         # Terms that do not depend on free parameters are evaluated once.
         fixed = [k for k, t in enumerate(expr.terms) if not t.params]
+        self.fixed = fixed
         self.dynamic = [k for k, t in enumerate(expr.terms) if t.params]
+        G = len(self.counts)
         values = expr.term_values(self.env, np.zeros(self.M), only=fixed) if fixed else []
-        n = len(self.y)
-        self.fixed_values = {k: np.broadcast_to(values[k], (n,)).astype(float) for k in fixed}
-        for k, v in self.fixed_values.items():
+        self.fixed_matrix = np.vstack([np.broadcast_to(values[k], (G,)).astype(float) for k in fixed]) \
+            if fixed else np.zeros((0, G))
+        for k, v in zip(fixed, self.fixed_matrix):
             if not np.all(np.isfinite(v)):
                 i = int(np.flatnonzero(~np.isfinite(v))[0])
-                raise PerfModelError(f"term {expr.terms[k].text!r} is not finite at row {meas.rows[i]}")
+                raise PerfModelError(f"term {expr.terms[k].text!r} is not finite at row {self.rows_of_group[i]}")
             if not np.any(v != 0):
                 raise PerfModelError(f"term {expr.terms[k].text!r} is 0 on every row, so its coefficient "
                                      "cannot be fitted; remove it")
-        if loss == "relative":
-            self.w = 1.0 / self.y
-        else:
-            self.w = np.full(n, 1.0 / self.ybar)
+        self.fixed_scales = self._weighted_scale(self.fixed_matrix)
         self.U = 2.0 if nonneg else 10.0
+
+    def _weighted_scale(self, T: np.ndarray) -> np.ndarray:
+        """mean over *rows* of |term|, from per-configuration values (last axis)."""
+        s = np.abs(T) @ self.counts / self.n
+        return np.where((s > 0) & np.isfinite(s), s, 1.0)
 
     # -- parameter spaces ---------------------------------------------------
     def term_matrix(self, theta: np.ndarray) -> np.ndarray:
-        """Term values at ``theta``: shape (S, K, n) for theta (M, S), or (K, n) for (M,)."""
-        pop = theta.ndim == 2
-        S = theta.shape[1] if pop else None
-        n = len(self.y)
-        vals = self.expr.term_values(self.env, theta, only=self.dynamic) if self.dynamic else None
-        out = np.empty((S, self.K, n) if pop else (self.K, n))
-        for k in range(self.K):
-            v = self.fixed_values[k] if k in self.fixed_values else vals[k]
-            if pop:
-                out[:, k, :] = v
-            else:
-                out[k] = v
+        """Term values per configuration at ``theta`` (M,): shape (K, G)."""
+        G = len(self.counts)
+        out = np.empty((self.K, G))
+        if self.fixed:
+            out[self.fixed] = self.fixed_matrix
+        if self.dynamic:
+            vals = self.expr.term_values(self.env, np.asarray(theta, float), only=self.dynamic)
+            for k in self.dynamic:
+                out[k] = vals[k]
         return out
 
     def scales(self, T: np.ndarray) -> np.ndarray:
-        s = np.mean(np.abs(T), axis=-1)
-        return np.where((s > 0) & np.isfinite(s), s, 1.0)
+        return self._weighted_scale(T)
 
     def de_bounds(self, u_extra: float = 0.0) -> list[tuple[float, float]]:
         U = max(self.U, u_extra)
@@ -286,8 +310,9 @@ class Problem:
         """DE vector -> (coefficients (K,), free parameters (M,))."""
         z = np.asarray(z, float)
         theta = z[self.K:]
-        T = self.term_matrix(theta)
-        c = z[:self.K] * self.ybar / self.scales(T)
+        with np.errstate(all="ignore"):
+            T = self.term_matrix(theta)
+            c = z[:self.K] * self.ybar / self.scales(T)
         return np.clip(c, self.clo, self.chi), theta
 
     # -- cost ---------------------------------------------------------------
@@ -297,34 +322,46 @@ class Problem:
         single = z.ndim == 1
         Z = z[:, None] if single else z
         u, theta = Z[:self.K], Z[self.K:]
+        S = Z.shape[1]
         with np.errstate(all="ignore"):
-            T = self.term_matrix(theta)  # (S, K, n)
-            c = u.T * self.ybar / self.scales(T)  # (S, K)
+            c = np.empty((S, self.K))
+            scale = np.empty((S, self.K))
+            pred = np.zeros((S, len(self.counts)))
+            if self.fixed:
+                scale[:, self.fixed] = self.fixed_scales
+                c[:, self.fixed] = u[self.fixed].T * self.ybar / self.fixed_scales
+            if self.dynamic:
+                vals = self.expr.term_values(self.env, theta, only=self.dynamic)
+                for k in self.dynamic:
+                    T = np.broadcast_to(vals[k], pred.shape)
+                    sk = self._weighted_scale(T)
+                    scale[:, k] = sk
+                    c[:, k] = u[k] * self.ybar / sk
+                    pred += np.clip(c[:, k], self.clo[k], self.chi[k])[:, None] * T
             c = np.clip(c, self.clo, self.chi)
-            pred = np.einsum("sk,skn->sn", c, T)
+            if self.fixed:
+                pred += c[:, self.fixed] @ self.fixed_matrix
             loss = self._loss(pred)
             if self.lam:
-                un = (c * self.scales(T) / self.ybar)[:, self.penalised]
+                un = (c * scale / self.ybar)[:, self.penalised]
                 pen = np.abs(un).sum(axis=1) if self.penalty == "l1" else (un ** 2).sum(axis=1)
                 loss = loss + self.lam * pen
         out = np.where(np.isfinite(loss), loss, BIG)
         return float(out[0]) if single else out
 
     def _loss(self, pred: np.ndarray) -> np.ndarray:
-        y = self.y
-        if self.loss == "relative":
-            return np.mean(((pred - y) / y) ** 2, axis=-1)
-        if self.loss == "absolute":
-            return np.mean((pred - y) ** 2, axis=-1) / self.ybar ** 2
-        bad = np.any(pred <= 0, axis=-1)
-        val = np.mean((np.log(np.where(pred > 0, pred, 1.0)) - np.log(y)) ** 2, axis=-1)
-        return np.where(bad, BIG, val)
+        """Mean loss over rows for predictions per configuration, shape (S, G) -> (S,)."""
+        if self.loss == "log":
+            bad = np.any(pred <= 0, axis=-1)
+            f = np.log(np.where(pred > 0, pred, 1.0))
+            return np.where(bad, BIG, (((f - self.m) ** 2) @ self.A + self.R) / self.n)
+        return (((pred - self.m) ** 2) @ self.A + self.R) / self.n
 
     def parts(self, z: np.ndarray) -> tuple[float, float]:
         """(loss, penalty) at one DE vector."""
         c, theta = self.natural(z)
-        T = self.term_matrix(theta)
         with np.errstate(all="ignore"):
+            T = self.term_matrix(theta)
             loss = float(self._loss((c @ T)[None])[0])
             un = (c * self.scales(T) / self.ybar)[self.penalised]
         pen = float(np.abs(un).sum() if self.penalty == "l1" else (un ** 2).sum())
@@ -335,13 +372,13 @@ class Problem:
         """Exact optimum of the normalised coefficients at ``theta`` (None for the log loss)."""
         if self.loss == "log":
             return None
-        T = self.term_matrix(np.asarray(theta, float))
+        with np.errstate(all="ignore"):
+            T = self.term_matrix(np.asarray(theta, float))
         if not np.all(np.isfinite(T)):
             return None
         s = self.scales(T)
-        n = len(self.y)
-        A = (self.w[:, None] * T.T * self.ybar / s[None, :]) / math.sqrt(n)
-        t = self.w * self.y / math.sqrt(n)
+        A = (self.sqrtA[:, None] * T.T * self.ybar / s[None, :]) / math.sqrt(self.n)
+        t = self.sqrtA * self.m / math.sqrt(self.n)
         lo = self.clo * s / self.ybar
         hi = self.chi * s / self.ybar
         if self.lam == 0 or self.penalty == "l2":
@@ -352,6 +389,28 @@ class Problem:
             res = lsq_linear(A, t, bounds=(lo, hi), method="bvls", tol=1e-14, max_iter=10000)
             return res.x
         return _l1_box_qp(A, t, self.lam * self.penalised, lo, hi)
+
+    def polish(self, z: np.ndarray, best: float, bounds, vectorized: bool) -> tuple[np.ndarray, float, int]:
+        """L-BFGS-B from DE's best within the DE bounds; kept only when it lowers the cost.
+
+        The gradient comes from central differences evaluated as one population, so a
+        polish step costs one vectorised call instead of 2·D + 1 single ones.
+        """
+        lo = np.array([b[0] for b in bounds])
+        hi = np.array([b[1] for b in bounds])
+        calls = [0]
+
+        def fun(x):
+            calls[0] += 2 * len(x) + 1
+            return _central_gradient(self.cost, np.clip(x, lo, hi), lo, hi, vectorized)
+
+        res = minimize(fun, z, jac=True, method="L-BFGS-B", bounds=list(zip(lo, hi)),
+                       options={"maxiter": 200})
+        x = np.clip(res.x, lo, hi)
+        cost = float(self.cost(x))
+        if np.isfinite(cost) and cost < best:
+            return x, cost, calls[0]
+        return z, best, calls[0]
 
     def minimise(self, de: DESettings, seed: int, exact_init: bool, vectorized: bool,
                  progress: Callable | None) -> tuple[np.ndarray, dict]:
@@ -380,12 +439,14 @@ class Problem:
         res = differential_evolution(
             self.cost, bounds, strategy=de.strategy, popsize=int(de.popsize), mutation=de.mutation,
             recombination=float(de.recombination), maxiter=int(de.maxiter), tol=float(de.tol),
-            polish=bool(de.polish), init=de.init, seed=int(seed), x0=x0,
-            vectorized=vectorized, updating="deferred" if vectorized else "immediate",
-            callback=callback)
+            polish=False, init=de.init, seed=int(seed), x0=x0,
+            vectorized=vectorized, updating="deferred", callback=callback)
         z, best = np.array(res.x, float), float(res.fun)
         info.update(de_cost=best, success=bool(res.success), message=str(res.message),
                     nit=int(res.nit), nfev=int(res.nfev), stopped=stopped[0])
+        if de.polish and not stopped[0]:
+            z, best, nfev = self.polish(z, best, bounds, vectorized)
+            info["nfev"] += nfev
         # Exact coefficients at the exponents DE found; kept when better.
         u = self.exact_u(z[self.K:])
         if u is not None:
@@ -396,6 +457,21 @@ class Problem:
                 info["refined"] = True
         info["cost"] = best
         return z, info
+
+
+def _central_gradient(cost, z: np.ndarray, lo: np.ndarray, hi: np.ndarray, vectorized: bool):
+    """Cost and its central-difference gradient at ``z``, all points in one population call."""
+    D = len(z)
+    h = 1e-7 * np.maximum(1.0, np.abs(z))
+    plus = np.minimum(z + h, hi)
+    minus = np.maximum(z - h, lo)
+    pts = np.tile(z[:, None], (1, 2 * D + 1))
+    pts[np.arange(D), 1 + np.arange(D)] = plus
+    pts[np.arange(D), 1 + D + np.arange(D)] = minus
+    vals = cost(pts) if vectorized else np.array([cost(pts[:, i]) for i in range(pts.shape[1])])
+    step = plus - minus
+    grad = np.where(step > 0, (vals[1:D + 1] - vals[D + 1:]) / np.where(step > 0, step, 1), 0.0)
+    return float(vals[0]), grad
 
 
 def _l1_box_qp(A: np.ndarray, t: np.ndarray, lam: np.ndarray, lo: np.ndarray, hi: np.ndarray,
