@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+import pandas as pd
 
 from .data import Measurements
 from .errors import PerfModelError
@@ -111,7 +112,7 @@ def holdout(model, meas: Measurements, query: str) -> tuple[object, Validation]:
     ``(fit_result_on_train, validation_on_test)``.
     """
     env = {**{c: meas.frame[c].to_numpy() for c in meas.frame.columns
-              if c.isidentifier() and np.issubdtype(meas.frame[c].dtype, np.number)}, **meas.env()}
+              if c.isidentifier() and pd.api.types.is_numeric_dtype(meas.frame[c])}, **meas.env()}
     mask = evaluate_query(query, env)
     if mask.all():
         raise PerfModelError(f"the hold-out query {query!r} selects every row; nothing is left to fit")
