@@ -224,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     elapsed = time.perf_counter() - start
     print(f"workers={args.workers} batch_size={args.batch_size} samples={args.samples} epochs={args.epochs} "
           f"iterations={result['iterations']} "
-          f"final_loss={result['final_loss']:.4f} train_accuracy={result['accuracy']:.3f} "
+          f"final_loss={result['final_loss']:.6f} train_accuracy={result['accuracy']:.3f} "
           f"seconds={elapsed:.3f}")
     return 0
 

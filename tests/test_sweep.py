@@ -238,3 +238,27 @@ def test_module_entry_point_end_to_end(tmp_path):
                           "--out", str(out)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert bad.stderr.strip().count("\n") == 0
+
+
+# ------------------------------------------------------------------------------ the example job
+def _dp_sgd(*args: str) -> dict[str, str]:
+    res = subprocess.run([sys.executable, str(ROOT / "examples" / "dp_sgd.py"), *args], capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    return dict(item.split("=", 1) for item in res.stdout.split())
+
+
+def test_example_job_is_synchronous_data_parallel_sgd():
+    small = ["--samples", "3000", "--features", "16", "--hidden", "8", "--epochs", "2"]
+    two = _dp_sgd("--workers", "2", "--batch-size", "16", *small)
+    one = _dp_sgd("--workers", "1", "--batch-size", "32", *small)
+    # iterations per epoch = ceil(N / (p*b)) = ceil(3000 / 32) = 94, times 2 epochs
+    assert two["iterations"] == one["iterations"] == "188"
+    # averaging the 2 workers' gradients every iteration is the same SGD as 1 worker on the global batch
+    assert float(two["final_loss"]) == pytest.approx(float(one["final_loss"]), abs=2e-6)
+    assert float(one["final_loss"]) < 0.6931  # below the loss of a constant 50/50 guess: it learned
+    three = _dp_sgd("--workers", "3", "--batch-size", "16", *small)
+    assert three["iterations"] == str(2 * -(-3000 // 48))
+    res = subprocess.run([sys.executable, str(ROOT / "examples" / "dp_sgd.py"), "--workers", "0"],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and "--workers must be >= 1" in res.stderr
