@@ -1,0 +1,926 @@
+"""Automatic term selection, and λ chosen by validation.
+
+``auto_select(meas)`` finds small expressions ``T = Σ c_k·term_k`` that predict unseen
+configurations well, above all larger scales; ``lambda_path(model, meas)`` fits one model
+over a range of λ and picks λ by cross-validation.
+
+What is searched
+----------------
+The *term pool* is built for the factors present (:func:`search_terms`):
+
+1. **The term library** (:func:`perfmodel.terms.library`): constant (start-up), iterations
+   ``I``, per-iteration compute ``I·b^e`` (with ``e`` on the grid 0.25, 0.5, 0.75, 1, 1.25,
+   1.5), data-parallel compute ``N/p``, tree all-reduce ``I·log2(p)``, ring all-reduce
+   ``I·(p-1)/p``, parameter server ``I·p`` and per-worker start-up ``p``, each in the form
+   that suits the mapped factors.
+2. **PMNF blocks of one factor** ``x^i·log2(x)^j`` with ``i`` in {0, 1/2, 1, 3/2, 2, 5/2, 3}
+   and ``j`` in {0, 1, 2} (Extra-P's normal form on a coarser grid), plus the strong-scaling
+   blocks ``x^-2, x^-1, x^-1/2, log2(x)/x`` that Extra-P's default search lacks (time that
+   falls as processors grow).
+3. **Interactions**: products of two factors' blocks from {x^-1, x^1/2, x, x^3/2, x^2,
+   log2(x), x·log2(x)}, and of three factors' blocks from {x^-1, x, log2(x)}.
+
+Logarithms are used only for factors whose values are all >= 1 (Extra-P's rule); negative
+and fractional exponents only for positive factors; a factor with two distinct values
+gets only the block ``x``. Terms that are constant, non-finite, or proportional to an
+earlier term on the data are dropped (library terms come first, so they win ties).
+
+How it is searched
+------------------
+*Screening* (exact, fast): every term set is fitted by non-negative weighted least squares
+(the same loss as the fit; the log loss is screened with the relative loss; λ = 0) on each
+validation split, in batches with numpy. A beam search (width ``beam``) starts from the
+constant and adds one term at a time up to ``max_terms`` terms; then every term set on the
+final beams and the best set of each size is pruned backwards (each term removed in turn).
+A set in which a term would get a negative coefficient on all the data is rejected (that
+term is redundant). *Refinement*: the best screened sets of each size (those within noise of
+the best screened score, at most ``max_candidates``), and for the best few a variant whose
+gridded exponents are free parameters fitted by differential evolution (``I·b^e_b`` with
+``e_b`` in [0, 2]; ``x^e`` in [i-1/2, i+1/2]), are fitted with :class:`perfmodel.Model`
+(modest DE settings, ``search_de``) under the same cross-validation and hold-out splits as
+:func:`perfmodel.evaluate.cross_validate` and :func:`perfmodel.evaluate.holdout`, in a
+process pool. The chosen ones are refitted on all data with full DE settings (``final_de``).
+
+Score
+-----
+``score = ½·(k-fold CV MAPE) + ½·(hold-out MAPE)``, where the hold-out split trains on the
+smaller scales and tests on the largest (:func:`perfmodel.evaluate.largest_scale_query`:
+the top ~30 % of ``p`` values, else of ``N``), so extrapolation counts as much as
+interpolation; without such a split the score is the CV MAPE. Its standard error ``se`` is
+the standard deviation of the k fold MAPEs and the hold-out MAPE over sqrt(k + 1).
+*Within noise of the best* means ``score <= best + max(se_best, 1 % of best, 0.001)``
+(the one-standard-error rule); among those the candidates are listed smallest first
+(fewest fitted parameters, then score), and ``Selection.best`` is the first.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import multiprocessing as mp
+import os
+import re
+import threading
+import time as _time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import nnls
+
+from .data import Measurements
+from .errors import PerfModelError
+from .evaluate import _fold_ids, cross_validate, holdout, largest_scale_query
+from .expression import evaluate_query, parse_expression
+from .fit import Model
+from .result import FitResult
+from .terms import library, pmnf_term, preset_bounds
+
+#: DE settings used while searching (cheap); the chosen models are refitted with ``final_de``.
+SEARCH_DE = {"popsize": 10, "maxiter": 300, "tol": 0.01}
+
+# PMNF blocks (i, j) = x^i·log2(x)^j.
+_SINGLE_POLY = (0, 0.5, 1, 1.5, 2, 2.5, 3)
+_SINGLE_LOG = (0, 1, 2)
+_STRONG = ((-1, 0), (-0.5, 0), (-2, 0), (-1, 1))
+_PAIR_BLOCKS = ((1, 0), (0, 1), (0.5, 0), (1.5, 0), (2, 0), (1, 1), (-1, 0))
+_TRIPLE_BLOCKS = ((1, 0), (0, 1), (-1, 0))
+_COMPUTE_GRID = (0.25, 0.5, 0.75, 1, 1.25, 1.5)
+
+
+# ----------------------------------------------------------------------------------------
+# the term pool
+# ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SearchTerm:
+    """One candidate term of the search.
+
+    ``expr`` has fixed exponents (the model stays linear); ``free`` is the same term with
+    its exponent as a free parameter named ``param`` within ``bounds`` (None when it has none).
+    """
+
+    expr: str
+    kind: str  # "library", "pmnf" or "interaction"
+    meaning: str
+    free: str | None = None
+    param: str | None = None
+    bounds: tuple | None = None
+
+
+def _block_ok(values: np.ndarray, i: float, j: float) -> bool:
+    lo = float(values.min())
+    if j and lo < 1:
+        return False
+    if (i < 0 or i != int(i)) and lo <= 0:
+        return False
+    return True
+
+
+def _blocks(values: np.ndarray, wanted) -> list[tuple[float, float]]:
+    if len(np.unique(values)) == 2:
+        wanted = [(1, 0)]
+    return [(i, j) for i, j in wanted if _block_ok(values, i, j)]
+
+
+def search_terms(meas: Measurements) -> list[SearchTerm]:
+    """The term pool searched by :func:`auto_select` for ``meas``'s factors (see module doc)."""
+    symbols = [s for s in meas.factors if len(np.unique(meas.values(s))) > 1]
+    out: list[SearchTerm] = []
+    for t in library(meas.factors):
+        if "e_b" in t.expr:
+            lo, hi = preset_bounds("data-parallel", meas.factors)["e_b"]
+            for e in _COMPUTE_GRID:
+                fixed = t.expr.replace("b^e_b", "b" if e == 1 else f"b^{e:g}")
+                out.append(SearchTerm(fixed, "library", t.meaning, t.expr, "e_b", (lo, hi)))
+        else:
+            out.append(SearchTerm(t.expr, "library", t.meaning))
+    singles = [(i, j) for i in _SINGLE_POLY for j in _SINGLE_LOG if (i, j) != (0, 0)] + list(_STRONG)
+    singles.sort(key=lambda ij: (ij[1] > 0, abs(ij[0]) != 1, ij[0] < 0, abs(ij[0]), ij[1]))
+    for x in symbols:
+        v = meas.values(x)
+        for i, j in _blocks(v, singles):
+            expr = pmnf_term(x, i, j)
+            free = bounds = None
+            if i != 0:
+                free = pmnf_term(x, f"e_{x}", j)
+                bounds = (i - 0.5, i + 0.5)
+            out.append(SearchTerm(expr, "pmnf", f"PMNF block {x}^{i:g}·log2({x})^{j:g}", free,
+                                  f"e_{x}" if free else None, bounds))
+    for a in range(len(symbols)):
+        for b in range(a + 1, len(symbols)):
+            x, y = symbols[a], symbols[b]
+            for bx in _blocks(meas.values(x), _PAIR_BLOCKS):
+                for by in _blocks(meas.values(y), _PAIR_BLOCKS):
+                    expr = f"{pmnf_term(x, *bx)}*{pmnf_term(y, *by)}"
+                    out.append(SearchTerm(expr, "interaction", f"interaction of {x} and {y}"))
+    for a in range(len(symbols)):
+        for b in range(a + 1, len(symbols)):
+            for c in range(b + 1, len(symbols)):
+                xs = symbols[a], symbols[b], symbols[c]
+                lists = [_blocks(meas.values(x), _TRIPLE_BLOCKS) for x in xs]
+                for bx in lists[0]:
+                    for by in lists[1]:
+                        for bz in lists[2]:
+                            expr = "*".join(pmnf_term(x, *blk) for x, blk in zip(xs, (bx, by, bz)))
+                            out.append(SearchTerm(expr, "interaction", f"interaction of {', '.join(xs)}"))
+    return out
+
+
+def _pool_matrix(meas: Measurements, terms: list[SearchTerm]) -> tuple[list[SearchTerm], np.ndarray]:
+    """Evaluate the pool on the data; drop constant, non-finite and duplicate columns."""
+    env = meas.env()
+    n = meas.n_rows
+    kept: list[SearchTerm] = []
+    cols: list[np.ndarray] = []
+    seen: list[np.ndarray] = []
+    for t in terms:
+        try:
+            expr, _ = parse_expression(t.expr, list(meas.factors))
+            expr.check_domain(env)
+            v = np.broadcast_to(expr.term_values(env)[0], (n,)).astype(float)
+        except PerfModelError:
+            continue
+        if not np.all(np.isfinite(v)):
+            continue
+        if t.expr != "1":
+            if np.ptp(v) <= 1e-12 * max(1.0, float(np.max(np.abs(v)))):
+                continue
+        norm = v / np.linalg.norm(v)
+        if any(np.max(np.abs(norm - s)) < 1e-9 for s in seen):
+            continue
+        seen.append(norm)
+        kept.append(t)
+        cols.append(v)
+    if not kept:
+        raise PerfModelError("no usable candidate term for these factors")
+    return kept, np.column_stack(cols)
+
+
+# ----------------------------------------------------------------------------------------
+# validation splits and the exact screening
+# ----------------------------------------------------------------------------------------
+def _splits(meas: Measurements, k: int, seed: int, query: str | None):
+    """[(name, train_mask, test_mask)]: "all", k folds (as cross_validate), and the hold-out."""
+    n = meas.n_rows
+    out = [("all", np.ones(n, bool), np.zeros(n, bool))]
+    folds = _fold_ids(meas, "kfold", k, seed)
+    for f in np.unique(folds):
+        out.append((f"fold {int(f) + 1}", folds != f, folds == f))
+    if query is not None:
+        mask = _query_mask(meas, query)
+        out.append((f"hold-out ({query})", ~mask, mask))
+    return out
+
+
+def _query_mask(meas: Measurements, query: str) -> np.ndarray:
+    env = {**{c: meas.frame[c].to_numpy() for c in meas.frame.columns
+              if str(c).isidentifier() and pd.api.types.is_numeric_dtype(meas.frame[c].dtype)}, **meas.env()}
+    mask = evaluate_query(query, env)
+    if mask.all() or not mask.any():
+        raise PerfModelError(f"the hold-out query {query!r} must select some rows but not all")
+    return mask
+
+
+@dataclass
+class _Score:
+    score: float
+    se: float
+    cv: float
+    holdout: float
+    feasible: bool
+
+
+class _Screen:
+    """Exact non-negative weighted least squares of many term sets on all splits at once."""
+
+    def __init__(self, X: np.ndarray, y: np.ndarray, loss: str, splits, min_train_cfg: int):
+        self.X, self.y = X, y
+        w = 1.0 / y if loss in ("relative", "log") else np.full(len(y), 1.0 / y.mean())
+        A = X * w[:, None]
+        self.t = y * w
+        s = np.sqrt(np.mean(A ** 2, axis=0))
+        self.s = np.where(s > 0, s, 1.0)
+        self.A = A / self.s
+        self.splits = []
+        for name, tr, te in splits:
+            Atr = self.A[tr]
+            self.splits.append((name, np.flatnonzero(tr), np.flatnonzero(te), Atr.T @ Atr, Atr.T @ self.t[tr]))
+        self.has_holdout = splits[-1][0].startswith("hold-out")
+        self.max_size = min_train_cfg
+        self.n_evaluated = 0
+
+    def _solve(self, subsets: np.ndarray, G: np.ndarray, r: np.ndarray, tr: np.ndarray):
+        J, m = subsets.shape
+        Gs = G[subsets[:, :, None], subsets[:, None, :]]
+        Gs = Gs + np.eye(m) * (1e-10 * len(tr))
+        rs = r[subsets]
+        try:
+            c = np.linalg.solve(Gs, rs[..., None])[..., 0]
+        except np.linalg.LinAlgError:
+            c = np.stack([np.linalg.lstsq(Gs[i], rs[i], rcond=None)[0] for i in range(J)])
+        neg = np.any(c < 0, axis=1)
+        return c, neg
+
+    def evaluate(self, subsets: np.ndarray) -> list[_Score]:
+        """Scores of term sets ``subsets`` (int array (J, m) of pool columns)."""
+        out: list[_Score] = []
+        for start in range(0, len(subsets), 512):
+            out += self._evaluate(subsets[start:start + 512])
+        self.n_evaluated += len(subsets)
+        return out
+
+    def _evaluate(self, subsets: np.ndarray) -> list[_Score]:
+        J, m = subsets.shape
+        y = self.y
+        feasible = np.ones(J, bool)
+        fold_ape_sum = np.zeros(J)
+        fold_n = 0
+        fold_mapes = []
+        ho = np.full(J, np.nan)
+        for si, (name, tr, te, G, r) in enumerate(self.splits):
+            c, neg = self._solve(subsets, G, r, tr)
+            if name == "all":
+                feasible &= ~neg
+                continue
+            for j in np.flatnonzero(neg & feasible):
+                c[j] = nnls(self.A[np.ix_(tr, subsets[j])], self.t[tr], maxiter=50 * m)[0]
+            coef = c / self.s[subsets]
+            Xte = self.X[te][:, subsets]  # (n_te, J, m)
+            pred = np.einsum("njm,jm->jn", Xte, coef)
+            ape = np.abs(pred - y[te]) / y[te] * 100
+            if name.startswith("hold-out"):
+                ho = ape.mean(axis=1)
+            else:
+                fold_ape_sum += ape.sum(axis=1)
+                fold_n += len(te)
+                fold_mapes.append(ape.mean(axis=1))
+        cv = fold_ape_sum / fold_n
+        per_split = np.column_stack(fold_mapes + ([ho] if self.has_holdout else []))
+        score = 0.5 * cv + 0.5 * ho if self.has_holdout else cv
+        se = per_split.std(axis=1, ddof=1) / math.sqrt(per_split.shape[1]) if per_split.shape[1] > 1 \
+            else np.zeros(J)
+        bad = ~np.isfinite(score)
+        score = np.where(bad, np.inf, score)
+        out: list[_Score] = []
+        for j in range(J):
+            out_ok = bool(feasible[j] and not bad[j] and m <= self.max_size)
+            out.append(_Score(float(score[j]), float(se[j]), float(cv[j]),
+                              float(ho[j]) if self.has_holdout else float("nan"), out_ok))
+        return out
+
+
+def _noise(best_score: float, best_se: float) -> float:
+    return max(best_se, 0.01 * best_score, 0.001)
+
+
+# ----------------------------------------------------------------------------------------
+# process pool
+# ----------------------------------------------------------------------------------------
+def _context():
+    methods = mp.get_all_start_methods()
+    if "fork" in methods and threading.active_count() == 1:
+        return mp.get_context("fork")
+    if "forkserver" in methods:  # a threaded host (e.g. a Streamlit server): never fork it
+        ctx = mp.get_context("forkserver")
+        ctx.set_forkserver_preload(["perfmodel.autoselect"])
+        return ctx
+    return mp.get_context("spawn")
+
+
+_BLAS_SET_THREADS = ("openblas_set_num_threads", "openblas_set_num_threads64_",
+                     "scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
+                     "MKL_Set_Num_Threads")
+
+
+def _one_blas_thread() -> None:
+    """Worker initialiser: one BLAS thread per worker process.
+
+    The fits multiply small matrices; OpenBLAS's own threads then only spin, and with one
+    worker per core they oversubscribe the machine (measured: the λ path on 2 cores took
+    10.1 s with them, 4.3 s without). Best effort: Linux, OpenBLAS/MKL loaded by numpy/scipy.
+    """
+    import ctypes
+
+    try:
+        with open("/proc/self/maps") as fh:
+            paths = {line.split()[-1] for line in fh if "blas" in line.lower() or "mkl" in line.lower()}
+    except OSError:  # pragma: no cover - not Linux
+        return
+    for path in paths:
+        if not path.startswith("/"):
+            continue
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:  # pragma: no cover
+            continue
+        for name in _BLAS_SET_THREADS:
+            fn = getattr(lib, name, None)
+            if fn is not None:
+                fn(1)
+
+
+def n_workers(workers: int | None = None) -> int:
+    """Worker processes used: ``workers``, or every core this process may use."""
+    if workers is not None:
+        return max(1, int(workers))
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class Cancelled(Exception):
+    """Raised inside the task runner when ``should_stop()`` turns true."""
+
+
+def _run(fn: Callable, tasks: list, workers: int, report: Callable[[int], None] | None,
+         should_stop: Callable | None) -> list:
+    """``[fn(t) for t in tasks]``, in a process pool when ``workers > 1``.
+
+    ``report(done)`` after each task; when ``should_stop()`` turns true the pending tasks
+    are cancelled and their results are None. Exceptions (also from ``report``) cancel the
+    pending tasks and propagate.
+    """
+    results: list = [None] * len(tasks)
+    if not tasks:
+        return results
+    if workers <= 1 or len(tasks) == 1:
+        for i, t in enumerate(tasks):
+            if should_stop is not None and should_stop():
+                break
+            results[i] = fn(t)
+            if report is not None:
+                report(i + 1)
+        return results
+    ex = ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=_context(),
+                             initializer=_one_blas_thread)
+    try:
+        futures = {ex.submit(fn, t): i for i, t in enumerate(tasks)}
+        pending = set(futures)
+        done_count = 0
+        while pending:
+            done, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
+            for f in done:
+                results[futures[f]] = f.result()
+                done_count += 1
+                if report is not None:
+                    report(done_count)
+            if should_stop is not None and should_stop():
+                for f in pending:
+                    f.cancel()
+                break
+    finally:
+        ex.shutdown(wait=True, cancel_futures=True)
+    return results
+
+
+# ----------------------------------------------------------------------------------------
+# refinement tasks (top-level functions: they run in worker processes)
+# ----------------------------------------------------------------------------------------
+def _validate_task(task: dict) -> dict:
+    model = Model(task["spec"], bounds=task["bounds"] or None, **task["settings"])
+    meas, k, seed, query = task["meas"], task["k"], task["seed"], task["query"]
+    try:
+        cv = cross_validate(model, meas, "kfold", k, seed)
+        ho = holdout(model, meas, query)[1] if query else None
+    except PerfModelError as exc:
+        return {"error": str(exc)}
+    fold_mapes = [f["metrics"]["mape"] for f in cv.folds]
+    per_split = fold_mapes + ([ho.metrics["mape"]] if ho else [])
+    score = 0.5 * cv.metrics["mape"] + 0.5 * ho.metrics["mape"] if ho else cv.metrics["mape"]
+    se = float(np.std(per_split, ddof=1) / math.sqrt(len(per_split))) if len(per_split) > 1 else 0.0
+    return {"cv": cv.metrics, "cv_method": cv.method, "holdout": ho.metrics if ho else {},
+            "holdout_method": ho.method if ho else "", "score": float(score) if math.isfinite(score) else math.inf,
+            "se": se}
+
+
+def _fit_task(task: dict) -> FitResult | str:
+    model = Model(task["spec"], bounds=task["bounds"] or None, **task["settings"])
+    try:
+        return model.fit(task["meas"])
+    except PerfModelError as exc:
+        return str(exc)
+
+
+# ----------------------------------------------------------------------------------------
+# results
+# ----------------------------------------------------------------------------------------
+@dataclass
+class Candidate:
+    """One expression found by the search, validated and refitted on all data.
+
+    ``cv`` and ``holdout`` are the metrics of :func:`cross_validate` and :func:`holdout`
+    (MAPE etc., percent) with the search's DE settings; ``result`` is the refit on all data
+    with the final settings (None for candidates that were only validated).
+    """
+
+    spec: str
+    result: FitResult | None
+    cv: dict
+    holdout: dict
+    score: float
+    n_params: int
+    se: float = 0.0
+    bounds: dict = field(default_factory=dict)
+    origin: str = "screened"  # "screened" (exponents fixed) or "free exponents"
+    screen_score: float = float("nan")
+
+    def model(self, **settings) -> Model:
+        """A :class:`Model` of this expression (``settings`` override λ, loss, seed, DE ...)."""
+        base = dict(self.result.settings) if self.result is not None else {}
+        base = {k: v for k, v in base.items() if k not in ("terms", "preset", "bounds")}
+        return Model(self.spec, bounds=self.bounds or None, **{**base, **settings})
+
+
+@dataclass
+class Selection:
+    """The outcome of :func:`auto_select`.
+
+    ``candidates``: within noise of the best score, smallest first (fewest parameters, then
+    score), at most ``n_best``, each refitted on all data; ``best`` is the first.
+    ``evaluated``: every refined candidate by score. ``trace``: the screening steps.
+    """
+
+    candidates: list[Candidate]
+    evaluated: list[Candidate]
+    trace: list[dict]
+    holdout_query: str | None
+    k: int
+    seed: int
+    settings: dict
+    pool: dict
+    n_screened: int
+    seconds: float
+    workers: int
+    stopped: bool = False
+    noise: float = 0.0
+
+    @property
+    def best(self) -> Candidate:
+        if not self.candidates:
+            raise PerfModelError("the automatic search found no usable model")
+        return self.candidates[0]
+
+    def table(self):
+        """The refined candidates as a DataFrame (one row each, best score first)."""
+        import pandas as pd
+
+        chosen = {c.spec for c in self.candidates}
+        rows = []
+        for c in self.evaluated:
+            rows.append({"expression": c.spec, "n_params": c.n_params, "score": c.score, "se": c.se,
+                         "cv_mape": c.cv.get("mape", float("nan")),
+                         "holdout_mape": c.holdout.get("mape", float("nan")),
+                         "origin": c.origin, "within_noise": c.spec in chosen or
+                         c.score <= self.evaluated[0].score + self.noise if self.evaluated else False,
+                         "chosen": c.spec in chosen})
+        return pd.DataFrame(rows)
+
+    def report(self) -> str:
+        """A sectioned text report: what was searched, the candidates, the best model."""
+        s = self.settings
+        lines = ["[[Automatic term selection]]",
+                 f"    term pool: {self.pool.get('total', 0)} terms ({self.pool.get('library', 0)} library, "
+                 f"{self.pool.get('pmnf', 0)} PMNF blocks, {self.pool.get('interaction', 0)} interactions)",
+                 f"    screened {self.n_screened} term sets by exact least squares (beam {s.get('beam')}, "
+                 f"up to {s.get('max_terms')} terms); refined {len(self.evaluated)} by differential evolution",
+                 f"    validation: {self.k}-fold CV (seed {self.seed})" +
+                 (f" + hold-out of the largest scale ({self.holdout_query})" if self.holdout_query else
+                  " (no largest-scale hold-out: no factor p or N with >= 3 values)"),
+                 "    score = " + ("½·CV MAPE + ½·hold-out MAPE" if self.holdout_query else "CV MAPE") +
+                 f"; within noise: score <= best + {self.noise:.3g}",
+                 f"    loss: {s.get('loss')}; lambda: {s.get('lam'):g}; {self.seconds:.1f} s on "
+                 f"{self.workers} process(es)" + ("; STOPPED early" if self.stopped else "")]
+        lines.append("[[Candidates]]  (smallest first among those within noise of the best)")
+        lines.append(f"    {'#':>2} {'params':>6} {'score':>8} {'CV MAPE':>8} {'hold-out':>8}  expression")
+        for i, c in enumerate(self.candidates, 1):
+            lines.append(f"    {i:>2} {c.n_params:>6} {c.score:>8.3f} {c.cv.get('mape', float('nan')):>8.3f} "
+                         f"{c.holdout.get('mape', float('nan')):>8.3f}  {c.spec}")
+        others = [c for c in self.evaluated if c.spec not in {d.spec for d in self.candidates}]
+        if others:
+            lines.append("[[Other refined candidates]]")
+            for c in others[:8]:
+                lines.append(f"       {c.n_params:>6} {c.score:>8.3f} {c.cv.get('mape', float('nan')):>8.3f} "
+                             f"{c.holdout.get('mape', float('nan')):>8.3f}  {c.spec}")
+        if self.candidates and self.best.result is not None:
+            lines.append("[[Best model]]")
+            lines += ["    " + line for line in self.best.result.report().splitlines()]
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        return {"candidates": [_cand_dict(c) for c in self.candidates],
+                "evaluated": [_cand_dict(c, with_result=False) for c in self.evaluated],
+                "trace": self.trace, "holdout_query": self.holdout_query, "k": self.k, "seed": self.seed,
+                "settings": self.settings, "pool": self.pool, "n_screened": self.n_screened,
+                "seconds": self.seconds, "workers": self.workers, "stopped": self.stopped,
+                "noise": self.noise}
+
+
+def _cand_dict(c: Candidate, with_result: bool = True) -> dict:
+    d = {"spec": c.spec, "bounds": {k: list(v) for k, v in c.bounds.items()}, "cv": c.cv,
+         "holdout": c.holdout, "score": c.score, "se": c.se, "n_params": c.n_params, "origin": c.origin}
+    if with_result and c.result is not None:
+        d["result"] = c.result.to_dict()
+    return d
+
+
+# ----------------------------------------------------------------------------------------
+# the search
+# ----------------------------------------------------------------------------------------
+def _spec(terms: Sequence[SearchTerm], free: bool) -> tuple[str, dict, int]:
+    """Expression text, bounds and count of free parameters for a term set."""
+    parts, bounds, used = [], {}, {}
+    for t in terms:
+        if free and t.free is not None:
+            name = t.param
+            used[name] = used.get(name, 0) + 1
+            new = name if used[name] == 1 else f"{name}{used[name]}"
+            parts.append(re.sub(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", new, t.free))
+            bounds[new] = tuple(float(b) for b in t.bounds)
+        else:
+            parts.append(t.expr)
+    return " + ".join(parts), bounds, len(bounds)
+
+
+def auto_select(meas: Measurements, *, lam: float = 0.0, loss: str = "relative", penalty: str = "l1",
+                seed: int = 0, k: int = 5, n_best: int = 3, max_terms: int = 5, beam: int = 8,
+                max_candidates: int = 10, n_free: int = 3, holdout_query: str | None = "auto",
+                search_de: dict | None = None, final_de: dict | None = None,
+                progress: Callable | None = None, should_stop: Callable | None = None,
+                workers: int | None = None) -> Selection:
+    """Search small expressions for ``meas`` and return the best few (see the module doc).
+
+    Parameters
+    ----------
+    meas : the measurements (rows = runs; factors mapped to symbols).
+    lam, loss, penalty, seed : fit settings of every candidate (as :class:`Model`).
+    k : folds of the cross-validation (whole configurations per fold, as ``cross_validate``).
+    n_best : how many candidates to return (each refitted with ``final_de``).
+    max_terms : largest number of terms (intercept included) a candidate may have.
+    beam : term sets kept per step of the forward screening.
+    max_candidates : screened term sets refined by differential evolution.
+    n_free : of those, how many best ones also get a free-exponent variant.
+    holdout_query : ``"auto"`` (largest-scale split), a query such as ``"p > 8"``, or None.
+    search_de / final_de : DE settings while searching (default ``SEARCH_DE``) and for the
+        final refits (default: :class:`Model`'s).
+    progress : ``progress(done, total, message)`` after each step.
+    should_stop : polled between steps; when true the search stops and returns what it has
+        (``Selection.stopped``), or raises :class:`PerfModelError` when it has nothing yet.
+    workers : processes for the refinement (default: all cores; 1 = no pool).
+    """
+    t0 = _time.perf_counter()
+    if not isinstance(meas, Measurements):
+        raise PerfModelError(f"auto_select needs Measurements, got {type(meas).__name__}")
+    if int(k) < 2:
+        raise PerfModelError("k-fold cross-validation needs k >= 2")
+    if int(max_terms) < 1 or int(n_best) < 1:
+        raise PerfModelError("max_terms and n_best must be at least 1")
+    workers = n_workers(workers)
+    search_de = {**SEARCH_DE, **(search_de or {})}
+    final_de = dict(final_de or {})
+    base = {"lam": lam, "loss": loss, "penalty": penalty, "seed": seed}
+    Model("1", **base, **search_de)._check_settings()  # bad λ/loss/seed fail here, with one message
+    if holdout_query == "auto":
+        holdout_query = largest_scale_query(meas)
+    stopped = [False]
+
+    def stop() -> bool:
+        if should_stop is not None and should_stop():
+            stopped[0] = True
+        return stopped[0]
+
+    def tell(done, total, msg):
+        if progress is not None:
+            progress(done, total, msg)
+
+    # -- pool and splits -------------------------------------------------------
+    terms, X = _pool_matrix(meas, search_terms(meas))
+    pool_counts = {"total": len(terms), **{kind: sum(t.kind == kind for t in terms)
+                                            for kind in ("library", "pmnf", "interaction")}}
+    splits = _splits(meas, int(k), int(seed), holdout_query)
+    cfg = meas.configurations()
+    min_cfg = min(len(np.unique(cfg[tr])) for name, tr, te in splits)
+    screen = _Screen(X, meas.y, loss, splits, min_cfg - 1 if min_cfg > 1 else 1)
+    record: dict[tuple, _Score] = {}
+
+    def evaluate(sets: list[tuple]) -> None:
+        sets = [s for s in dict.fromkeys(sets) if s not in record]
+        by_size: dict[int, list[tuple]] = {}
+        for s in sets:
+            by_size.setdefault(len(s), []).append(s)
+        for m, group in by_size.items():
+            for s, sc in zip(group, screen.evaluate(np.array(group, dtype=int))):
+                record[s] = sc
+
+    def best_of(sets, n):
+        ok = [s for s in sets if record[s].feasible]
+        return sorted(ok, key=lambda s: (record[s].score, len(s)))[:n]
+
+    n_steps = max(1, int(max_terms))
+    total = n_steps + 2
+    trace: list[dict] = []
+    const = next((i for i, t in enumerate(terms) if t.expr == "1"), None)
+    start = [(const,)] if const is not None else [(i,) for i in range(len(terms))]
+    evaluate(start)
+    # every set of library terms (the domain's own models) is screened exhaustively
+    lib = [i for i, t in enumerate(terms) if t.kind == "library" and i != const]
+    lib_sets = []
+    for m in range(1, min(int(max_terms), len(lib) + 1) + (0 if const is None else 0)):
+        for combo in itertools.combinations(lib, m):
+            s = tuple(sorted(combo + ((const,) if const is not None else ())))
+            if len(s) <= int(max_terms):
+                lib_sets.append(s)
+        if len(lib_sets) > 20000:
+            break
+    evaluate(lib_sets)
+    beams = best_of(start, beam) or start[:1]
+    tell(1, total, f"screening: {len(terms)} candidate terms")
+    P = len(terms)
+    for step in range(2, n_steps + 1):
+        if stop():
+            break
+        grow = [tuple(sorted(set(s) | {j})) for s in beams for j in range(P) if j not in s]
+        evaluate(grow)
+        size_sets = [s for s in record if len(s) == step]
+        new = best_of(size_sets, beam)
+        if not new:
+            break
+        beams = new
+        b = record[beams[0]]
+        trace.append({"terms": step, "best": " + ".join(terms[i].expr for i in beams[0]), "score": b.score,
+                      "cv_mape": b.cv, "holdout_mape": b.holdout, "screened": screen.n_evaluated})
+        tell(step, total, f"screening: best {step}-term set scores {b.score:.3g}")
+    # backward pruning of every beam member and of the best set of each size
+    sizes = sorted({len(s) for s in record})
+    seeds_ = set(beams)
+    for m in sizes:
+        seeds_ |= set(best_of([s for s in record if len(s) == m], 2))
+    shrink = [tuple(x for x in s if x != j) for s in seeds_ if len(s) > 1 for j in s]
+    if not stop():
+        evaluate(shrink)
+    feasible = [s for s in record if record[s].feasible]
+    if not feasible:
+        raise PerfModelError("no candidate model could be fitted on every validation split; "
+                             "measure more configurations")
+    best_set = min(feasible, key=lambda s: record[s].score)
+    band = record[best_set].score + 2 * _noise(record[best_set].score, record[best_set].se) + 0.5
+    shortlist: list[tuple] = []
+    for m in sorted({len(s) for s in feasible}):
+        inside = [s for s in best_of([s for s in feasible if len(s) == m], 2) if record[s].score <= band]
+        shortlist += inside
+    for s in sorted(feasible, key=lambda s: record[s].score):
+        if len(shortlist) >= 4:
+            break
+        if s not in shortlist:
+            shortlist.append(s)
+    shortlist = sorted(shortlist, key=lambda s: record[s].score)[:max(1, int(max_candidates))]
+    shortlist.sort(key=lambda s: (len(s), record[s].score))
+    tell(n_steps + 1, total, f"screened {screen.n_evaluated} term sets")
+
+    # -- refinement with DE, in a process pool ---------------------------------
+    specs: list[tuple[str, dict, int, str, float]] = []  # (spec, bounds, n_params, origin, screen score)
+    seen_specs = set()
+    for s in shortlist:
+        spec, bounds, nf = _spec([terms[i] for i in s], free=False)
+        specs.append((spec, bounds, len(s), "screened", record[s].score))
+        seen_specs.add(spec)
+    # free-exponent variants: of the best set of each size first (smallest first), then by score
+    by_size_best = [min((s for s in shortlist if len(s) == m), key=lambda s: record[s].score)
+                    for m in sorted({len(s) for s in shortlist})]
+    order = by_size_best + sorted((s for s in shortlist if s not in by_size_best), key=lambda s: record[s].score)
+    n_done = 0
+    for s in order:
+        if n_done >= int(n_free):
+            break
+        spec, bounds, nf = _spec([terms[i] for i in s], free=True)
+        if nf and spec not in seen_specs and len(s) + nf <= screen.max_size:
+            specs.append((spec, bounds, len(s) + nf, "free exponents", record[s].score))
+            seen_specs.add(spec)
+            n_done += 1
+    settings = {**base, **search_de}
+    tasks = [{"spec": sp, "bounds": bd, "settings": settings, "meas": meas, "k": int(k), "seed": int(seed),
+              "query": holdout_query} for sp, bd, nf, origin, sc in specs]
+    n_total = total + len(tasks) + int(n_best)
+
+    def tick(offset, label):
+        return lambda done: tell(offset + done, n_total, label)
+
+    outcomes = [] if stopped[0] else _run(_validate_task, tasks, workers,
+                                          tick(total - 1, "validating candidates"), stop)
+    evaluated: list[Candidate] = []
+    for (spec, bounds, n_params, origin, sc), out in zip(specs, outcomes):
+        if out is None or "error" in out:
+            continue
+        evaluated.append(Candidate(spec, None, out["cv"], out["holdout"], out["score"], n_params, out["se"],
+                                   bounds, origin, sc))
+    evaluated.sort(key=lambda c: (c.score, c.n_params))
+    if not evaluated:
+        if stopped[0]:
+            raise PerfModelError("the automatic search was stopped before any candidate was validated")
+        raise PerfModelError("no candidate model could be validated; measure more configurations")
+    noise = _noise(evaluated[0].score, evaluated[0].se)
+    within = [c for c in evaluated if c.score <= evaluated[0].score + noise]
+    within.sort(key=lambda c: (c.n_params, c.score))
+    chosen = within[:max(1, int(n_best))]
+
+    # -- final refits ------------------------------------------------------------
+    fits = [{"spec": c.spec, "bounds": c.bounds, "settings": {**base, **final_de}, "meas": meas}
+            for c in chosen]
+    results = _run(_fit_task, fits, workers, tick(total - 1 + len(tasks), "refitting the chosen models"), None)
+    for c, res in zip(chosen, results):
+        if isinstance(res, FitResult):
+            res.validation = {f"{out_name}": m for out_name, m in
+                              ((f"{k}-fold CV", c.cv), (f"hold-out ({holdout_query})", c.holdout)) if m}
+            c.result = res
+    chosen = [c for c in chosen if c.result is not None]
+    tell(n_total, n_total, "done")
+    return Selection(candidates=chosen, evaluated=evaluated, trace=trace, holdout_query=holdout_query,
+                     k=int(k), seed=int(seed),
+                     settings={**base, "max_terms": int(max_terms), "beam": int(beam), "n_best": int(n_best),
+                               "max_candidates": int(max_candidates), "search_de": search_de,
+                               "final_de": final_de},
+                     pool=pool_counts, n_screened=screen.n_evaluated, seconds=_time.perf_counter() - t0,
+                     workers=workers, stopped=stopped[0], noise=noise)
+
+
+# ----------------------------------------------------------------------------------------
+# λ chosen by validation
+# ----------------------------------------------------------------------------------------
+#: Default λ grid: 0 and 11 values from 1e-6 to 0.1 (λ acts on each term's share of the mean
+#: time, so with the relative loss λ = 0.01 makes a term carrying the whole mean time cost as
+#: much as a 10 % RMS error; see perfmodel.fit).
+DEFAULT_LAMS = (0.0,) + tuple(float(v) for v in np.logspace(-6, -1, 11))
+LAMBDA_RULES = ("1se", "min")
+
+
+@dataclass
+class LambdaPath:
+    """Coefficients and validation error against λ.
+
+    ``lams`` shape (L,); ``coefficients`` and ``shares`` shape (L, K) for the K ``terms``
+    (``shares``: each coefficient normalised as the fitter penalises it, c_k·mean|term_k| /
+    mean(time), i.e. the share of the mean time the term carries); ``params`` the free
+    parameters per λ; ``cv_mape``/``cv_se`` the k-fold MAPE (percent) and its standard error
+    (std of the fold MAPEs / sqrt(k)); ``fit_mape`` the in-sample MAPE. ``lam_min`` has the
+    lowest CV MAPE; ``lam_1se`` is the largest λ whose CV MAPE is within one standard error
+    of that minimum (the one-standard-error rule); ``chosen`` is the one ``rule`` picks.
+    """
+
+    expression: str
+    lams: np.ndarray
+    terms: list
+    coefficients: np.ndarray
+    shares: np.ndarray
+    params: list
+    cv_mape: np.ndarray
+    cv_se: np.ndarray
+    fit_mape: np.ndarray
+    lam_min: float
+    lam_1se: float
+    chosen: float
+    rule: str
+    k: int
+    seed: int
+    errors: list = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_frame(self):
+        """One row per λ: lam, cv_mape, cv_se, fit_mape, then ``share:<term>`` and ``coef:<term>``."""
+        import pandas as pd
+
+        df = pd.DataFrame({"lam": self.lams, "cv_mape": self.cv_mape, "cv_se": self.cv_se,
+                           "fit_mape": self.fit_mape})
+        for j, t in enumerate(self.terms):
+            df[f"share:{t}"] = self.shares[:, j]
+        for j, t in enumerate(self.terms):
+            df[f"coef:{t}"] = self.coefficients[:, j]
+        df["chosen"] = df["lam"] == self.chosen
+        return df
+
+    def to_dict(self) -> dict:
+        return {"expression": self.expression, "lams": self.lams.tolist(), "terms": list(self.terms),
+                "coefficients": self.coefficients.tolist(), "shares": self.shares.tolist(),
+                "params": self.params, "cv_mape": self.cv_mape.tolist(), "cv_se": self.cv_se.tolist(),
+                "fit_mape": self.fit_mape.tolist(), "lam_min": self.lam_min, "lam_1se": self.lam_1se,
+                "chosen": self.chosen, "rule": self.rule, "k": self.k, "seed": self.seed,
+                "errors": self.errors}
+
+
+def _lambda_task(task: dict) -> dict:
+    model: Model = task["model"]
+    meas = task["meas"]
+    try:
+        res = model.fit(meas)
+        cv = cross_validate(model, meas, "kfold", task["k"], task["seed"])
+    except PerfModelError as exc:
+        return {"error": str(exc)}
+    T = res.term_values(meas)
+    c = np.array(list(res.coefficients.values()))
+    share = c * np.mean(np.abs(T), axis=1) / float(np.mean(meas.y))
+    folds = [f["metrics"]["mape"] for f in cv.folds]
+    return {"terms": res.terms, "coef": c, "share": share, "params": dict(res.params),
+            "fit_mape": res.metrics["mape"], "cv_mape": cv.metrics["mape"],
+            "cv_se": float(np.std(folds, ddof=1) / math.sqrt(len(folds))) if len(folds) > 1 else 0.0,
+            "expression": res.expression}
+
+
+def lambda_path(model: Model, meas: Measurements, lams: Sequence[float] | None = None, k: int = 5,
+                seed: int = 0, *, rule: str = "1se", de: dict | None = None, progress: Callable | None = None,
+                should_stop: Callable | None = None, workers: int | None = None) -> LambdaPath:
+    """Fit ``model`` at each λ in ``lams`` and cross-validate it (k-fold, ``seed``).
+
+    ``lams``: default :data:`DEFAULT_LAMS`. ``rule``: ``"1se"`` (default; the largest λ
+    within one standard error of the lowest CV MAPE) or ``"min"``. ``de``: DE settings for
+    these fits (default :data:`SEARCH_DE`; ``{}`` keeps the model's). The model's own seed
+    is used for every fit, so the path (and the chosen λ) is reproducible.
+    ``progress(done, total, message)``; ``should_stop()`` ends the path early (the λ values
+    done so far are used). Raises :class:`PerfModelError` when no λ could be validated.
+    """
+    t0 = _time.perf_counter()
+    if not isinstance(model, Model):
+        raise PerfModelError(f"lambda_path needs a Model, got {type(model).__name__}")
+    if rule not in LAMBDA_RULES:
+        raise PerfModelError(f"unknown λ rule {rule!r}; known: {', '.join(LAMBDA_RULES)}")
+    grid = DEFAULT_LAMS if lams is None else lams
+    try:
+        grid = np.array(sorted({float(v) for v in grid}), float)
+    except (TypeError, ValueError):
+        raise PerfModelError(f"λ values must be numbers, got {lams!r}") from None
+    if grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid < 0):
+        raise PerfModelError("λ values must be finite numbers >= 0 (and at least one)")
+    if int(k) < 2:
+        raise PerfModelError("k-fold cross-validation needs k >= 2")
+    de = SEARCH_DE if de is None else de
+    tasks = [{"model": model.clone(lam=float(lam), **de), "meas": meas, "k": int(k), "seed": int(seed)}
+             for lam in grid]
+    tasks[0]["model"]._check_settings()
+    total = len(tasks)
+
+    def report(done):
+        if progress is not None:
+            progress(done, total, f"λ path: {done} of {total} values")
+
+    outs = _run(_lambda_task, tasks, n_workers(workers), report, should_stop)
+    ok = [i for i, o in enumerate(outs) if o is not None and "error" not in o]
+    errors = [f"λ = {grid[i]:g}: {o['error']}" for i, o in enumerate(outs) if o is not None and "error" in o]
+    if not ok:
+        raise PerfModelError("no λ could be validated" + (f": {errors[0]}" if errors else " (stopped)"))
+    grid = grid[ok]
+    outs = [outs[i] for i in ok]
+    cv = np.array([o["cv_mape"] for o in outs])
+    se = np.array([o["cv_se"] for o in outs])
+    finite = np.isfinite(cv)
+    if not finite.any():
+        raise PerfModelError("the cross-validated error is not finite for any λ")
+    i_min = int(np.nanargmin(np.where(finite, cv, np.nan)))
+    within = np.flatnonzero(finite & (cv <= cv[i_min] + se[i_min]))
+    i_1se = int(within.max())
+    chosen = grid[i_1se] if rule == "1se" else grid[i_min]
+    return LambdaPath(expression=outs[0]["expression"], lams=grid, terms=list(outs[0]["terms"]),
+                      coefficients=np.vstack([o["coef"] for o in outs]),
+                      shares=np.vstack([o["share"] for o in outs]), params=[o["params"] for o in outs],
+                      cv_mape=cv, cv_se=se, fit_mape=np.array([o["fit_mape"] for o in outs]),
+                      lam_min=float(grid[i_min]), lam_1se=float(grid[i_1se]), chosen=float(chosen), rule=rule,
+                      k=int(k), seed=int(seed), errors=errors, seconds=_time.perf_counter() - t0)
