@@ -205,7 +205,7 @@ class FitResult:
                  "[[Fit Statistics]]",
                  f"    rows: {self.n_rows} ({self.n_configurations} configurations); parameters: {self.n_params}",
                  f"    loss: {s['loss']}; penalty: {s['penalty']}; lambda: {s['lam']:g}; seed: {s['seed']}",
-                 f"    cost: {self.cost:.6g} (loss {self.loss:.6g} + lambda x penalty {self.penalty:.6g})",
+                 f"    cost: {self.cost:.6g} = loss {self.loss:.6g} + {s['lam']:g} x penalty {self.penalty:.6g}",
                  f"    DE: {self.convergence.get('nit')} generations, {self.convergence.get('nfev')} evaluations, "
                  f"{self.convergence.get('seconds', float('nan')):.2f} s, {self.convergence.get('message')}"]
         for key, val in self.metrics.items():
