@@ -9,8 +9,8 @@ What is searched
 The *term pool* is built for the factors present (:func:`search_terms`):
 
 1. **The term library** (:func:`perfmodel.terms.library`): constant (start-up), iterations
-   ``I``, per-iteration compute ``I·b^e`` (with ``e`` on the grid 0.25, 0.5, 0.75, 1, 1.25,
-   1.5), data-parallel compute ``N/p``, tree all-reduce ``I·log2(p)``, ring all-reduce
+   ``I``, per-iteration compute ``I·b^e`` (with ``e`` on the grid 0.1, 0.2, ..., 1.9),
+   data-parallel compute ``N/p``, tree all-reduce ``I·log2(p)``, ring all-reduce
    ``I·(p-1)/p``, parameter server ``I·p`` and per-worker start-up ``p``, each in the form
    that suits the mapped factors.
 2. **PMNF blocks of one factor** ``x^i·log2(x)^j`` with ``i`` in {0, 1/2, 1, 3/2, 2, 5/2, 3}
@@ -87,7 +87,7 @@ _SINGLE_LOG = (0, 1, 2)
 _STRONG = ((-1, 0), (-0.5, 0), (-2, 0), (-1, 1))
 _PAIR_BLOCKS = ((1, 0), (0, 1), (0.5, 0), (1.5, 0), (2, 0), (1, 1), (-1, 0))
 _TRIPLE_BLOCKS = ((1, 0), (0, 1), (-1, 0))
-_COMPUTE_GRID = (0.25, 0.5, 0.75, 1, 1.25, 1.5)
+_COMPUTE_GRID = tuple(round(0.1 * i, 1) for i in range(1, 20))  # 0.1 .. 1.9
 
 
 # ----------------------------------------------------------------------------------------
@@ -419,8 +419,26 @@ def _run(fn: Callable, tasks: list, workers: int, report: Callable[[int], None] 
 # ----------------------------------------------------------------------------------------
 # refinement tasks (top-level functions: they run in worker processes)
 # ----------------------------------------------------------------------------------------
+def exact_settings(model: Model, meas: Measurements) -> dict:
+    """DE settings that give ``model`` its exact optimum at the least cost, or {}.
+
+    When the expression has no free parameter and the loss is not ``log``, the core solves the
+    coefficients exactly (bounded least squares; ridge or proximal gradient for λ > 0), hands
+    that to DE as ``x0`` and keeps it unless DE finds better, which it cannot (the problem is
+    convex). One generation then gives the same fit as a thousand.
+    """
+    if model.loss == "log":
+        return {}
+    try:
+        expr, _ = model.resolve(meas)
+    except PerfModelError:
+        return {}
+    return {"maxiter": 1, "polish": False} if expr.is_linear else {}
+
+
 def _validate_task(task: dict) -> dict:
     model = Model(task["spec"], bounds=task["bounds"] or None, **task["settings"])
+    model = model.clone(**exact_settings(model, task["meas"]))
     meas, k, seed, query = task["meas"], task["k"], task["seed"], task["query"]
     try:
         cv = cross_validate(model, meas, "kfold", k, seed)
@@ -664,17 +682,25 @@ def auto_select(meas: Measurements, *, lam: float = 0.0, loss: str = "relative",
     const = next((i for i, t in enumerate(terms) if t.expr == "1"), None)
     start = [(const,)] if const is not None else [(i,) for i in range(len(terms))]
     evaluate(start)
-    # every set of library terms (the domain's own models) is screened exhaustively
+    # every set of library terms (the domain's own models) is screened exhaustively, with at
+    # most one exponent of each gridded family (e.g. one I·b^e)
     lib = [i for i, t in enumerate(terms) if t.kind == "library" and i != const]
+    plain = [i for i in lib if terms[i].free is None]
+    families: dict[str, list[int]] = {}
+    for i in lib:
+        if terms[i].free is not None:
+            families.setdefault(terms[i].free, []).append(i)
+    choices = [[()] + [(i,) for i in members] for members in families.values()]
     lib_sets = []
-    for m in range(1, min(int(max_terms), len(lib) + 1) + (0 if const is None else 0)):
-        for combo in itertools.combinations(lib, m):
-            s = tuple(sorted(combo + ((const,) if const is not None else ())))
-            if len(s) <= int(max_terms):
-                lib_sets.append(s)
-        if len(lib_sets) > 20000:
-            break
-    evaluate(lib_sets)
+    room = int(max_terms) - (1 if const is not None else 0)
+    for picks in itertools.product(*choices):
+        fixed = tuple(x for pick in picks for x in pick)
+        for m in range(0, room - len(fixed) + 1):
+            for combo in itertools.combinations(plain, m):
+                s = tuple(sorted(fixed + combo + ((const,) if const is not None else ())))
+                if s and len(s) > 1:
+                    lib_sets.append(s)
+    evaluate(lib_sets[:50000])
     beams = best_of(start, beam) or start[:1]
     tell(1, total, f"screening: {len(terms)} candidate terms")
     P = len(terms)
@@ -726,14 +752,24 @@ def auto_select(meas: Measurements, *, lam: float = 0.0, loss: str = "relative",
         spec, bounds, nf = _spec([terms[i] for i in s], free=False)
         specs.append((spec, bounds, len(s), "screened", record[s].score))
         seen_specs.add(spec)
-    # free-exponent variants: of the best set of each size first (smallest first), then by score
-    by_size_best = [min((s for s in shortlist if len(s) == m), key=lambda s: record[s].score)
-                    for m in sorted({len(s) for s in shortlist})]
+    # free-exponent variants. A set already within noise of the best screened score gains
+    # nothing from freeing its exponents (it would only add parameters); the others may, when
+    # their gridded exponent is off: the best set of each size (smallest first) that is not
+    # hopeless (screened score <= 2 x best + 1 percentage point), then the shortlist by score.
+    best_screen = record[best_set].score
+    screen_noise = _noise(best_screen, record[best_set].se)
+    by_size_best = []
+    for m in sorted({len(s) for s in feasible}):
+        top = best_of([s for s in feasible if len(s) == m], 1)
+        if top and record[top[0]].score <= 2 * best_screen + 1.0:
+            by_size_best.append(top[0])
     order = by_size_best + sorted((s for s in shortlist if s not in by_size_best), key=lambda s: record[s].score)
     n_done = 0
     for s in order:
         if n_done >= int(n_free):
             break
+        if record[s].score <= best_screen + screen_noise:
+            continue
         spec, bounds, nf = _spec([terms[i] for i in s], free=True)
         if nf and spec not in seen_specs and len(s) + nf <= screen.max_size:
             specs.append((spec, bounds, len(s) + nf, "free exponents", record[s].score))
@@ -873,7 +909,8 @@ def lambda_path(model: Model, meas: Measurements, lams: Sequence[float] | None =
 
     ``lams``: default :data:`DEFAULT_LAMS`. ``rule``: ``"1se"`` (default; the largest λ
     within one standard error of the lowest CV MAPE) or ``"min"``. ``de``: DE settings for
-    these fits (default :data:`SEARCH_DE`; ``{}`` keeps the model's). The model's own seed
+    these fits (default :data:`SEARCH_DE`; ``{}`` keeps the model's; a model without free
+    parameters gets its exact optimum in one DE generation, see :func:`exact_settings`). The model's own seed
     is used for every fit, so the path (and the chosen λ) is reproducible.
     ``progress(done, total, message)``; ``should_stop()`` ends the path early (the λ values
     done so far are used). Raises :class:`PerfModelError` when no λ could be validated.
@@ -893,7 +930,8 @@ def lambda_path(model: Model, meas: Measurements, lams: Sequence[float] | None =
     if int(k) < 2:
         raise PerfModelError("k-fold cross-validation needs k >= 2")
     de = SEARCH_DE if de is None else de
-    tasks = [{"model": model.clone(lam=float(lam), **de), "meas": meas, "k": int(k), "seed": int(seed)}
+    fast = exact_settings(model, meas)
+    tasks = [{"model": model.clone(lam=float(lam), **{**de, **fast}), "meas": meas, "k": int(k), "seed": int(seed)}
              for lam in grid]
     tasks[0]["model"]._check_settings()
     total = len(tasks)

@@ -1,0 +1,219 @@
+"""Automatic term selection and λ by validation.
+
+Known answers come from outside the search: the generating formulas of Extra-P's noise-free
+synthetic inputs (written in the files), and a synthetic data-parallel job built here from the
+term library's own terms with known constants.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from perfmodel import Measurements, Model, PerfModelError
+from perfmodel.autoselect import (DEFAULT_LAMS, _fold_ids, auto_select, lambda_path, search_terms)
+from perfmodel.data import measurements_from_extrap, read_extrap
+from perfmodel.evaluate import cross_validate, holdout, largest_scale_query
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+
+
+def extrap(name):
+    return measurements_from_extrap(read_extrap(DATA / "extrap" / name))
+
+
+def data_parallel_job(noise=0.0, seed=1):
+    """T = 3 + 0.004·I·b^0.72 + 0.02·I·log2(p) + 0.25·p, I = ceil(N/(p·b)) (library terms)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for p in (1, 2, 4, 8, 16, 32):
+        for n in (20_000, 40_000, 80_000, 160_000):
+            for b in (16, 32, 64, 128):
+                it = np.ceil(n / (p * b))
+                t = 3 + 0.004 * it * b ** 0.72 + 0.02 * it * np.log2(p) + 0.25 * p
+                rows.append({"gpus": p, "samples": n, "batch": b, "time_s": t * (1 + noise * rng.standard_normal())})
+    return Measurements.from_frame(pd.DataFrame(rows), "time_s", {"p": "gpus", "N": "samples", "b": "batch"})
+
+
+def terms_of(candidate):
+    return set(candidate.result.terms)
+
+
+# -- recovery of generating terms -------------------------------------------------------------
+def test_recovers_extrap_two_parameter_5():
+    # file comment: 2 + 0.884*s*log2(p), noise-free
+    sel = auto_select(extrap("text_two_parameter_5.txt"), workers=1)
+    best = sel.best
+    assert terms_of(best) == {"1", "log2(p)*s"}
+    assert best.n_params == 2
+    c = best.result.coefficients
+    assert c["c0"] == pytest.approx(2.0, rel=1e-6)
+    assert c["c1"] == pytest.approx(0.884, rel=1e-6)
+    assert best.cv["mape"] < 1e-6 and best.holdout["mape"] < 1e-6
+
+
+def test_recovers_extrap_two_parameter_6():
+    # file comment: 1 + 0.05*s^1.5*p, noise-free
+    sel = auto_select(extrap("text_two_parameter_6.txt"), workers=1)
+    best = sel.best
+    assert terms_of(best) == {"1", "p*s^1.5"}
+    c = best.result.coefficients
+    assert c["c0"] == pytest.approx(1.0, rel=1e-6)
+    assert c["c1"] == pytest.approx(0.05, rel=1e-6)
+
+
+def test_recovers_synthetic_data_parallel_job_with_free_exponent():
+    meas = data_parallel_job()
+    sel = auto_select(meas, workers=1)
+    best = sel.best
+    assert best.spec == "1 + I*b^e_b + I*log2(p) + p"
+    r = best.result
+    assert r.params["e_b"] == pytest.approx(0.72, abs=1e-4)
+    np.testing.assert_allclose([r.coefficients[f"c{k}"] for k in range(4)], [3, 0.004, 0.02, 0.25], rtol=1e-3)
+    assert best.origin == "free exponents"
+    # the smallest first among those within noise: no returned candidate is smaller than the best
+    assert all(c.n_params >= best.n_params for c in sel.candidates)
+
+
+def test_noisy_job_still_finds_the_library_terms():
+    sel = auto_select(data_parallel_job(noise=0.02), workers=1)
+    assert {"1", "I*log2(p)", "p"} <= terms_of(sel.best)
+    assert any(t.startswith("I*b^") for t in terms_of(sel.best))
+    assert sel.best.cv["mape"] < 3
+
+
+# -- what is searched, and the validation it uses ------------------------------------------------
+def test_search_terms_include_library_pmnf_and_interactions():
+    meas = data_parallel_job()
+    pool = search_terms(meas)
+    exprs = {t.expr for t in pool}
+    assert {"1", "I", "N/p", "I*log2(p)", "I*(p-1)/p", "I*p", "p", "I*b^0.7"} <= exprs
+    assert {"p^-1", "N^2", "log2(b)"} <= exprs                           # PMNF blocks, strong scaling
+    assert "N*p^-1" in exprs or "p^-1*N" in exprs                        # interactions
+    free = {t.free for t in pool if t.free}
+    assert "I*b^e_b" in free
+
+
+def test_log_blocks_need_values_at_least_one():
+    df = pd.DataFrame({"x": [0.25, 0.5, 1, 2, 4], "t": [1.0, 2, 3, 4, 5]})
+    pool = search_terms(Measurements.from_frame(df, "t", {"x": "x"}))
+    assert not any("log2" in t.expr for t in pool)
+
+
+def test_candidate_numbers_are_those_of_cross_validate_and_holdout():
+    meas = extrap("text_two_parameter_5.txt")
+    sel = auto_select(meas, workers=1, n_best=1)
+    c = sel.best
+    model = c.model(popsize=10, maxiter=300)
+    cv = cross_validate(model, meas, "kfold", 5, 0)
+    q = largest_scale_query(meas)
+    assert sel.holdout_query == q == "p > 8"
+    _, ho = holdout(model, meas, q)
+    assert c.cv["mape"] == pytest.approx(cv.metrics["mape"], abs=1e-9)
+    assert c.holdout["mape"] == pytest.approx(ho.metrics["mape"], abs=1e-9)
+    assert "5-fold CV" in c.result.validation
+
+
+def test_fold_ids_are_the_core_folds():
+    meas = data_parallel_job()
+    folds = _fold_ids(meas, "kfold", 5, 0)
+    cfg = meas.configurations()
+    for f in np.unique(folds):  # whole configurations per fold
+        assert not set(cfg[folds == f]) & set(cfg[folds != f])
+
+
+# -- pool, progress, cancel, report -------------------------------------------------------------
+def test_process_pool_gives_the_same_result_as_serial():
+    meas = extrap("text_two_parameter_6.txt")
+    a = auto_select(meas, workers=1, n_best=2)
+    b = auto_select(meas, workers=2, n_best=2)
+    assert [c.spec for c in a.candidates] == [c.spec for c in b.candidates]
+    assert [c.score for c in a.evaluated] == pytest.approx([c.score for c in b.evaluated], rel=1e-9, abs=1e-12)
+    assert b.workers == 2
+
+
+def test_progress_is_monotonic_and_ends_done():
+    calls = []
+    auto_select(extrap("text_two_parameter_5.txt"), workers=1, progress=lambda d, t, m: calls.append((d, t, m)))
+    done = [d for d, _, _ in calls]
+    assert done == sorted(done)
+    assert calls[-1][0] == calls[-1][1] and calls[-1][2] == "done"
+
+
+def test_cancel_before_anything_is_validated_raises():
+    with pytest.raises(PerfModelError, match="stopped"):
+        auto_select(extrap("text_two_parameter_5.txt"), workers=1, should_stop=lambda: True)
+
+
+def test_cancel_during_validation_returns_what_it_has():
+    seen = {"validated": 0}
+
+    def progress(done, total, message):
+        if message == "validating candidates":
+            seen["validated"] += 1
+
+    sel = auto_select(extrap("text_two_parameter_5.txt"), workers=1, progress=progress,
+                      should_stop=lambda: seen["validated"] >= 2)
+    assert sel.stopped
+    assert seen["validated"] == 2 and len(sel.evaluated) == 2
+    assert sel.best.result is not None
+    assert "STOPPED" in sel.report()
+
+
+def test_report_names_what_was_searched():
+    sel = auto_select(extrap("text_two_parameter_5.txt"), workers=1, n_best=1)
+    text = sel.report()
+    for part in ("[[Automatic term selection]]", "term pool", "5-fold CV", "hold-out", "[[Candidates]]",
+                 "[[Best model]]", "log2(p)*s"):
+        assert part in text
+    d = sel.to_dict()
+    assert d["candidates"][0]["spec"] == sel.best.spec and "result" in d["candidates"][0]
+
+
+def test_bad_arguments_are_user_errors():
+    meas = extrap("text_two_parameter_5.txt")
+    with pytest.raises(PerfModelError):
+        auto_select(meas, k=1)
+    with pytest.raises(PerfModelError):
+        auto_select(meas, loss="nope")
+    with pytest.raises(PerfModelError):
+        auto_select(meas, lam=-1)
+
+
+# -- λ by validation ----------------------------------------------------------------------------
+def test_lambda_path_is_finite_and_reproducible():
+    meas = data_parallel_job(noise=0.03, seed=4)
+    model = Model("1 + I*b^0.75 + I*log2(p) + p + N/p + I*p", seed=3)
+    lams = [0.0, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1]
+    a = lambda_path(model, meas, lams, k=5, seed=7, workers=1)
+    b = lambda_path(model, meas, lams, k=5, seed=7, workers=2)
+    assert np.isfinite(a.chosen) and a.chosen in lams
+    assert a.chosen == b.chosen and a.lam_min == b.lam_min
+    np.testing.assert_allclose(a.cv_mape, b.cv_mape, rtol=1e-9)
+    assert a.lam_1se >= a.lam_min
+    i_min = list(a.lams).index(a.lam_min)
+    i_1se = list(a.lams).index(a.lam_1se)
+    assert a.cv_mape[i_1se] <= a.cv_mape[i_min] + a.cv_se[i_min] + 1e-12
+    assert a.coefficients.shape == a.shares.shape == (len(lams), 6)
+    # a strong L1 penalty shrinks the total share of the penalised terms
+    assert a.shares[-1, 1:].sum() < a.shares[0, 1:].sum()
+    frame = a.to_frame()
+    assert frame["chosen"].sum() == 1 and list(frame.columns[:4]) == ["lam", "cv_mape", "cv_se", "fit_mape"]
+
+
+def test_lambda_rule_min_picks_the_lowest_cv_error():
+    meas = data_parallel_job(noise=0.03, seed=4)
+    path = lambda_path(Model("1 + I*b^0.75 + I*log2(p) + p"), meas, [0, 1e-3, 1e-1], rule="min", workers=1)
+    assert path.chosen == path.lams[int(np.argmin(path.cv_mape))]
+
+
+def test_default_lambda_grid_and_bad_input():
+    assert DEFAULT_LAMS[0] == 0 and all(np.isfinite(DEFAULT_LAMS))
+    meas = extrap("text_two_parameter_5.txt")
+    with pytest.raises(PerfModelError):
+        lambda_path(Model("1 + s*log2(p)"), meas, [-1.0])
+    with pytest.raises(PerfModelError):
+        lambda_path(Model("1 + s*log2(p)"), meas, [float("inf")])
+    with pytest.raises(PerfModelError):
+        lambda_path(Model("1 + s*log2(p)"), meas, rule="median")
