@@ -353,7 +353,8 @@ def compare(meas: Measurements, user_model=None, auto=None, holdout_query: str |
         automatic choice, or None: then :func:`auto_select` runs when ``run_auto``.
     holdout_query : ``"auto"`` (the largest scales, :func:`largest_scale_query`), a query such
         as ``"p > 8"``, or None (no held-out column).
-    k, seed : folds and seed of the cross-validation (whole configurations per fold).
+    k, seed : folds and seed of the cross-validation (whole configurations per fold); ``seed``
+        also seeds the DE of every peer except the user's.
     loss, lam : fit settings of every peer except the user's.
     presets : preset peers; pmnf : include the Extra-P-like PMNF search.
     nested : re-run the searches (automatic, PMNF) on the training part of the hold-out split.

@@ -1,0 +1,197 @@
+"""Peer comparison, the Extra-P-like PMNF search, and the selection figures.
+
+Known answers from outside: Extra-P's printed model for its ``two_parameter_1`` input
+(tests/test_console.py::test_print) and its expected models for ``one_parameter_6``
+(tests/test_modeling.py). The comparison table is checked against separate fits.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from perfmodel import Measurements, Model, PerfModelError
+from perfmodel.autoselect import auto_select, lambda_path
+from perfmodel.compare import (EXTRAP_EXPONENTS, PMNFSearchModel, compare, model_from_result, pmnf_search)
+from perfmodel.data import measurements_from_extrap, read_extrap
+from perfmodel.evaluate import cross_validate, holdout
+from perfmodel import selection_plots as sp
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+
+
+def extrap(name, **kw):
+    return measurements_from_extrap(read_extrap(DATA / "extrap" / name), **kw)
+
+
+def small_job(seed=2):
+    """A small noisy data-parallel job (p, N, b), 48 configurations × 2 repeats."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for p in (1, 2, 4, 8, 16, 32):
+        for n in (40_000, 160_000):
+            for b in (16, 32, 64, 128):
+                it = np.ceil(n / (p * b))
+                for _ in range(2):
+                    t = (2 + 0.003 * it * b ** 0.8 + 0.02 * it * np.log2(p) + 0.3 * p) * (1 + 0.02 * rng.standard_normal())
+                    rows.append({"p": p, "N": n, "b": b, "t": t})
+    return Measurements.from_frame(pd.DataFrame(rows), "t", {"p": "p", "N": "N", "b": "b"})
+
+
+# -- the PMNF search reproduces Extra-P -----------------------------------------------------
+def test_extrap_hypothesis_set_is_the_published_one():
+    assert len(EXTRAP_EXPONENTS) == 42
+    assert EXTRAP_EXPONENTS[0] == (0, 1, 1) and EXTRAP_EXPONENTS[-1] == (3, 1, 1)
+
+
+def test_pmnf_search_reproduces_extrap_two_parameter_1():
+    # Extra-P: 1.37420831 + 6.69808039*log2(y)^(1) + 0.04384165*x^(3/2)*log2(x)^(2)*log2(y)^(1)
+    meas = extrap("text_two_parameter_1.txt")
+    s = pmnf_search(meas)
+    assert s.per_factor == {"x": (3, 2, 2), "y": (0, 1, 1)}
+    assert s.spec == "1 + log2(y) + x^(3/2)*log2(x)^2*log2(y)"
+    r = Model(s.spec, loss="absolute", nonneg=False).fit(meas)
+    np.testing.assert_allclose([r.coefficients[f"c{k}"] for k in range(3)],
+                               [1.37420831, 6.69808039, 0.04384165], rtol=1e-6)
+
+
+@pytest.mark.parametrize("region, spec", [("met1", "1"), ("met2", "1 + p^2"), ("met3", "1 + p^2"),
+                                          ("met4", "1 + p^2")])
+def test_pmnf_search_matches_extrap_one_parameter_6(region, spec):
+    # Extra-P tests/test_modeling.py: met1 constant 4.068, met2..met4 a single p^2 term
+    meas = extrap("text_one_parameter_6.txt", region=region)
+    s = pmnf_search(meas)
+    assert s.spec == spec
+    if region == "met1":
+        r = Model("1", loss="absolute").fit(meas)
+        assert r.coefficients["c0"] == pytest.approx(4.068, abs=5e-4)
+
+
+def test_pmnf_search_recovers_noise_free_generators():
+    assert pmnf_search(extrap("text_two_parameter_5.txt")).spec == "1 + log2(p)*s"
+    assert pmnf_search(extrap("text_one_parameter_1.txt")).spec == "1 + x^2"
+
+
+def test_pmnf_search_model_reruns_the_search_per_fold():
+    meas = extrap("text_two_parameter_5.txt")
+    model = PMNFSearchModel(loss="absolute")
+    cv = cross_validate(model, meas, "kfold", 5, 0)
+    assert cv.metrics["mape"] < 1e-6
+    assert "log2(p)*s" in model.last_search.spec  # searched again on the last training part
+
+
+# -- the comparison table matches separate fits ---------------------------------------------
+@pytest.fixture(scope="module")
+def comparison():
+    meas = small_job()
+    user = Model("1 + I + I*log2(p)", seed=1)
+    sel = auto_select(meas, workers=1, n_best=1)
+    return meas, user, sel, compare(meas, user_model=user, auto=sel, k=4, seed=3, workers=1)
+
+
+def test_table_numbers_match_separate_fits(comparison):
+    meas, user, sel, c = comparison
+    table = c.table.set_index("model")
+    assert list(table.index) == ["your model", "automatic", "ernest", "data-parallel", "PMNF search"]
+    q = c.holdout_query
+    assert q == "p > 8"
+    models = {  # compare's seed (3) seeds the folds and every peer's DE, except the user's model
+        "your model": user,
+        "automatic": Model(sel.best.spec, bounds=sel.best.bounds or None, seed=3),
+        "ernest": Model(preset="ernest", seed=3),
+        "data-parallel": Model(preset="data-parallel", seed=3),
+        "PMNF search": Model(pmnf_search(meas).spec, nonneg=False, seed=3),
+    }
+    for name, model in models.items():
+        row = table.loc[name]
+        fit = model.fit(meas)
+        assert row["expression"] == fit.expression
+        assert row["n_params"] == fit.n_params
+        assert row["fit_mape"] == pytest.approx(fit.metrics["mape"], rel=1e-6)
+        assert row["cv_mape"] == pytest.approx(cross_validate(model, meas, "kfold", 4, 3).metrics["mape"], rel=1e-6)
+        assert row["holdout_mape"] == pytest.approx(holdout(model, meas, q)[1].metrics["mape"], rel=1e-6)
+        assert row["error"] == ""
+
+
+def test_winner_flags(comparison):
+    _, _, _, c = comparison
+    t = c.table
+    for col, flag in (("fit_mape", "best_fit"), ("cv_mape", "best_cv"), ("holdout_mape", "best_holdout")):
+        assert t[flag].any()
+        assert set(t.loc[t[flag], col]) == {t[col].min()}
+    assert c.winners()["cv_mape"] in set(t["model"])
+    text = c.report()
+    assert "[[Comparison]]" in text and "*" in text
+
+
+def test_parity_data_agrees_with_the_table(comparison):
+    _, _, _, c = comparison
+    for kind, col in (("in-sample", "fit_mape"), ("cross-validated", "cv_mape"), ("held-out", "holdout_mape")):
+        d = sp.comparison_parity_data(c, kind)
+        assert d.models == list(c.table["model"])
+        for m in d.models:
+            assert d.mape[m] == pytest.approx(float(c.table.set_index("model").loc[m, col]), rel=1e-9)
+    fig = sp.comparison_parity_figure(c, "held-out")
+    assert fig.layout.xaxis.title.text == "measured time (s)"
+    assert "held-out" in fig.layout.yaxis.title.text
+    names = [t.name for t in fig.data if t.name]
+    assert any(n.startswith("automatic") for n in names)
+
+
+def test_model_from_result_refits_the_same_model():
+    meas = small_job()
+    r = Model("1 + I*b^e + I*log2(p)", bounds={"e": (0, 2)}, lam=0.001, seed=5).fit(meas)
+    again = model_from_result(r).fit(meas)
+    assert again.expression == r.expression
+    assert again.coefficients == pytest.approx(r.coefficients, rel=1e-9)
+    assert again.settings["lam"] == 0.001 and again.settings["seed"] == 5
+
+
+def test_failing_peer_is_reported_not_raised():
+    meas = extrap("text_two_parameter_5.txt")
+    c = compare(meas, user_model="1 + s + s^2 + p + p^2 + log2(p) + log2(s) + s*p + s*log2(p) + p*log2(s)"
+                                 " + s^3 + p^3 + s^2*p + p^2*s + s^0.5 + p^0.5 + s^1.5 + p^1.5 + s^2.5 + p^2.5"
+                                 " + s^3*p + p^3*s + s^2*p^2 + s^-1 + p^-1 + s^-1*p",
+                auto=Model("1 + s*log2(p)"), presets=(), workers=1)
+    row = c.table.set_index("model").loc["your model"]
+    assert "configuration" in row["error"] and np.isnan(row["fit_mape"])
+    assert c.table.set_index("model").loc["automatic", "fit_mape"] < 1e-6
+
+
+def test_compare_needs_measurements_and_peers():
+    with pytest.raises(PerfModelError):
+        compare(pd.DataFrame({"a": [1]}))
+    with pytest.raises(PerfModelError):
+        compare(extrap("text_two_parameter_5.txt"), presets=(), pmnf=False, run_auto=False)
+
+
+# -- figures -------------------------------------------------------------------------------
+def test_lambda_path_figure_marks_the_chosen_lambda():
+    meas = small_job()
+    path = lambda_path(Model("1 + I*b^0.8 + I*log2(p) + p + I*p"), meas, [0, 1e-4, 1e-2, 1e-1], k=4, workers=1)
+    d = sp.lambda_path_data(path)
+    assert d.ticktext[0] == "0" and d.x[0] < d.x[1]
+    assert d.chosen == path.chosen and np.isfinite(d.chosen_x)
+    fig = sp.lambda_path_figure(path)
+    assert len([t for t in fig.data if t.yaxis == "y"]) == 5          # one share curve per term
+    assert fig.layout.xaxis2.title.text == "λ (regularisation weight)"
+    assert fig.layout.yaxis2.title.text == "MAPE (%)"
+    assert any(s.line.color == sp.CHOSEN for s in fig.layout.shapes)
+
+
+def test_selection_figure_and_empty_cases():
+    sel = auto_select(extrap("text_two_parameter_5.txt"), workers=1, n_best=2)
+    d = sp.selection_data(sel)
+    assert d.chosen.sum() == len(sel.candidates) and len(d.score) == len(sel.evaluated)
+    fig = sp.selection_figure(sel)
+    assert fig.layout.xaxis.title.text == "fitted parameters"
+
+    class Empty:
+        table = pd.DataFrame({"model": []})
+        predictions = pd.DataFrame(columns=["model", "kind", "row", "measured", "predicted"])
+
+    assert sp.comparison_parity_data(Empty(), "in-sample").models == []
+    assert sp.comparison_parity_figure(Empty()).layout.annotations[0].text.startswith("No cross-validated")
+    with pytest.raises(ValueError):
+        sp.comparison_parity_data(Empty(), "sideways")
