@@ -18,7 +18,7 @@ The *term pool* is built for the factors present (:func:`search_terms`):
    blocks ``x^-2, x^-1, x^-1/2, log2(x)/x`` that Extra-P's default search lacks (time that
    falls as processors grow).
 3. **Interactions**: products of two factors' blocks from {x^-1, x^1/2, x, x^3/2, x^2,
-   log2(x), x·log2(x)}, and of three factors' blocks from {x^-1, x, log2(x)}.
+   log2(x), x·log2(x)}, and of three factors' blocks from {x^-1, x, x^2, log2(x)}.
 
 Logarithms are used only for factors whose values are all >= 1 (Extra-P's rule); negative
 and fractional exponents only for positive factors; a factor with two distinct values
@@ -29,14 +29,17 @@ How it is searched
 ------------------
 *Screening* (exact, fast): every term set is fitted by non-negative weighted least squares
 (the same loss as the fit; the log loss is screened with the relative loss; λ = 0) on each
-validation split, in batches with numpy. A beam search (width ``beam``) starts from the
-constant and adds one term at a time up to ``max_terms`` terms; then every term set on the
+validation split, in batches with numpy. Every single term and every set of library terms
+(with at most one exponent per gridded family) are screened; then a beam search (width
+``beam``, the constant always among the starts) adds one term at a time up to ``max_terms`` terms; then every term set on the
 final beams and the best set of each size is pruned backwards (each term removed in turn).
 A set in which a term would get a negative coefficient on all the data is rejected (that
 term is redundant). *Refinement*: the best screened sets of each size (those within noise of
-the best screened score, at most ``max_candidates``), and for the best few a variant whose
-gridded exponents are free parameters fitted by differential evolution (``I·b^e_b`` with
-``e_b`` in [0, 2]; ``x^e`` in [i-1/2, i+1/2]), are fitted with :class:`perfmodel.Model`
+the best screened score, at most ``max_candidates``), and for a few (``n_free``) a variant
+whose exponents are free parameters fitted by differential evolution (``I·b^e_b`` with
+``e_b`` in [0, 2]; each ``x^i`` of a PMNF block or interaction as ``x^e`` with ``e`` in
+[i-1, i+1]; at most ``max_free`` free exponents, of the terms that carry the most time), are
+fitted with :class:`perfmodel.Model`
 (modest DE settings, ``search_de``) under the same cross-validation and hold-out splits as
 :func:`perfmodel.evaluate.cross_validate` and :func:`perfmodel.evaluate.holdout`, in a
 process pool. The chosen ones are refitted on all data with full DE settings (``final_de``).
@@ -85,8 +88,8 @@ SEARCH_DE = {"popsize": 10, "maxiter": 300, "tol": 0.01}
 _SINGLE_POLY = (0, 0.5, 1, 1.5, 2, 2.5, 3)
 _SINGLE_LOG = (0, 1, 2)
 _STRONG = ((-1, 0), (-0.5, 0), (-2, 0), (-1, 1))
-_PAIR_BLOCKS = ((1, 0), (0, 1), (0.5, 0), (1.5, 0), (2, 0), (1, 1), (-1, 0))
-_TRIPLE_BLOCKS = ((1, 0), (0, 1), (-1, 0))
+_PAIR_BLOCKS = ((1, 0), (0, 1), (0.5, 0), (1.5, 0), (2, 0), (1, 1), (-1, 0), (-2, 0))
+_TRIPLE_BLOCKS = ((1, 0), (0, 1), (-1, 0), (2, 0), (-2, 0))
 _COMPUTE_GRID = tuple(round(0.1 * i, 1) for i in range(1, 20))  # 0.1 .. 1.9
 
 
@@ -97,16 +100,15 @@ _COMPUTE_GRID = tuple(round(0.1 * i, 1) for i in range(1, 20))  # 0.1 .. 1.9
 class SearchTerm:
     """One candidate term of the search.
 
-    ``expr`` has fixed exponents (the model stays linear); ``free`` is the same term with
-    its exponent as a free parameter named ``param`` within ``bounds`` (None when it has none).
+    ``expr`` has fixed exponents (the model stays linear); ``free`` is the same term with its
+    exponents as free parameters ``params`` = ((name, low, high), ...) (None when it has none).
     """
 
     expr: str
     kind: str  # "library", "pmnf" or "interaction"
     meaning: str
     free: str | None = None
-    param: str | None = None
-    bounds: tuple | None = None
+    params: tuple = ()
 
 
 def _block_ok(values: np.ndarray, i: float, j: float) -> bool:
@@ -133,38 +135,35 @@ def search_terms(meas: Measurements) -> list[SearchTerm]:
             lo, hi = preset_bounds("data-parallel", meas.factors)["e_b"]
             for e in _COMPUTE_GRID:
                 fixed = t.expr.replace("b^e_b", "b" if e == 1 else f"b^{e:g}")
-                out.append(SearchTerm(fixed, "library", t.meaning, t.expr, "e_b", (lo, hi)))
+                out.append(SearchTerm(fixed, "library", t.meaning, t.expr, (("e_b", lo, hi),)))
         else:
             out.append(SearchTerm(t.expr, "library", t.meaning))
     singles = [(i, j) for i in _SINGLE_POLY for j in _SINGLE_LOG if (i, j) != (0, 0)] + list(_STRONG)
     singles.sort(key=lambda ij: (ij[1] > 0, abs(ij[0]) != 1, ij[0] < 0, abs(ij[0]), ij[1]))
+
+    def product(blocks, kind, meaning):
+        expr = "*".join(pmnf_term(x, i, j) for x, i, j in blocks)
+        free = "*".join(pmnf_term(x, f"e_{x}" if i else 0, j) for x, i, j in blocks)
+        params = tuple((f"e_{x}", i - 1.0, i + 1.0) for x, i, j in blocks if i)
+        return SearchTerm(expr, kind, meaning, free if params else None, params)
+
     for x in symbols:
-        v = meas.values(x)
-        for i, j in _blocks(v, singles):
-            expr = pmnf_term(x, i, j)
-            free = bounds = None
-            if i != 0:
-                free = pmnf_term(x, f"e_{x}", j)
-                bounds = (i - 0.5, i + 0.5)
-            out.append(SearchTerm(expr, "pmnf", f"PMNF block {x}^{i:g}·log2({x})^{j:g}", free,
-                                  f"e_{x}" if free else None, bounds))
+        for i, j in _blocks(meas.values(x), singles):
+            out.append(product([(x, i, j)], "pmnf", f"PMNF block {x}^{i:g}·log2({x})^{j:g}"))
     for a in range(len(symbols)):
         for b in range(a + 1, len(symbols)):
             x, y = symbols[a], symbols[b]
             for bx in _blocks(meas.values(x), _PAIR_BLOCKS):
                 for by in _blocks(meas.values(y), _PAIR_BLOCKS):
-                    expr = f"{pmnf_term(x, *bx)}*{pmnf_term(y, *by)}"
-                    out.append(SearchTerm(expr, "interaction", f"interaction of {x} and {y}"))
+                    out.append(product([(x, *bx), (y, *by)], "interaction", f"interaction of {x} and {y}"))
     for a in range(len(symbols)):
         for b in range(a + 1, len(symbols)):
             for c in range(b + 1, len(symbols)):
                 xs = symbols[a], symbols[b], symbols[c]
                 lists = [_blocks(meas.values(x), _TRIPLE_BLOCKS) for x in xs]
-                for bx in lists[0]:
-                    for by in lists[1]:
-                        for bz in lists[2]:
-                            expr = "*".join(pmnf_term(x, *blk) for x, blk in zip(xs, (bx, by, bz)))
-                            out.append(SearchTerm(expr, "interaction", f"interaction of {', '.join(xs)}"))
+                for blks in itertools.product(*lists):
+                    out.append(product([(x, *blk) for x, blk in zip(xs, blks)], "interaction",
+                                       f"interaction of {', '.join(xs)}"))
     return out
 
 
@@ -260,8 +259,18 @@ class _Screen:
             c = np.linalg.solve(Gs, rs[..., None])[..., 0]
         except np.linalg.LinAlgError:
             c = np.stack([np.linalg.lstsq(Gs[i], rs[i], rcond=None)[0] for i in range(J)])
-        neg = np.any(c < 0, axis=1)
-        return c, neg
+        # coefficients that are zero up to rounding (a redundant term on exact data) count as zero
+        neg = np.any(c < -1e-9 * np.maximum(1.0, np.max(np.abs(c), axis=1, keepdims=True)), axis=1)
+        return np.maximum(c, 0.0), neg
+
+    def shares(self, subset: Sequence[int]) -> np.ndarray:
+        """Mean share of the predicted time carried by each term of ``subset`` (fit on all rows)."""
+        sub = np.array(subset, int)[None, :]
+        name, tr, te, G, r = self.splits[0]
+        c, _ = self._solve(sub, G, r, tr)
+        contrib = np.abs(self.X[:, sub[0]] * (c[0] / self.s[sub[0]]))
+        total = contrib.sum(axis=1, keepdims=True)
+        return np.mean(contrib / np.where(total > 0, total, 1.0), axis=0)
 
     def evaluate(self, subsets: np.ndarray) -> list[_Score]:
         """Scores of term sets ``subsets`` (int array (J, m) of pool columns)."""
@@ -587,16 +596,23 @@ def _cand_dict(c: Candidate, with_result: bool = True) -> dict:
 # ----------------------------------------------------------------------------------------
 # the search
 # ----------------------------------------------------------------------------------------
-def _spec(terms: Sequence[SearchTerm], free: bool) -> tuple[str, dict, int]:
-    """Expression text, bounds and count of free parameters for a term set."""
+def _spec(terms: Sequence[SearchTerm], free: Sequence[bool] | bool) -> tuple[str, dict, int]:
+    """Expression text, bounds and count of free parameters for a term set.
+
+    ``free``: per term (or for all), whether its exponents become free parameters; names
+    that repeat get a suffix (e_b, e_b2, ...).
+    """
+    flags = [free] * len(terms) if isinstance(free, bool) else list(free)
     parts, bounds, used = [], {}, {}
-    for t in terms:
-        if free and t.free is not None:
-            name = t.param
-            used[name] = used.get(name, 0) + 1
-            new = name if used[name] == 1 else f"{name}{used[name]}"
-            parts.append(re.sub(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", new, t.free))
-            bounds[new] = tuple(float(b) for b in t.bounds)
+    for t, f in zip(terms, flags):
+        if f and t.free is not None:
+            text = t.free
+            for name, lo, hi in t.params:
+                used[name] = used.get(name, 0) + 1
+                new = name if used[name] == 1 else f"{name}{used[name]}"
+                text = re.sub(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", new, text)
+                bounds[new] = (float(lo), float(hi))
+            parts.append(text)
         else:
             parts.append(t.expr)
     return " + ".join(parts), bounds, len(bounds)
@@ -604,7 +620,7 @@ def _spec(terms: Sequence[SearchTerm], free: bool) -> tuple[str, dict, int]:
 
 def auto_select(meas: Measurements, *, lam: float = 0.0, loss: str = "relative", penalty: str = "l1",
                 seed: int = 0, k: int = 5, n_best: int = 3, max_terms: int = 5, beam: int = 8,
-                max_candidates: int = 10, n_free: int = 3, holdout_query: str | None = "auto",
+                max_candidates: int = 10, n_free: int = 3, max_free: int = 3, holdout_query: str | None = "auto",
                 search_de: dict | None = None, final_de: dict | None = None,
                 progress: Callable | None = None, should_stop: Callable | None = None,
                 workers: int | None = None) -> Selection:
@@ -620,6 +636,7 @@ def auto_select(meas: Measurements, *, lam: float = 0.0, loss: str = "relative",
     beam : term sets kept per step of the forward screening.
     max_candidates : screened term sets refined by differential evolution.
     n_free : of those, how many best ones also get a free-exponent variant.
+    max_free : most free exponents in one variant (the terms carrying the most time first).
     holdout_query : ``"auto"`` (largest-scale split), a query such as ``"p > 8"``, or None.
     search_de / final_de : DE settings while searching (default ``SEARCH_DE``) and for the
         final refits (default: :class:`Model`'s).
@@ -680,7 +697,7 @@ def auto_select(meas: Measurements, *, lam: float = 0.0, loss: str = "relative",
     total = n_steps + 2
     trace: list[dict] = []
     const = next((i for i, t in enumerate(terms) if t.expr == "1"), None)
-    start = [(const,)] if const is not None else [(i,) for i in range(len(terms))]
+    start = [(i,) for i in range(len(terms))]
     evaluate(start)
     # every set of library terms (the domain's own models) is screened exhaustively, with at
     # most one exponent of each gridded family (e.g. one I·b^e)
@@ -702,6 +719,8 @@ def auto_select(meas: Measurements, *, lam: float = 0.0, loss: str = "relative",
                     lib_sets.append(s)
     evaluate(lib_sets[:50000])
     beams = best_of(start, beam) or start[:1]
+    if const is not None and (const,) not in beams:
+        beams.append((const,))  # the intercept (start-up cost) is always grown from
     tell(1, total, f"screening: {len(terms)} candidate terms")
     P = len(terms)
     for step in range(2, n_steps + 1):
@@ -770,7 +789,15 @@ def auto_select(meas: Measurements, *, lam: float = 0.0, loss: str = "relative",
             break
         if record[s].score <= best_screen + screen_noise:
             continue
-        spec, bounds, nf = _spec([terms[i] for i in s], free=True)
+        # free the exponents of the terms that carry the most time, at most max_free of them
+        share = screen.shares(s)
+        flags, n_params_free = [False] * len(s), 0
+        for pos in np.argsort(-share):
+            t = terms[s[pos]]
+            if t.free is not None and n_params_free + len(t.params) <= int(max_free):
+                flags[pos] = True
+                n_params_free += len(t.params)
+        spec, bounds, nf = _spec([terms[i] for i in s], flags)
         if nf and spec not in seen_specs and len(s) + nf <= screen.max_size:
             specs.append((spec, bounds, len(s) + nf, "free exponents", record[s].score))
             seen_specs.add(spec)
