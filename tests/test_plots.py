@@ -1,0 +1,264 @@
+"""Figure builders on hand-made cases: the computed data first, then titles, traces and styling.
+
+The measurements are generated from a known formula, T = 1 + 0.01·N/p + 0.5·log2(p), so the
+expected numbers (predictions, contributions, crossover, speedup) come from that formula, not
+from perfmodel's own output.
+"""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from perfmodel import Measurements, Model, plots
+
+P = [1, 2, 4, 8]
+NS = [1000, 2000]
+
+
+def truth(p, n):
+    return 1 + 0.01 * n / p + 0.5 * np.log2(p)
+
+
+@pytest.fixture(scope="module")
+def meas():
+    rows = [{"workers": p, "samples": n, "time_s": truth(p, n), "rep": r} for p in P for n in NS for r in (1, 2)]
+    return Measurements.from_frame(pd.DataFrame(rows), "time_s", {"p": "workers", "N": "samples"}, name="hand-made")
+
+
+@pytest.fixture(scope="module")
+def res(meas):
+    return Model("1 + N/p + log2(p)", lam=0.0, seed=0, maxiter=50).fit(meas)
+
+
+@pytest.fixture(scope="module")
+def empty(meas):
+    return meas.subset(np.zeros(meas.n_rows, bool))
+
+
+def titles(fig):
+    return [fig.layout[k].title.text for k in fig.layout if k.startswith(("xaxis", "yaxis"))
+            and fig.layout[k].title.text]
+
+
+def test_the_fit_recovers_the_generating_formula(res):
+    c = res.coefficients
+    assert c["c0"] == pytest.approx(1, rel=1e-4)
+    assert c["c1"] == pytest.approx(0.01, rel=1e-4)
+    assert c["c2"] == pytest.approx(0.5, rel=1e-4)
+
+
+def test_term_styles_name_library_terms_in_plain_words_and_colour_by_category(res):
+    styles = plots.term_styles(res)
+    assert [s.text for s in styles] == ["1", "N/p", "log2(p)"]
+    assert styles[0].label == "Start-up (fixed)" and styles[0].category == "start-up"
+    assert styles[1].label == "Data-parallel compute" and styles[1].category == "compute"
+    # log2(p) is not a library term for these symbols: judged from its values, it grows with p
+    assert styles[2].label == "log2(p)" and styles[2].category == "communication"
+    for s in styles:
+        assert s.color in plots.CATEGORY_COLORS[s.category]
+    assert "Data-parallel compute" in styles[1].legend and "N/p" in styles[1].legend
+
+
+def test_term_styles_match_library_terms_whatever_the_exponent_is_called():
+    rows = [{"p": p, "b": b, "N": 1e5, "t": 1 + 1e5 / (p * b) * (0.01 * b ** 0.8 + 0.002 * np.log2(p))}
+            for p in P for b in (16, 64, 256)]
+    m = Measurements.from_frame(pd.DataFrame(rows), "t", {"p": "p", "b": "b", "N": "N"})
+    r = Model("1 + I*b^e1 + I*log2(p)", lam=0.0, seed=0, maxiter=50, bounds={"e1": (0, 2)}).fit(m)
+    labels = [s.label for s in plots.term_styles(r)]
+    assert labels == ["Start-up (fixed)", "Compute per batch", "All-reduce, tree (log p)"]
+    formula = plots.term_styles(r)[1].formula
+    assert formula.startswith("I·b^0.") and "e1" not in formula
+
+
+def test_parity_data(res, meas):
+    d = plots.parity_data(res, meas, color_by="p")
+    np.testing.assert_allclose(d.measured, truth(meas.values("p"), meas.values("N")))
+    np.testing.assert_allclose(d.predicted, d.measured, rtol=1e-4)
+    assert d.within_band == 1.0
+    assert d.lo < d.measured.min() and d.hi > d.measured.max()
+    np.testing.assert_array_equal(d.color, meas.values("p"))
+    assert "p = 1" in d.hover[0] and "N = 1000" in d.hover[0] and d.hover[0].startswith("row 1")
+
+
+def test_parity_figure(res, meas):
+    fig = plots.parity_figure(res, meas, color_by="p")
+    assert fig.layout.xaxis.title.text == "measured time (s)"
+    assert fig.layout.yaxis.title.text == "predicted time (s)"
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    names = [t.name for t in fig.data]
+    assert "y = x (perfect)" in names and "±10 %" in names
+    assert [n for n in names if n and n.startswith("p = ")] == ["p = 1", "p = 2", "p = 4", "p = 8"]
+    # the band is y = 0.9x .. 1.1x
+    lower, upper = fig.data[0], fig.data[1]
+    np.testing.assert_allclose(np.asarray(lower.y) / np.asarray(lower.x), 0.9)
+    np.testing.assert_allclose(np.asarray(upper.y) / np.asarray(upper.x), 1.1)
+    assert upper.fill == "tonexty"
+
+
+def test_parity_colour_by_a_factor_with_many_values_uses_a_colour_scale(res, meas):
+    many = meas.frame.copy()
+    many["noise"] = np.arange(len(many), dtype=float)
+    m = Measurements.from_frame(many.reset_index(drop=True), "time_s", {"p": "workers", "N": "samples"})
+    fig = plots.parity_figure(res, m, color_by="noise")
+    pts = [t for t in fig.data if t.name == "in-sample prediction"][0]
+    assert pts.marker.showscale and pts.marker.colorbar.title.text == "noise"
+
+
+def test_parity_with_cross_validated_predictions(res, meas):
+    cv = meas.y * 1.05
+    fig = plots.parity_figure(res, meas, cv_predicted=cv)
+    tr = [t for t in fig.data if t.name == "cross-validated prediction"][0]
+    np.testing.assert_allclose(tr.y, cv)
+    np.testing.assert_allclose(tr.customdata, 5.0)
+
+
+def test_contribution_data_per_configuration(res, meas):
+    d = plots.contribution_data(res, meas)
+    assert len(d.labels) == len(P) * len(NS) == meas.n_configurations
+    p, n = d.factors["p"].to_numpy(), d.factors["N"].to_numpy()
+    np.testing.assert_allclose(d.contributions["N/p"], 0.01 * n / p, rtol=1e-4)
+    np.testing.assert_allclose(d.contributions["log2(p)"], 0.5 * np.log2(p), rtol=1e-4, atol=1e-9)
+    np.testing.assert_allclose(d.contributions.sum(axis=1), truth(p, n), rtol=1e-4)
+    np.testing.assert_allclose(d.measured_mean, truth(p, n))
+    assert d.labels[0] == "p = 1, N = 1000"
+
+
+def test_contributions_figure(res, meas):
+    fig = plots.contributions_figure(res, meas)
+    assert fig.layout.barmode == "relative"
+    bars = [t for t in fig.data if t.type == "bar"]
+    assert len(bars) == 3
+    assert bars[1].marker.color == plots.CATEGORY_COLORS["compute"][0]
+    assert bars[2].marker.color == plots.CATEGORY_COLORS["communication"][0]
+    assert fig.layout.yaxis.title.text == "time per run (s)"
+    assert list(fig.layout.xaxis.ticktext)[0] == "p = 1, N = 1000"
+    assert bars[0].text is None  # labels go in the hover, not on the bars
+
+
+def test_share_data(res, meas):
+    d = plots.share_data(res)
+    total = truth(meas.values("p"), meas.values("N")).sum()
+    expected = {"Data-parallel compute": (0.01 * meas.values("N") / meas.values("p")).sum() / total * 100,
+                "log2(p)": (0.5 * np.log2(meas.values("p"))).sum() / total * 100,
+                "Start-up (fixed)": meas.n_rows / total * 100}
+    assert dict(zip(d.labels, d.shares)) == pytest.approx(expected, rel=1e-3)
+    assert list(d.shares) == sorted(d.shares, reverse=True)
+    fig = plots.shares_figure(res)
+    assert fig.layout.xaxis.title.text == "share of total predicted time (%)"
+
+
+def test_residuals(res, meas):
+    d = plots.residual_data(res, meas)
+    assert d.symbols == ["p", "N"]
+    np.testing.assert_allclose(d.residual_pct, 0, atol=1e-2)
+    fig = plots.residuals_figure(res, meas)
+    assert sorted(titles(fig)) == ["data size N (samples)", "residual (% of measured)", "workers p"]
+    assert fig.layout.xaxis.type == "log"  # p spans 8x
+    assert len(fig.layout.shapes) >= 4  # ±10 % band and zero line in each panel
+    lo, hi = fig.layout.yaxis.range
+    assert lo <= -10 and hi >= 10
+
+
+def test_overview(meas):
+    d = plots.overview_data(meas)
+    assert d.symbols == ["p", "N"]
+    fig = plots.overview_figure(meas)
+    assert fig.layout.yaxis.title.text == "measured time (s)"
+    assert fig.layout.xaxis.title.text == "workers p"
+    assert list(fig.layout.xaxis.tickvals) == [1, 2, 4, 8]
+
+
+def test_scaling_data(res, meas):
+    d = plots.scaling_data(res, "p", {"N": 2000}, meas)
+    assert d.x[0] == 1 and d.x[-1] == 32  # 4x the largest measured p
+    np.testing.assert_array_equal(d.x, np.arange(1, 33))  # integers for an integer factor
+    np.testing.assert_allclose(d.total, truth(d.x, 2000), rtol=1e-4)
+    np.testing.assert_array_equal(d.inside, d.x <= 8)
+    assert d.measured_range == (1, 8)
+    np.testing.assert_allclose(np.sort(d.points_y), np.sort(truth(meas.values("p"), 2000)[meas.values("N") == 2000]))
+    # communication (0.5·log2 p) overtakes compute (20/p) first at the smallest integer p where it is larger
+    x = np.arange(1, 33)
+    assert d.crossover == x[np.argmax(0.5 * np.log2(x) > 20 / x)]
+    assert d.others_outside == []
+
+
+def test_scaling_data_defaults_and_outside_values(res, meas):
+    d = plots.scaling_data(res, "N", {"p": 64}, meas, x_max=8000)
+    assert d.x[-1] == 8000 and d.fixed == {"p": 64.0}
+    assert d.others_outside == ["p"]
+    assert d.points_x.size == 0  # nothing was measured at p = 64
+    with pytest.raises(Exception, match="not a factor"):
+        plots.scaling_data(res, "b", {}, meas)
+
+
+def test_scaling_figure(res, meas):
+    fig = plots.scaling_figure(res, "p", {"N": 2000}, meas, log_x=True)
+    assert fig.layout.xaxis.title.text == "workers p" and fig.layout.yaxis.title.text == "predicted time (s)"
+    names = [t.name for t in fig.data]
+    assert names == ["model (measured range)", "model (extrapolated)", "measured runs"]
+    assert fig.data[1].line.dash == "dash"
+    # the dashed part starts where the solid one ends (continuous line), and is NaN inside the range
+    ys = np.asarray(fig.data[1].y, float)
+    assert np.isfinite(ys[7]) and np.isnan(ys[:7]).all() and np.isfinite(ys[8:]).all()
+    (zone,) = fig.layout.shapes
+    assert (zone.x0, zone.x1) == (8, 32) and zone.fillcolor == plots.EXTRAP_FILL
+    label = [a for a in fig.layout.annotations if "extrapolation" in a.text][0]
+    assert label.x == pytest.approx(math.log10(8))  # annotations use log10 units on a log axis
+    assert list(fig.layout.xaxis.tickvals) == [1, 2, 4, 8, 16, 32]
+    assert "N = 2000" in fig.layout.title.subtitle.text
+
+
+def test_scaling_contributions_figure(res, meas):
+    fig = plots.scaling_contributions_figure(res, "p", {"N": 2000}, meas)
+    areas = [t for t in fig.data if t.stackgroup == "terms"]
+    assert len(areas) == 3
+    assert [a.fillcolor for a in areas] == [plots.CATEGORY_COLORS["start-up"][0], plots.CATEGORY_COLORS["compute"][0],
+                                            plots.CATEGORY_COLORS["communication"][0]]
+    assert any("communication > compute" in a.text for a in fig.layout.annotations)
+
+
+def test_speedup(res, meas):
+    d = plots.speedup_data(res, {"N": 2000}, meas)
+    assert d.p0 == 1
+    np.testing.assert_allclose(d.speedup, truth(1, 2000) / truth(d.p, 2000), rtol=1e-4)
+    np.testing.assert_allclose(d.efficiency, d.speedup / d.p * 100)
+    np.testing.assert_allclose(d.ideal, d.p)
+    np.testing.assert_allclose(d.measured_speedup, truth(1, 2000) / truth(np.array(P), 2000))
+    fig = plots.speedup_figure(res, {"N": 2000}, meas)
+    assert fig.layout.yaxis.title.text == "speedup (×)" and fig.layout.yaxis2.title.text == "efficiency (%)"
+    assert len(fig.layout.shapes) == 2  # the extrapolation zone in both panels
+
+
+def test_empty_measurements_give_empty_figures_with_axis_titles(res, empty):
+    for fig, x_title, y_title in [
+        (plots.parity_figure(res, empty), "measured time (s)", "predicted time (s)"),
+        (plots.contributions_figure(res, empty), "configuration", "time per run (s)"),
+        (plots.residuals_figure(res, empty), "factor", "residual (% of measured)"),
+        (plots.overview_figure(empty), "factor", "measured time (s)"),
+        (plots.overview_figure(None), "factor", "measured time (s)"),
+    ]:
+        assert len(fig.data) == 0
+        assert fig.layout.xaxis.title.text == x_title and fig.layout.yaxis.title.text == y_title
+        assert fig.layout.annotations[0].text == "No measurements to show"
+    assert plots.parity_data(res, empty).measured.size == 0
+    assert plots.contribution_data(res, empty).labels == []
+    # the scaling view needs no measurements: the model alone draws it
+    d = plots.scaling_data(res, "p", {"N": 1000}, empty)
+    assert d.points_x.size == 0 and d.total.size == d.x.size
+
+
+def test_log_ticks():
+    assert plots.log_ticks(1, 32, [1, 2, 4, 8]) == [1, 2, 4, 8, 16, 32]
+    assert plots.log_ticks(700, 7000) == [1000, 2000, 5000]
+    assert plots.log_ticks(0.01, 1e6) == [10.0 ** k for k in range(-2, 7)]
+    assert plots.log_ticks(0, 10) == []
+
+
+def test_formatters():
+    assert plots.fmt_num(64) == "64" and plots.fmt_num(1281167) == "1.28M" and plots.fmt_num(25000) == "25k"
+    assert plots.fmt_num(0.125) == "0.125"
+    assert plots.fmt_seconds(0.25) == "250 ms" and plots.fmt_seconds(750) == "12.5 min"
+    assert plots.factor_title("N", "samples") == "data size N (samples)"
+    assert plots.factor_title("m", "size_mib") == "size_mib, m"
