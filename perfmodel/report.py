@@ -1,0 +1,232 @@
+"""Exports of a fitted model: JSON, predictions CSV, LaTeX, Python, and a standalone HTML report.
+
+* The model JSON is exactly :meth:`FitResult.to_json` (the file the CLI writes and reads).
+* The HTML report holds the formula, metrics, constants and the interactive Plotly charts;
+  plotly.js is inlined once, so the file opens without a network connection.
+
+Tables here (constants, metrics, predictions) are plain DataFrames shared by the app and the report.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import math
+import re
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from . import __version__
+from .data import Measurements
+from .evaluate import METRIC_LABELS
+from .plots import TIME_UNIT, fmt_num, report_figures, term_styles
+
+METRIC_ORDER = ("mape", "smape", "max_pct_error", "rmse", "r2", "adj_r2")
+PLOTLY_CONFIG = {"displaylogo": False, "responsive": True,
+                 "toImageButtonOptions": {"format": "png", "scale": 2}}
+
+
+def model_json(result) -> str:
+    """The model file: the same JSON the CLI writes (``FitResult.to_json``)."""
+    return result.to_json()
+
+
+def coefficient_unit(term_formula: str) -> str:
+    """Unit of a term's constant: seconds, or seconds per unit of the term."""
+    if term_formula in ("1", ""):
+        return TIME_UNIT
+    if term_formula.isidentifier():
+        return f"{TIME_UNIT} / {term_formula}"
+    return f"{TIME_UNIT} / ({term_formula})"
+
+
+def constants_table(result) -> pd.DataFrame:
+    """One row per fitted constant and free exponent.
+
+    Columns: name, term (formula with fitted exponents), meaning (plain words), category,
+    value, unit, share (% of the total predicted time over the data; blank for exponents),
+    bounds (exponents only).
+    """
+    rows = []
+    for k, s in enumerate(term_styles(result)):
+        c = result.coefficients[f"c{k}"] * result.signs[k]
+        rows.append({"name": f"c{k}", "term": "1 (constant)" if s.text == "1" else s.formula,
+                     "meaning": s.label if s.label != s.formula else "", "category": s.category,
+                     "value": float(c), "unit": coefficient_unit("" if s.text == "1" else s.formula),
+                     "share (%)": float(result.shares.get(s.text, float("nan"))) * 100, "bounds": ""})
+    for name, v in result.params.items():
+        lo, hi = result.param_bounds.get(name, [float("nan"), float("nan")])
+        rows.append({"name": name, "term": "exponent", "meaning": "free exponent", "category": "",
+                     "value": float(v), "unit": "–", "share (%)": float("nan"), "bounds": f"[{lo:g}, {hi:g}]"})
+    return pd.DataFrame(rows, columns=["name", "term", "meaning", "category", "value", "unit", "share (%)",
+                                       "bounds"])
+
+
+def metrics_table(result, validation: dict | None = None) -> pd.DataFrame:
+    """Metrics by row (MAPE, ...): an ``in-sample`` column and one column per validation method.
+
+    ``validation`` maps a method label (e.g. ``"5-fold cross-validation"``) to a metrics dict;
+    by default ``result.validation``.
+    """
+    validation = result.validation if validation is None else validation
+    data = {"in-sample": [result.metrics.get(k, float("nan")) for k in METRIC_ORDER]}
+    for method, vm in (validation or {}).items():
+        data[method] = [vm.get(k, float("nan")) for k in METRIC_ORDER]
+    return pd.DataFrame(data, index=[METRIC_LABELS.get(k, k) for k in METRIC_ORDER])
+
+
+def predictions_frame(result, meas: Measurements, cv_predicted: np.ndarray | None = None) -> pd.DataFrame:
+    """Per measured row: factors (original column names), measured and predicted time, error %,
+    whether the row is outside the measured range, and each term's contribution."""
+    env = meas.env()
+    out = pd.DataFrame({"row": meas.rows})
+    for sym, col in meas.factors.items():
+        out[col] = env[sym]
+    pred = result.predict(meas)
+    out[f"measured_{TIME_UNIT}"] = meas.y
+    out[f"predicted_{TIME_UNIT}"] = pred
+    out["error_pct"] = (pred - meas.y) / meas.y * 100
+    if cv_predicted is not None:
+        cv = np.asarray(cv_predicted, float)
+        out[f"cv_predicted_{TIME_UNIT}"] = cv
+        out["cv_error_pct"] = (cv - meas.y) / meas.y * 100
+    contrib = result.contributions(meas)
+    for s in term_styles(result):
+        out[f"contribution: {s.formula if s.text != '1' else 'constant'}"] = contrib[s.text].to_numpy()
+    return out
+
+
+def predictions_csv(result, meas: Measurements, cv_predicted: np.ndarray | None = None) -> str:
+    return predictions_frame(result, meas, cv_predicted).to_csv(index=False, float_format="%.6g")
+
+
+def latex_snippet(result) -> str:
+    """The fitted formula as a LaTeX equation."""
+    return "\\begin{equation}\n" + result.latex() + "\n\\end{equation}\n"
+
+
+def python_snippet(result) -> str:
+    """A self-contained Python function computing the fitted model with numpy."""
+    symbols = list(result.factors)
+    expr = result.python_expression()
+    args = ", ".join(symbols)
+    doc = f"Predicted time ({TIME_UNIT}) of the model fitted by perfmodel {__version__}: {result.formula()}"
+    lines = ["import numpy as np", "", "", f"def predict({args}):", f'    """{doc}', "",
+             "    Arguments: " + ", ".join(f"{s} = column {c!r}" for s, c in result.factors.items()),
+             '    """']
+    for s in symbols:
+        lines.append(f"    {s} = np.asarray({s}, dtype=float)")
+    # The iteration count I = E·ceil(N/(p·b)) takes E = 1 and p = 1 when they are not factors.
+    for name, why in (("E", "one epoch (E is not a factor of this model)"),
+                      ("p", "one worker (p is not a factor of this model)")):
+        if name not in symbols and re.search(rf"(?<![A-Za-z0-9_.]){name}(?![A-Za-z0-9_(])", expr):
+            lines.append(f"    {name} = 1.0  # {why}")
+    lines.append(f"    return {expr}")
+    return "\n".join(lines) + "\n"
+
+
+# -- HTML report -----------------------------------------------------------------------------------
+_CSS = """
+body { font-family: Inter, 'Source Sans Pro', 'Helvetica Neue', Arial, sans-serif; color: #1f2937;
+       max-width: 1150px; margin: 2rem auto; padding: 0 1.5rem; line-height: 1.45; }
+h1 { font-size: 1.9rem; margin-bottom: 0.2rem; }
+h2 { font-size: 1.35rem; margin-top: 2.2rem; border-bottom: 1px solid #e5e7eb; padding-bottom: 0.3rem; }
+.meta { color: #6b7280; }
+.formula { font-family: 'JetBrains Mono', Menlo, Consolas, monospace; font-size: 1.15rem; background: #f3f4f6;
+           padding: 0.8rem 1rem; border-radius: 6px; overflow-x: auto; }
+table { border-collapse: collapse; margin: 0.6rem 0; font-size: 0.95rem; }
+th, td { border-bottom: 1px solid #e5e7eb; padding: 0.35rem 0.8rem; text-align: left; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.warn { background: #fffbeb; border-left: 4px solid #f59e0b; padding: 0.5rem 0.9rem; margin: 0.4rem 0; }
+.figure { margin: 1.2rem 0; }
+details pre { background: #f9fafb; padding: 0.6rem; overflow-x: auto; }
+"""
+
+
+def _fmt_value(v) -> str:
+    if isinstance(v, (float, np.floating)):
+        if not math.isfinite(v):
+            return ""
+        return f"{v:.4g}"
+    return html.escape(str(v))
+
+
+def _table(frame: pd.DataFrame, index: bool = False) -> str:
+    cols = ([""] if index else []) + [str(c) for c in frame.columns]
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
+    body = []
+    for idx, row in frame.iterrows():
+        cells = [f"<th>{html.escape(str(idx))}</th>"] if index else []
+        for v in row:
+            cls = ' class="num"' if isinstance(v, (int, float, np.number)) else ""
+            cells.append(f"<td{cls}>{_fmt_value(v)}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def figure_html(fig: go.Figure, include_plotlyjs: bool, div_id: str | None = None) -> str:
+    """One figure as an HTML fragment; plotly.js is inlined when ``include_plotlyjs``."""
+    return fig.to_html(full_html=False, include_plotlyjs=True if include_plotlyjs else False,
+                       include_mathjax=False, config=PLOTLY_CONFIG, div_id=div_id)
+
+
+def html_report(result, meas: Measurements, figures: dict[str, go.Figure] | None = None,
+                cv_predicted: np.ndarray | None = None, title: str | None = None) -> str:
+    """A standalone HTML page: formula, metrics, constants, settings and the interactive charts.
+
+    ``figures`` (title -> figure) defaults to :func:`perfmodel.plots.report_figures`. plotly.js
+    is inlined in the first chart, so the page needs no network.
+    """
+    figures = figures if figures is not None else report_figures(result, meas, cv_predicted=cv_predicted)
+    name = result.dataset or meas.name or "measurements"
+    title = title or f"Execution-time model: {name}"
+    s = result.settings
+    conv = result.convergence
+    now = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
+    parts = [
+        "<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>",
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+        f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{html.escape(title)}</h1>",
+        f"<p class='meta'>Generated by perfmodel {html.escape(__version__)} on {now}. "
+        f"{result.n_rows} measured runs in {result.n_configurations} configurations; factors: "
+        + html.escape(", ".join(f"{k} = {v}" for k, v in result.factors.items()) or "none")
+        + f"; time column: {html.escape(result.time)}.</p>",
+        "<h2>Model</h2>",
+        f"<div class='formula'>{html.escape(result.formula())}</div>",
+        "<details><summary>LaTeX and Python</summary>"
+        f"<pre>{html.escape(result.latex())}</pre><pre>{html.escape(python_snippet(result))}</pre></details>",
+        "<h2>Accuracy</h2>",
+        "<p>In-sample metrics compare the model with the runs it was fitted to; cross-validated metrics "
+        "(when present) predict each configuration from a model fitted without it.</p>",
+        _table(metrics_table(result), index=True),
+        "<h2>Constants and exponents</h2>",
+        _table(constants_table(result)),
+    ]
+    if result.warnings or result.dropped:
+        parts.append("<h2>Warnings</h2>")
+        parts += [f"<div class='warn'>{html.escape(w)}</div>" for w in result.warnings]
+        if result.dropped:
+            parts.append(f"<div class='warn'>{len(result.dropped)} row(s) left out of the fit: "
+                         + html.escape("; ".join(result.dropped[:20]))
+                         + (" …" if len(result.dropped) > 20 else "") + "</div>")
+    parts.append("<h2>Charts</h2>")
+    for i, (fig_title, fig) in enumerate(figures.items()):
+        parts.append(f"<div class='figure'>{figure_html(fig, include_plotlyjs=(i == 0), div_id=f'fig{i}')}</div>")
+    settings = {
+        "expression": result.expression, "λ (lambda)": s.get("lam"), "penalty": s.get("penalty"),
+        "loss": s.get("loss"), "seed": s.get("seed"), "strategy": s.get("strategy"),
+        "population size": s.get("popsize"), "max generations": s.get("maxiter"), "tolerance": s.get("tol"),
+        "generations run": conv.get("nit"), "cost evaluations": conv.get("nfev"),
+        "fit time (s)": conv.get("seconds"), "cost": result.cost,
+    }
+    frame = pd.DataFrame({"setting": list(settings), "value": [
+        fmt_num(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in settings.values()]})
+    parts += ["<h2>Fit settings</h2>", _table(frame),
+              "<p class='meta'>Model fitted by regularised differential evolution "
+              "(Kavarakuntla et al., IEEE Access 2024). Load the model JSON with "
+              "<code>perfmodel.FitResult.load(path)</code>.</p>",
+              "</body></html>"]
+    return "\n".join(parts)
