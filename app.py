@@ -1,0 +1,29 @@
+"""perfmodel dashboard: upload timings, pick terms, tune λ, fit, and see why time scales as it does.
+
+    streamlit run app.py
+
+The entry point sets the page config, the session defaults (the bundled default dataset, fitted
+on first start, so every page works with zero setup), the navigation and the sidebar. Pages are
+thin: they read ``st.session_state``, call perfmodel, and render.
+"""
+
+import streamlit as st
+
+from ui import fitting, nav, state, widgets
+
+st.set_page_config(page_title="perfmodel", page_icon="⏱️", layout="wide",
+                   menu_items={"About": "perfmodel: interpretable execution-time models of distributed "
+                                        "deep-learning jobs, fitted by regularised differential evolution "
+                                        "(Kavarakuntla et al., IEEE Access 2024)."})
+
+state.init()
+
+page = st.navigation(nav.pages())
+
+notice = st.session_state.pop("notice", None)
+if notice:
+    st.warning(notice, icon=":material/link_off:")
+fitting.ensure_fit()
+widgets.sidebar()
+state.sync_query_params()
+page.run()

@@ -1,0 +1,67 @@
+"""Export: the model JSON, predictions CSV, LaTeX, Python and a standalone HTML report."""
+
+import re
+
+import streamlit as st
+
+from perfmodel import report
+from ui.exports import html_report_bytes
+from ui.nav import guard
+from ui.widgets import require_result
+
+guard()
+ss = st.session_state
+
+st.title("Export")
+require_result()
+res, meas, cv = ss["result"], ss["meas"], ss.get("cv") or {}
+stem = "perfmodel_" + re.sub(r"[^A-Za-z0-9_.-]+", "_", res.dataset or "model").strip("_")
+fit_key = "|".join(ss.get("fit_key") or ("", ""))
+
+st.markdown("Everything below describes the fitted model shown on the Results page:")
+st.code(res.formula(4), language=None, wrap_lines=True)
+
+c = st.columns(3)
+with c[0]:
+    st.markdown("**Model file (JSON)**")
+    st.download_button("Download model JSON", report.model_json(res), file_name=f"{stem}.json",
+                       mime="application/json", icon=":material/data_object:", key="dl:json", on_click="ignore",
+                       help="The same file the CLI writes and reads (python -m perfmodel predict --model FILE); "
+                            "load it in Python with perfmodel.FitResult.load(path).")
+    st.caption("Constants, exponents, settings (λ, seed, …), metrics and the measured range.")
+with c[1]:
+    st.markdown("**Predictions (CSV)**")
+    st.download_button("Download predictions CSV", report.predictions_csv(res, meas, cv.get("predicted")),
+                       file_name=f"{stem}_predictions.csv", mime="text/csv", icon=":material/table_view:",
+                       key="dl:csv", on_click="ignore",
+                       help="One row per measured run: factors, measured and predicted time, error %, "
+                            "cross-validated prediction and each term's contribution.")
+    st.caption("Per run: measured, predicted, error and each term's contribution.")
+with c[2]:
+    st.markdown("**Report (HTML)**")
+    st.download_button("Download HTML report", lambda: html_report_bytes(fit_key, res, meas, cv.get("predicted")),
+                       file_name=f"{stem}_report.html", mime="text/html", icon=":material/description:",
+                       key="dl:html", on_click="ignore",
+                       help="A single HTML file with the formula, metrics, constants and all interactive charts. "
+                            "plotly.js is inlined, so it opens without a network connection.")
+    st.caption("Formula, metrics, constants and the interactive charts; opens offline.")
+
+st.divider()
+left, right = st.columns(2)
+with left:
+    st.markdown("**LaTeX**")
+    tex = report.latex_snippet(res)
+    st.code(tex, language="latex", wrap_lines=True)
+    st.download_button("Download .tex", tex, file_name=f"{stem}.tex", mime="text/x-tex", key="dl:tex",
+                       on_click="ignore", icon=":material/functions:",
+                       help="The fitted formula as a LaTeX equation environment.")
+with right:
+    st.markdown("**Python**")
+    py = report.python_snippet(res)
+    st.code(py, language="python", wrap_lines=True)
+    st.download_button("Download .py", py, file_name=f"{stem}.py", mime="text/x-python", key="dl:py",
+                       on_click="ignore", icon=":material/code:",
+                       help="A numpy function predict(...) computing the fitted model.")
+
+with st.expander("Fit report (text)", icon=":material/article:"):
+    st.code(res.report(), language=None)

@@ -1,0 +1,84 @@
+"""Results: the fitted formula, constants with units and shares, metrics, and the diagnostic charts."""
+
+import streamlit as st
+
+from perfmodel.plots import contributions_figure, parity_figure, residuals_figure, shares_figure
+from perfmodel.report import constants_table, metrics_table
+from ui import fitting
+from ui.nav import guard
+from ui.widgets import fmt_pct, require_result
+
+guard()
+ss = st.session_state
+
+st.title("Results")
+require_result()
+res, meas, cv = ss["result"], ss["meas"], ss.get("cv") or {}
+
+if fitting.is_stale():
+    st.info("The terms or settings on the Model page changed since this fit; these results are for the model "
+            "below.", icon=":material/update:")
+
+st.latex(res.latex(4))
+st.caption(f"{res.n_rows} runs in {res.n_configurations} configurations of {res.dataset or 'the data'}; "
+           f"time column {res.time}; " + ", ".join(f"{s} = {c}" for s, c in res.factors.items()))
+for w in res.warnings:
+    st.warning(w, icon=":material/warning:")
+
+# -- metrics ---------------------------------------------------------------------------------------------
+cvm = cv.get("metrics") or {}
+c = st.columns(4)
+c[0].metric("MAPE, in-sample", fmt_pct(res.metrics["mape"]),
+            help="Mean absolute percentage error over the runs the model was fitted to.")
+c[1].metric(f"MAPE, {cv.get('label', 'cross-validated')}", fmt_pct(cvm.get("mape")),
+            help="Each configuration is predicted by a model fitted without it (whole configurations per fold): "
+                 "an estimate of the error on configurations not measured." if cvm else
+                 cv.get("error", "Cross-validation is switched off on the Model page."))
+c[2].metric("R², in-sample", f"{res.metrics['r2']:.4f}", help="Share of the variance of the times explained.")
+c[3].metric("Largest error, in-sample", fmt_pct(res.metrics["max_pct_error"]),
+            help="Largest absolute percentage error over the runs.")
+
+st.markdown("**Constants and exponents**")
+st.dataframe(
+    constants_table(res), hide_index=True, width="stretch",
+    column_config={
+        "name": st.column_config.TextColumn("name", help="c_k multiplies term k; other names are exponents"),
+        "term": st.column_config.TextColumn("term", help="The term with the fitted exponents"),
+        "meaning": st.column_config.TextColumn("meaning", help="Plain-word name of a library term"),
+        "category": st.column_config.TextColumn("category", help="start-up, compute or communication"),
+        "value": st.column_config.NumberColumn("value", format="%.4g", help="Fitted value"),
+        "unit": st.column_config.TextColumn("unit", help="Seconds per unit of the term"),
+        "share (%)": st.column_config.ProgressColumn(
+            "share of time", min_value=0.0, max_value=100.0, format="%.1f %%",
+            help="The term's share of the total predicted time over the measured runs"),
+        "bounds": st.column_config.TextColumn("bounds", help="Search bounds of an exponent"),
+    })
+
+left, right = st.columns(2)
+with left:
+    st.markdown("**Metrics**")
+    st.dataframe(metrics_table(res).style.format("{:.4g}", na_rep="–"), width="stretch")
+    st.caption("In-sample: the runs used for fitting. Cross-validated: each configuration predicted by a model "
+               "that did not see it.")
+with right:
+    st.plotly_chart(shares_figure(res), width="stretch", theme=None, key="shares")
+
+st.divider()
+c = st.columns([1, 1, 2])
+opts = [None] + list(res.factors)
+color_by = c[0].selectbox("Colour the points by", opts, format_func=lambda v: "nothing" if v is None else v,
+                          index=1 if len(opts) > 1 else 0, key="w:color_by",
+                          help="Colour the points of the parity plot by one factor to see where the model errs.")
+show_cv = c[1].toggle("Cross-validated predictions", value=False, key="w:show_cv",
+                      disabled=cv.get("predicted") is None,
+                      help="Add hollow markers to the parity plot: each run predicted by the model fitted "
+                           "without its configuration.")
+left, right = st.columns(2)
+with left:
+    st.plotly_chart(parity_figure(res, meas, color_by=color_by,
+                                  cv_predicted=cv.get("predicted") if show_cv else None),
+                    width="stretch", theme=None, key="parity")
+with right:
+    st.plotly_chart(residuals_figure(res, meas, max_cols=2), width="stretch", theme=None, key="residuals")
+
+st.plotly_chart(contributions_figure(res, meas), width="stretch", theme=None, key="contributions")

@@ -1,0 +1,312 @@
+"""The dashboard through Streamlit's AppTest: every page, a λ change, uploads good and bad, a bad
+term, query parameters, and the export downloads (captured where Streamlit stores them)."""
+
+import io
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.runtime.media_file_manager import MediaFileManager
+from streamlit.testing.v1 import AppTest
+
+from perfmodel import FitResult
+from perfmodel.datasets import DEFAULT_DATASET
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+PAGES = ["pages/data.py", "pages/model.py", "pages/results.py", "pages/scaling.py", "pages/export.py"]
+
+
+@pytest.fixture(autouse=True)
+def served_like_a_server(monkeypatch):
+    """Run every AppTest step through app.py, as a real server does.
+
+    AppTest resets Streamlit's legacy "pages/ folder" flag before every run, so with a pages/
+    folder next to app.py each rerun after the first would execute the page file alone. A real
+    server leaves that mode for good at the first st.navigation call (see ui/nav.py)."""
+    import streamlit.testing.v1.app_test as app_test_module
+    from streamlit.runtime.pages_manager import PagesManager
+
+    class ServerLikePagesManager(PagesManager):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(app_test_module, "PagesManager", ServerLikePagesManager)
+    yield
+    PagesManager.uses_pages_directory = None
+
+
+def new_app(**query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(query)
+    return at
+
+
+@pytest.fixture
+def app() -> AppTest:
+    at = new_app().run()
+    assert not at.exception
+    return at
+
+
+def errors(at):
+    return [e.value for e in at.error]
+
+
+def charts(at):
+    return at.get("plotly_chart")
+
+
+def upload(at, name: str, content: bytes) -> None:
+    at.radio(key="w:source").set_value("Upload a file").run()
+    at.file_uploader(key="w:upload").set_value((name, content, "text/plain")).run()
+
+
+def submit(at, label: str) -> None:
+    [button] = [b for b in at.button if b.label == label]
+    button.click().run()
+
+
+def test_default_dataset_loads_and_fits(app):
+    ss = app.session_state
+    assert ss["data"]["name"] == DEFAULT_DATASET
+    res = ss["result"]
+    assert res is not None and res.dataset == DEFAULT_DATASET
+    assert res.metrics["mape"] < 10
+    assert ss["cv"]["metrics"]["mape"] < 15  # cross-validated on the first start too
+    assert not errors(app)
+    assert app.title[0].value == "Data"
+    assert len(charts(app)) == 1  # the quick view of time against each factor
+    # the sidebar shows the dataset and the fit at a glance
+    sidebar = [m.value for m in app.sidebar.markdown]
+    assert any("ResNet-50" in m for m in sidebar)
+    assert [m.label for m in app.sidebar.metric] == ["MAPE (fit)", "MAPE (CV)"]
+    # the URL carries the view
+    assert app.query_params["dataset"] == DEFAULT_DATASET
+    assert app.query_params["lam"] == "0.01" and app.query_params["seed"] == "0"
+
+
+@pytest.mark.parametrize("page, n_charts", [("pages/data.py", 1), ("pages/model.py", 0), ("pages/results.py", 4),
+                                            ("pages/scaling.py", 3), ("pages/export.py", 0)])
+def test_every_page_renders_with_zero_setup(app, page, n_charts):
+    app.switch_page(page).run()
+    assert not app.exception
+    assert not errors(app)
+    assert len(charts(app)) == n_charts
+
+
+def test_every_widget_has_help(app):
+    for page in PAGES:
+        app.switch_page(page).run()
+        for kind in ("selectbox", "select_slider", "slider", "checkbox", "toggle", "radio", "text_input",
+                     "number_input", "multiselect", "button", "file_uploader"):
+            for w in getattr(app, kind, []):
+                assert w.help, f"{page}: {kind} {w.label!r} has no help text"
+
+
+def test_changing_lambda_changes_the_fit(app):
+    app.switch_page("pages/model.py").run()
+    first = app.session_state["result"]
+    app.select_slider(key="w:lam").set_value(1.0)
+    submit(app, "Fit model")
+    assert not app.exception and not errors(app)
+    res = app.session_state["result"]
+    assert res.settings["lam"] == 1.0
+    assert res.coefficients != first.coefficients
+    assert res.penalty != first.penalty
+    assert app.query_params["lam"] == "1"
+    assert app.success[0].value.startswith("Fitted in")
+    # back to the first λ: the same model again
+    app.select_slider(key="w:lam").set_value(0.01)
+    submit(app, "Fit model")
+    assert app.session_state["result"].coefficients == first.coefficients
+
+
+def test_presets_and_library_checkboxes_edit_the_terms(app):
+    app.switch_page("pages/model.py").run()
+    app.button(key="preset:ernest").click().run()
+    assert app.session_state["custom_terms"] == "log(p) + b"
+    for key in ("constant", "data-parallel", "worker-startup"):
+        assert app.checkbox(key=f"lib:{key}").value
+    app.checkbox(key="lib:tree-allreduce").check().run()
+    assert app.session_state["lib_terms"]["tree-allreduce"] == "I*log2(p)"
+    assert not errors(app)
+    latex = app.get("latex")[0].value
+    assert "c_{5}" in latex and "\\log_2" in latex
+    submit(app, "Fit model")
+    assert app.session_state["result"].terms == ["1", "N/p", "I*log2(p)", "p", "log(p)", "b"]
+
+
+@pytest.mark.parametrize("term, message", [("N/p + foo(", "cannot parse"), ("sin(p)", "not allowed"),
+                                           ("log2(b - 64)", "needs its argument"),
+                                           ("batch_per_gpu", "data column")])
+def test_a_bad_term_shows_an_error_and_no_exception(app, term, message):
+    app.switch_page("pages/model.py").run()
+    app.text_input(key="w:custom").input(term).run()
+    assert not app.exception
+    assert any(message in e for e in errors(app)), errors(app)
+    [fit] = [b for b in app.button if b.label == "Fit model"]
+    assert fit.disabled
+    # the other pages keep showing the last good model
+    app.switch_page("pages/results.py").run()
+    assert not app.exception and len(charts(app)) == 4
+
+
+def test_an_impossible_fit_shows_an_error(app):
+    app.switch_page("pages/model.py").run()
+    # 7 free constants for 8 configurations is fine; an exponent per term and more terms is not
+    app.text_input(key="w:custom").input("p^a1 + b^a2 + p*b^a3 + p^2*b^a4 + N/p^a5").run()
+    submit(app, "Fit model")
+    assert not app.exception
+    assert any("configuration" in e for e in errors(app)), errors(app)
+
+
+def test_upload_csv_map_columns_and_fit():
+    at = new_app().run()
+    rows = ["gpus,batch,samples,epochs,time_s"]
+    for p in (1, 2, 4, 8):
+        for b in (32, 64):
+            for n in (10000, 20000):
+                rows.append(f"{p},{b},{n},1,{1 + n / (p * b) * (0.01 * b ** 0.8 + 0.002 * np.log2(p)):.6f}")
+    rows.append("16,64,20000,1,oops")
+    upload(at, "runs.csv", "\n".join(rows).encode())
+    assert at.success[0].value.startswith("Read runs.csv as CSV: 17 rows")
+    # first guesses from the column names
+    assert at.selectbox(key=[k for k in at.session_state if str(k).endswith(":time")][0]).value == "time_s"
+    submit(at, "Use this data")
+    assert not at.exception and not errors(at)
+    ss = at.session_state
+    assert ss["data"]["title"] == "Uploaded: runs.csv"
+    assert ss["meas"].factors == {"p": "gpus", "N": "samples", "b": "batch", "E": "epochs"}
+    assert "row 17, column 'time_s': non-numeric value 'oops'" in at.warning[0].value
+    assert ss["result"] is not None and ss["result"].n_rows == 16
+    for page in PAGES[1:]:
+        at.switch_page(page).run()
+        assert not at.exception and not errors(at)
+    assert "dataset" not in at.query_params  # an upload cannot be linked
+
+
+def test_upload_extrap_text():
+    at = new_app().run()
+    upload(at, "two.txt", (ROOT / "data" / "extrap" / "text_two_parameter_1.txt").read_bytes())
+    assert "as Extra-P text" in at.success[0].value
+    submit(at, "Use this data")
+    assert not at.exception and not errors(at)
+    meas = at.session_state["meas"]
+    assert set(meas.factors) == {"x", "y"} and meas.time == "time"
+    assert at.session_state["result"] is not None
+
+
+@pytest.mark.parametrize("name, content, message", [
+    ("bin.csv", b"\x00\x01\x02\x03binary", "binary file"),
+    ("one.csv", b"only\n1\n2\n", "found 1 column"),
+    ("bad.txt", b"PARAMETER p\nPOINTS 1 2 3\nDATA 1 2 3\nDATA 4 x 6\n", "line 4: value 'x' is not a number"),
+    ("empty.csv", b"", "empty"),
+])
+def test_a_bad_upload_shows_an_error_and_the_app_keeps_working(name, content, message):
+    at = new_app().run()
+    upload(at, name, content)
+    assert not at.exception
+    assert any(message in e for e in errors(at)), errors(at)
+    at.switch_page("pages/results.py").run()
+    assert not at.exception and len(charts(at)) == 4
+
+
+def test_a_mapping_without_usable_rows_shows_an_error():
+    at = new_app().run()
+    upload(at, "words.csv", b"gpus,time_s\n1,fast\n2,slow\n")
+    submit(at, "Use this data")
+    assert not at.exception
+    assert any("no usable rows" in e for e in errors(at)), errors(at)
+    assert at.session_state["data"]["name"] == DEFAULT_DATASET  # the previous data stays
+
+
+def test_switching_bundled_dataset(app):
+    app.selectbox(key="w:dataset").set_value("ernest-rcv1").run()
+    assert not app.exception and not errors(app)
+    res = app.session_state["result"]
+    assert res.dataset == "ernest-rcv1" and set(res.factors) == {"m", "x"}
+    assert app.query_params["dataset"] == "ernest-rcv1"
+    app.switch_page("pages/scaling.py").run()
+    assert not app.exception and len(charts(app)) == 2  # no p: no speedup chart
+
+
+def test_query_params_reproduce_a_view():
+    at = new_app(dataset="ernest-rcv1", terms="1 + x/m + log2(m)", lam="0", seed="3").run()
+    assert not at.exception
+    res = at.session_state["result"]
+    assert res.dataset == "ernest-rcv1"
+    assert res.settings["terms"] == "1 + x/m + log2(m)"
+    assert res.settings["lam"] == 0 and res.settings["seed"] == 3
+
+
+def test_bad_query_params_fall_back_with_a_warning():
+    at = new_app(dataset="no-such-data", lam="minus one", seed="x").run()
+    assert not at.exception
+    assert at.session_state["data"]["name"] == DEFAULT_DATASET
+    text = at.warning[0].value
+    assert "no-such-data" in text and "λ" in text and "seed" in text
+
+
+def test_scaling_controls(app):
+    app.switch_page("pages/scaling.py").run()
+    app.select_slider(key="w:extend").set_value(16).run()
+    app.toggle(key="w:logy").set_value(True).run()
+    assert not app.exception
+    spec = json.loads(charts(app)[0].proto.spec)
+    assert spec["layout"]["yaxis"]["type"] == "log"
+    zone = spec["layout"]["shapes"][0]  # the extrapolation zone runs to 16 x the largest measured p
+    assert (zone["x0"], zone["x1"]) == (8, 8 * 16)
+    app.selectbox(key="w:x").set_value("b").run()
+    assert not app.exception and len(charts(app)) == 3
+
+
+@pytest.fixture
+def captured(monkeypatch):
+    """Files handed to Streamlit's media manager by download buttons: {file name: bytes or callable}."""
+    files = {}
+    add, add_deferred = MediaFileManager.add, MediaFileManager.add_deferred
+
+    def spy_add(self, data, mimetype, coordinates, file_name=None, is_for_static_download=False):
+        if file_name:
+            files[file_name] = data
+        return add(self, data, mimetype, coordinates, file_name, is_for_static_download)
+
+    def spy_deferred(self, data_callable, mimetype, coordinates, file_name=None, **kw):
+        files[file_name] = data_callable
+        return add_deferred(self, data_callable, mimetype, coordinates, file_name, **kw)
+
+    monkeypatch.setattr(MediaFileManager, "add", spy_add)
+    monkeypatch.setattr(MediaFileManager, "add_deferred", spy_deferred)
+    return files
+
+
+def test_export_buttons_produce_files_that_parse(app, captured):
+    app.switch_page("pages/export.py").run()
+    assert not app.exception
+    assert len(app.get("download_button")) == 5
+    res, meas = app.session_state["result"], app.session_state["meas"]
+    stem = f"perfmodel_{DEFAULT_DATASET}"
+
+    model = FitResult.from_json(captured[f"{stem}.json"].decode())
+    np.testing.assert_array_equal(model.predict(meas), res.predict(meas))
+    assert model.validation == res.validation and model.validation  # cross-validated metrics travel along
+
+    frame = pd.read_csv(io.BytesIO(captured[f"{stem}_predictions.csv"]))
+    np.testing.assert_allclose(frame["predicted_s"], res.predict(meas), rtol=1e-5)
+    assert frame["cv_predicted_s"].notna().all()
+
+    namespace = {}
+    exec(captured[f"{stem}.py"].decode(), namespace)
+    np.testing.assert_allclose(namespace["predict"](*[meas.values(s) for s in res.factors]), res.predict(meas))
+    assert captured[f"{stem}.tex"].decode().startswith("\\begin{equation}")
+
+    html = captured[f"{stem}_report.html"]()  # generated when the button is clicked
+    html = html.decode() if isinstance(html, bytes) else html
+    assert 'class="plotly-graph-div"' in html
+    assert not re.search(r"<script[^>]*\bsrc\s*=", html, re.I)
+    assert res.formula() in html

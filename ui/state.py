@@ -1,0 +1,353 @@
+"""Per-session state of the dashboard: defaults, the current data, the model terms and settings,
+and the query parameters that make a link reproduce a view.
+
+Everything lives in ``st.session_state`` (never in module-level mutable objects), so two browser
+tabs never see each other's data. Keys:
+
+``data``       dict: source ("bundled"/"upload"), name, title, description, origin, frame (the table
+               as read), time, factors, region/metric (Extra-P uploads)
+``meas``       the validated :class:`perfmodel.Measurements` (None when the mapping is invalid)
+``data_key``   hash of the measurements and the mapping (cache key of every fit)
+``lib_terms``  {library key: term text} of the checked library terms
+``custom_terms`` the other terms, as typed ("+"-separated)
+``bounds``     {free parameter: (low, high)}
+``settings``   λ, penalty, loss, seed, DE settings and the validation method
+``result``     the current :class:`perfmodel.FitResult` (its ``validation`` filled), ``cv`` its
+               out-of-sample predictions; ``fit_error`` the last fit's error message
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from perfmodel import Measurements, PerfModelError
+from perfmodel.data import guess_roles, read_table
+from perfmodel.datasets import DEFAULT_DATASET, get_dataset, list_datasets, load_frame
+from perfmodel.expression import DEFAULT_PARAM_BOUNDS, parse_expression
+from perfmodel.terms import PRESETS, library, preset_bounds, preset_spec
+
+#: λ choices of the log-scale slider (0 included).
+LAMBDAS = (0.0, 1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3, 1.0)
+DEFAULT_SETTINGS = {
+    "lam": 0.01, "penalty": "l1", "loss": "relative", "seed": 0,
+    # Modest differential-evolution settings: a fit of the default dataset takes well under a second.
+    "strategy": "best1bin", "popsize": 15, "maxiter": 300, "tol": 0.01,
+    "validation": "kfold",
+}
+VALIDATION_METHODS = {"kfold": "5-fold cross-validation (by configuration)",
+                      "loco": "leave-one-configuration-out",
+                      "none": "none"}
+KFOLD_K = 5
+SYMBOL_ROLES = ("p", "N", "b", "E")
+
+
+# -- initialisation -----------------------------------------------------------------------------
+def init() -> None:
+    """Set the session defaults once: the default (or linked) dataset and model."""
+    ss = st.session_state
+    if ss.get("initialised"):
+        return
+    ss["settings"] = dict(DEFAULT_SETTINGS)
+    ss["bounds"] = {}
+    ss["lib_terms"], ss["custom_terms"] = {}, ""
+    ss["result"], ss["cv"], ss["fit_error"], ss["notice"] = None, None, None, None
+    ss["meas"], ss["data"], ss["data_key"], ss["data_error"] = None, None, None, None
+    qp = st.query_params
+    notices = []
+    lam = _float(qp.get("lam"))
+    if lam is not None and math.isfinite(lam) and lam >= 0:
+        ss["settings"]["lam"] = lam
+    elif "lam" in qp:
+        notices.append(f"ignored the link's λ {qp.get('lam')!r} (not a number >= 0)")
+    seed = _int(qp.get("seed"))
+    if seed is not None:
+        ss["settings"]["seed"] = seed
+    elif "seed" in qp:
+        notices.append(f"ignored the link's seed {qp.get('seed')!r} (not an integer)")
+    name = qp.get("dataset") or DEFAULT_DATASET
+    try:
+        load_bundled(name)
+    except PerfModelError as exc:
+        notices.append(f"could not open the linked dataset: {exc}")
+        load_bundled(DEFAULT_DATASET)
+    terms = qp.get("terms")
+    if terms:
+        set_spec(terms)
+    ss["notice"] = "; ".join(notices) or None
+    ss["initialised"] = True
+
+
+def _float(v) -> float | None:
+    try:
+        return float(v) if v is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _int(v) -> int | None:
+    try:
+        return int(v) if v is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+# -- data -------------------------------------------------------------------------------------------
+def bundled_names() -> list[str]:
+    return [d.name for d in list_datasets()]
+
+
+def data_key(meas: Measurements) -> str:
+    """Hash of the measured values and the mapping (time, symbols -> columns, name)."""
+    cols = [meas.time, *meas.factors.values()]
+    h = hashlib.sha1()
+    h.update(json.dumps({"time": meas.time, "factors": meas.factors, "name": meas.name},
+                        sort_keys=True).encode())
+    h.update(np.ascontiguousarray(meas.frame[cols].to_numpy(dtype=float)).tobytes())
+    h.update(np.ascontiguousarray(meas.rows).tobytes())
+    return h.hexdigest()[:16]
+
+
+def _set_data(data: dict, meas: Measurements, spec: str | None) -> None:
+    ss = st.session_state
+    ss["data"], ss["meas"], ss["data_key"], ss["data_error"] = data, meas, data_key(meas), None
+    ss["result"], ss["cv"], ss["fit_error"] = None, None, None
+    ss["bounds"] = {}
+    set_spec(spec or default_spec(meas))
+
+
+def load_bundled(name: str) -> None:
+    """Open bundled dataset ``name`` with its suggested mapping and terms."""
+    ds = get_dataset(name)
+    frame = load_frame(name)
+    meas = Measurements.from_frame(frame, ds.time_column, dict(ds.factors), name=ds.name)
+    _set_data({"source": "bundled", "name": ds.name, "title": ds.title, "description": ds.description,
+               "origin": ds.source, "frame": frame, "time": ds.time_column, "factors": dict(ds.factors),
+               "region": None, "metric": None}, meas, ds.terms)
+
+
+def read_upload(file_name: str, content: bytes) -> pd.DataFrame:
+    """Read uploaded bytes (CSV or Extra-P text, guessed); raises PerfModelError."""
+    if not content:
+        raise PerfModelError(f"{file_name}: the file is empty")
+    if len(content) > 50_000_000:
+        raise PerfModelError(f"{file_name}: the file is {len(content) / 1e6:.0f} MB; the limit is 50 MB")
+    frame = read_table(content)
+    if frame.shape[0] == 0:
+        raise PerfModelError(f"{file_name}: the table has a header but no rows")
+    return frame
+
+
+def is_extrap_frame(frame: pd.DataFrame) -> bool:
+    cols = list(frame.columns)
+    return cols[-4:] == ["region", "metric", "repetition", "time"]
+
+
+def guess_mapping(frame: pd.DataFrame) -> dict:
+    """First guess of the mapping: {"time": col, "factors": {symbol: col}}."""
+    if is_extrap_frame(frame):
+        params = [c for c in frame.columns if c not in ("region", "metric", "repetition", "time")]
+        return {"time": "time", "factors": {p: p for p in params}}
+    roles = guess_roles([str(c) for c in frame.columns])
+    time = roles.pop("time", None)
+    numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
+    if time is None:
+        time = numeric[-1] if numeric else str(frame.columns[-1])
+    factors = {sym: col for sym, col in roles.items() if col != time and "time" not in str(col).lower()}
+    return {"time": time, "factors": factors}
+
+
+def apply_upload(file_name: str, frame: pd.DataFrame, time: str, factors: dict,
+                 region: str | None = None, metric: str | None = None) -> Measurements:
+    """Validate the mapping of an uploaded table and make it the current data (raises PerfModelError)."""
+    if not factors:
+        raise PerfModelError("map at least one column to a factor (p, N, b, E or another symbol)")
+    used = [c for c in factors.values()]
+    dup = sorted({c for c in used if used.count(c) > 1})
+    if dup:
+        raise PerfModelError(f"column(s) {', '.join(map(repr, dup))} mapped to more than one symbol")
+    sub = frame
+    if region is not None and "region" in frame.columns:
+        sub = sub[sub["region"] == region]
+    if metric is not None and "metric" in frame.columns:
+        sub = sub[sub["metric"] == metric]
+    name = file_name + (f" [{region}" + (f" / {metric}" if metric else "") + "]" if region else "")
+    meas = Measurements.from_frame(sub.reset_index(drop=True), time, dict(factors), name=name)
+    _set_data({"source": "upload", "name": name, "title": f"Uploaded: {name}", "description":
+               f"{len(frame)} rows uploaded; time column {time!r}", "origin": "uploaded by you",
+               "frame": frame, "time": time, "factors": dict(factors), "region": region, "metric": metric},
+              meas, None)
+    return meas
+
+
+# -- terms ----------------------------------------------------------------------------------------
+def symbols() -> list[str]:
+    meas = st.session_state.get("meas")
+    return list(meas.factors) if meas is not None else []
+
+
+def positive_symbols(meas: Measurements) -> list[str]:
+    return [s for s in meas.factors if meas.values(s).min() >= 1]
+
+
+def default_spec(meas: Measurements) -> str:
+    """The terms proposed for new data: the data-parallel preset."""
+    return preset_spec("data-parallel", list(meas.factors), positive_symbols(meas))
+
+
+def _canon(text: str, params) -> str:
+    import re
+
+    for p in sorted(params, key=len, reverse=True):
+        text = re.sub(rf"(?<![A-Za-z0-9_]){re.escape(p)}(?![A-Za-z0-9_])", "#", text)
+    return text
+
+
+def library_terms() -> list:
+    """The library terms for the current symbols (perfmodel.terms.LibraryTerm)."""
+    return library(symbols())
+
+
+def split_spec(spec: str, syms: list[str]) -> tuple[dict, str]:
+    """Split an expression into ({library key: term text}, custom text).
+
+    Terms that equal a library term up to the names of their free exponents tick that term;
+    the rest stay custom. An expression that does not parse is kept whole as custom text, so
+    the user sees its error."""
+    try:
+        expr, _ = parse_expression(spec, syms)
+    except PerfModelError:
+        return {}, spec
+    lib = {}
+    for t in library(syms):
+        try:
+            le, _ = parse_expression(t.expr, syms)
+        except PerfModelError:  # pragma: no cover
+            continue
+        lib[_canon(le.terms[0].text, le.params)] = t.key
+    checked, custom = {}, []
+    for term in expr.terms:
+        key = lib.get(_canon(term.text, term.params)) if term.sign > 0 else None
+        if key is not None and key not in checked:
+            checked[key] = term.text
+        else:
+            custom.append(("-" if term.sign < 0 else "") + term.text)
+    text = ""
+    for c in custom:
+        text = c if not text else (f"{text} - {c[1:]}" if c.startswith("-") else f"{text} + {c}")
+    return checked, text
+
+
+def compose_spec(lib_terms: dict, custom: str, syms: list[str]) -> str:
+    """Library terms (in library order), then the custom text."""
+    order = [t.key for t in library(syms)]
+    spec = " + ".join(lib_terms[k] for k in order if k in lib_terms)
+    custom = (custom or "").strip()
+    if not custom:
+        return spec
+    if not spec:
+        return custom
+    if custom.startswith("-"):
+        return f"{spec} - {custom[1:].lstrip()}"
+    return f"{spec} + {custom}"
+
+
+def set_spec(spec: str) -> None:
+    """Make ``spec`` the current expression (ticks library terms, keeps the rest custom)."""
+    ss = st.session_state
+    checked, custom = split_spec(spec, symbols())
+    ss["lib_terms"], ss["custom_terms"] = checked, custom
+
+
+def current_spec() -> str:
+    ss = st.session_state
+    return compose_spec(ss.get("lib_terms", {}), ss.get("custom_terms", ""), symbols())
+
+
+def apply_preset(name: str) -> None:
+    meas = st.session_state.get("meas")
+    if meas is None or name not in PRESETS:
+        return
+    set_spec(preset_spec(name, list(meas.factors), positive_symbols(meas)))
+    st.session_state["bounds"] = {k: tuple(v) for k, v in preset_bounds(name, list(meas.factors)).items()}
+
+
+def default_bounds(param: str) -> tuple[float, float]:
+    """Bounds of a free exponent: the presets' defaults for their names, else the core's [-3, 3]."""
+    syms = symbols()
+    for preset in PRESETS:
+        b = preset_bounds(preset, syms)
+        if param in b:
+            return tuple(b[param])
+    return tuple(DEFAULT_PARAM_BOUNDS)
+
+
+def parsed_expression():
+    """(Expression, None) for the current terms, or (None, error message)."""
+    meas = st.session_state.get("meas")
+    if meas is None:
+        return None, "no data loaded"
+    spec = current_spec()
+    try:
+        expr, _ = parse_expression(spec, list(meas.factors), effective_bounds(spec),
+                                   columns=list(meas.frame.columns))
+        expr.check_domain(meas.env(), meas.rows)
+    except PerfModelError as exc:
+        return None, str(exc)
+    return expr, None
+
+
+def effective_bounds(spec: str | None = None) -> dict:
+    """{param: (lo, hi)} for the free parameters of ``spec`` (user's bounds, else defaults)."""
+    meas = st.session_state.get("meas")
+    spec = spec if spec is not None else current_spec()
+    if meas is None:
+        return {}
+    try:
+        expr, _ = parse_expression(spec, list(meas.factors))
+    except PerfModelError:
+        return {}
+    user = st.session_state.get("bounds", {})
+    return {p: tuple(user.get(p, default_bounds(p))) for p in expr.params}
+
+
+# -- settings and query parameters ------------------------------------------------------------------
+def fit_settings() -> dict:
+    """Everything a fit depends on besides the data (JSON-ready, the cache key)."""
+    ss = st.session_state
+    spec = current_spec()
+    s = dict(ss["settings"])
+    return {"terms": spec, "bounds": {k: list(v) for k, v in sorted(effective_bounds(spec).items())},
+            "lam": float(s["lam"]), "penalty": s["penalty"], "loss": s["loss"], "seed": int(s["seed"]),
+            "strategy": s["strategy"], "popsize": int(s["popsize"]), "maxiter": int(s["maxiter"]),
+            "tol": float(s["tol"])}
+
+
+def settings_key(settings: dict) -> str:
+    return json.dumps(settings, sort_keys=True)
+
+
+def sync_query_params() -> None:
+    """Write dataset, terms, λ and seed of the current view into the URL (a link reproduces it)."""
+    ss = st.session_state
+    data = ss.get("data") or {}
+    want = {}
+    if data.get("source") == "bundled":
+        want["dataset"] = data["name"]
+    res = ss.get("result")
+    if res is not None:
+        want["terms"] = res.settings.get("terms") or res.expression
+        want["lam"] = f"{float(res.settings.get('lam', 0)):g}"
+        want["seed"] = str(res.settings.get("seed", 0))
+    else:
+        want["terms"] = current_spec()
+        want["lam"] = f"{float(ss['settings']['lam']):g}"
+        want["seed"] = str(ss["settings"]["seed"])
+    have = {k: st.query_params.get(k) for k in st.query_params.keys()}
+    if have != want:
+        st.query_params.from_dict(want)

@@ -1,0 +1,85 @@
+"""Shared widgets: the sidebar at a glance, guards for pages that need a fit, small formatters."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from perfmodel.plots import fmt_num
+
+from . import fitting
+
+PAGES = {"data": "pages/data.py", "model": "pages/model.py", "results": "pages/results.py",
+         "scaling": "pages/scaling.py", "export": "pages/export.py"}
+
+
+def fmt_lambda(v: float) -> str:
+    v = float(v)
+    if v == 0:
+        return "0"
+    return f"{v:.0e}".replace("e-0", "e-").replace("e+0", "e") if v < 0.01 else f"{v:g}"
+
+
+def fmt_pct(v) -> str:
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return "–"
+    return "–" if v != v else f"{v:.1f} %"
+
+
+def sidebar() -> None:
+    """The current dataset, model and fit at a glance."""
+    ss = st.session_state
+    sb = st.sidebar
+    data, meas, res = ss.get("data"), ss.get("meas"), ss.get("result")
+    sb.markdown("#### Dataset")
+    if data is None or meas is None:
+        sb.caption("No data loaded.")
+    else:
+        sb.markdown(f"**{data['title']}**")
+        factors = ", ".join(f"{s} = {c}" if s != c else s for s, c in meas.factors.items())
+        sb.caption(f"{meas.n_rows} runs · {meas.n_configurations} configurations  \n"
+                   f"factors: {factors}  \ntime: {meas.time}")
+    sb.markdown("#### Model")
+    if res is None:
+        sb.caption("Not fitted yet." if not ss.get("fit_error") else "The last fit failed (see the Model page).")
+        return
+    sb.code(res.formula(3), language=None, wrap_lines=True)
+    s = res.settings
+    sb.caption(f"λ = {fmt_lambda(s.get('lam', 0))} ({str(s.get('penalty', '')).upper()}) · "
+               f"{s.get('loss')} loss · seed {s.get('seed')}")
+    sb.markdown("#### Fit")
+    c1, c2 = sb.columns(2)
+    c1.metric("MAPE (fit)", fmt_pct(res.metrics.get("mape")),
+              help="In-sample: mean absolute percentage error on the runs the model was fitted to.")
+    cv = ss.get("cv") or {}
+    cv_m = (cv.get("metrics") or {}).get("mape")
+    c2.metric("MAPE (CV)", fmt_pct(cv_m),
+              help=f"{cv.get('label', 'cross-validation')}: each configuration predicted by a model "
+                   "fitted without it." if cv else "Cross-validation is switched off (Model page).")
+    if fitting.is_stale():
+        sb.warning("The terms or settings changed since this fit; press **Fit model** on the Model page.",
+                   icon=":material/update:")
+    if ss.get("fit_error"):
+        sb.error("The last fit failed; the previous model is shown.", icon=":material/error:")
+
+
+def require_result() -> None:
+    """Stop the page with a pointer to the Model page when there is no fitted model."""
+    ss = st.session_state
+    if ss.get("result") is not None:
+        return
+    if ss.get("meas") is None:
+        st.info("Load a dataset or upload a file first.", icon=":material/table:")
+        st.page_link(PAGES["data"], label="Go to the Data page", icon=":material/arrow_forward:")
+    else:
+        if ss.get("fit_error"):
+            st.error(ss["fit_error"], icon=":material/error:")
+        st.info("No fitted model yet: choose terms and press **Fit model**.", icon=":material/functions:")
+        st.page_link(PAGES["model"], label="Go to the Model page", icon=":material/arrow_forward:")
+    st.stop()
+
+
+def factor_caption(meas) -> str:
+    ranges = meas.summary()["factor_ranges"]
+    return " · ".join(f"{s}: {fmt_num(lo)}–{fmt_num(hi)}" for s, (lo, hi, _) in ranges.items())
