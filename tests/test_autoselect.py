@@ -124,7 +124,10 @@ def test_fold_ids_are_the_core_folds():
 
 
 # -- pool, progress, cancel, report -------------------------------------------------------------
-def test_process_pool_gives_the_same_result_as_serial():
+def test_process_pool_gives_the_same_result_as_serial(monkeypatch):
+    import perfmodel.autoselect as autoselect
+
+    monkeypatch.setattr(autoselect, "POOL_THRESHOLD", 0.0)  # always hand the rest to the pool
     meas = extrap("text_two_parameter_6.txt")
     a = auto_select(meas, workers=1, n_best=2)
     b = auto_select(meas, workers=2, n_best=2)
@@ -182,11 +185,14 @@ def test_bad_arguments_are_user_errors():
 
 
 # -- λ by validation ----------------------------------------------------------------------------
-def test_lambda_path_is_finite_and_reproducible():
+def test_lambda_path_is_finite_and_reproducible(monkeypatch):
+    import perfmodel.autoselect as autoselect
+
     meas = data_parallel_job(noise=0.03, seed=4)
     model = Model("1 + I*b^0.75 + I*log2(p) + p + N/p + I*p", seed=3)
     lams = [0.0, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1]
     a = lambda_path(model, meas, lams, k=5, seed=7, workers=1)
+    monkeypatch.setattr(autoselect, "POOL_THRESHOLD", 0.0)
     b = lambda_path(model, meas, lams, k=5, seed=7, workers=2)
     assert np.isfinite(a.chosen) and a.chosen in lams
     assert a.chosen == b.chosen and a.lam_min == b.lam_min

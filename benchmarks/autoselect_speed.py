@@ -1,0 +1,99 @@
+"""Speed of the automatic search (5-fold validation, 300 rows, three factors) and of the λ path.
+
+    python benchmarks/autoselect_speed.py [--repeat 3]
+
+Target (issue 6): the automatic search with 5-fold validation on 300 rows and three factors in
+under 10 s on a 2-core machine. Each case runs serially in this process (``workers=1``, the
+baseline) and with the default ``workers=None`` (a process pool over all cores, started once the
+work left justifies it, see ``autoselect.POOL_THRESHOLD``), ``--repeat`` times each;
+the table gives the median wall time, the speed-up, and checks that both found the same model.
+
+Cases:
+* ``synthetic-dp``: 300 runs of a data-parallel job (p, N, b; 150 configurations × 2 repeats,
+  2 % noise) generated here from the term library;
+* the same with λ = 0.01 (the app's default λ: L1-penalised fits are slower);
+* ``relearn-main``: the real RELeARN measurements in data/ (p, n, theta; 244 runs);
+* ``λ path``: :func:`lambda_path` of a 6-term model over the default 12 λ values on the
+  synthetic data (12 × 6 fits).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from perfmodel import Measurements, Model  # noqa: E402
+from perfmodel.autoselect import auto_select, lambda_path, n_workers  # noqa: E402
+from perfmodel.datasets import load_dataset  # noqa: E402
+
+
+def synthetic(rows: int = 300, seed: int = 0) -> Measurements:
+    rng = np.random.default_rng(seed)
+    out = []
+    for p in (1, 2, 4, 8, 16, 32):
+        for n in (10_000, 20_000, 40_000, 80_000, 160_000):
+            for b in (16, 32, 64, 128, 256):
+                for _ in range(2):
+                    it = np.ceil(n / (p * b))
+                    t = 5 + 0.002 * it * b ** 0.83 + 0.01 * it * np.log2(p) + 0.5 * p
+                    out.append({"gpus": p, "samples": n, "batch": b, "time_s": t * (1 + 0.02 * rng.standard_normal())})
+    df = pd.DataFrame(out[:rows])
+    return Measurements.from_frame(df, "time_s", {"p": "gpus", "N": "samples", "b": "batch"}, name="synthetic-dp")
+
+
+def timed(fn, repeat: int):
+    times, out = [], None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args(argv)
+    cores = n_workers(None)
+    print(f"{os.cpu_count()} CPUs, {cores} usable; median of {args.repeat} runs; "
+          f"load average {os.getloadavg()[0]:.2f} at start\n")
+    syn = synthetic()
+    relearn = load_dataset("relearn-main")
+    cases = [
+        ("auto_select synthetic-dp", syn, lambda m, w: auto_select(m, k=5, workers=w)),
+        ("auto_select synth. λ=0.01", syn, lambda m, w: auto_select(m, k=5, lam=0.01, workers=w)),
+        ("auto_select relearn-main", relearn, lambda m, w: auto_select(m, k=5, workers=w)),
+        ("lambda_path synthetic-dp", syn,
+         lambda m, w: lambda_path(Model("1 + I*b^e_b + I*log2(p) + p + N/p + I*p", bounds={"e_b": (0, 2)}),
+                                  m, k=5, workers=w)),
+    ]
+    head = (f"{'case':27s} {'rows':>5s} {'factors':>8s} {'serial (s)':>11s} {'pool (s)':>9s} {'speed-up':>9s} "
+            f"{'< 10 s':>7s}  result (< 10 s: the default, pool)")
+    print(head)
+    print("-" * (len(head) + 30))
+    for name, meas, run in cases:
+        t1, r1 = timed(lambda: run(meas, 1), args.repeat)
+        t2, r2 = timed(lambda: run(meas, None), args.repeat)
+        if hasattr(r1, "best"):
+            same = r1.best.spec == r2.best.spec
+            what = f"{r1.best.spec}  (CV MAPE {r1.best.cv['mape']:.2f} %, {r1.n_screened} sets screened, " \
+                   f"{len(r1.evaluated)} refined)"
+        else:
+            same = r1.chosen == r2.chosen
+            what = f"chosen λ = {r1.chosen:g} (CV MAPE {r1.cv_mape[list(r1.lams).index(r1.chosen)]:.2f} %)"
+        print(f"{name:27s} {meas.n_rows:>5d} {len(meas.factors):>8d} {t1:>11.2f} {t2:>9.2f} {t1 / t2:>8.2f}x "
+              f"{'yes' if t2 < 10 else 'NO':>7s}  {'same' if same else 'DIFFERENT'}: {what}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
