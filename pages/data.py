@@ -167,12 +167,14 @@ if meas.dropped:
 ranges = pd.DataFrame([
     {"symbol": s, "column": col, "meaning": ROLE_SYMBOLS.get(s, "other factor"),
      "min": fmt_num(summary["factor_ranges"][s][0]), "max": fmt_num(summary["factor_ranges"][s][1]),
-     "distinct values": summary["factor_ranges"][s][2]}
+     "values": summary["factor_ranges"][s][2]}
     for s, col in meas.factors.items()])
-left, right = st.columns([2, 3])
+left, right = st.columns(2)
 with left:
     st.markdown("**Factors**")
-    st.dataframe(ranges, hide_index=True, width="stretch")
+    st.dataframe(ranges, hide_index=True, width="stretch",
+                 column_config={"values": st.column_config.NumberColumn(
+                     "values", help="Number of distinct measured values of the factor")})
     lo, hi = summary["time_range"]
     st.caption(f"Time column **{meas.time}**: {lo:.4g} s to {hi:.4g} s.")
     constant = [s for s, r in summary["factor_ranges"].items() if r[2] == 1]

@@ -100,8 +100,11 @@ if "p" in symbols:
         fig = speedup_figure(res, log_x=False, data=pdata)
     best = int(np.nanargmax(sp.speedup)) if np.isfinite(sp.speedup).any() else None
     st.plotly_chart(fig, width="stretch", theme=None, key="speedup")
-    if best is not None:
+    if best is not None and sp.p[best] > sp.p0:
         st.caption(f"Predicted best speedup {sp.speedup[best]:.2f}× at p = {fmt_num(sp.p[best])} "
                    f"(efficiency {sp.efficiency[best]:.0f} %); ideal would be {sp.ideal[best]:.0f}×.")
+    elif best is not None:
+        st.caption(f"The model predicts no speedup beyond p = {fmt_num(sp.p0)}: the time grows with p at these "
+                   "values of the other factors.")
 else:
     st.caption("Speedup and parallel efficiency need the symbol p (workers) mapped on the Data page.")

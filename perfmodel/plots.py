@@ -38,6 +38,7 @@ IDEAL = "#9ca3af"             # y = x, ideal speedup
 BAND = "rgba(37, 99, 235, 0.10)"          # ±10 % band
 EXTRAP_FILL = "rgba(245, 158, 11, 0.10)"  # extrapolation zone
 EXTRAP_TEXT = "#b45309"
+EXTRAP_VEIL = "rgba(255, 255, 255, 0.45)"  # fades stacked areas beyond the measured range
 #: Colour families per term category; successive terms of one category take successive shades.
 CATEGORY_COLORS = {
     "start-up": ["#64748b", "#94a3b8", "#475569", "#cbd5e1"],
@@ -297,13 +298,21 @@ def log_ticks(lo: float, hi: float, measured=None) -> list[float]:
             ticks = [2.0 ** k for k in range(k0, k1 + 1) if lo * (1 - eps) <= 2.0 ** k <= hi * (1 + eps)]
             step = max(1, math.ceil(len(ticks) / 10))
             return ticks[::step]
-    for mant in ((1, 2, 5), (1, 1.5, 2, 3, 5, 7), (1,)):
-        d0, d1 = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
-        ticks = [m_ * 10.0 ** d for d in range(d0, d1 + 1) for m_ in mant
-                 if lo * (1 - eps) <= m_ * 10.0 ** d <= hi * (1 + eps)]
-        if 3 <= len(ticks) <= 10:
-            return ticks
     d0, d1 = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+
+    def seq(mant):
+        return [m_ * 10.0 ** d for d in range(d0, d1 + 1) for m_ in mant
+                if lo * (1 - eps) <= m_ * 10.0 ** d <= hi * (1 + eps)]
+
+    one_two_five, decades = seq((1, 2, 5)), seq((1,))
+    if 3 <= len(one_two_five) <= 8:
+        return one_two_five
+    if len(one_two_five) < 3:
+        fine = seq((1, 1.5, 2, 3, 5, 7))
+        if len(fine) >= 3:
+            return fine
+    elif 3 <= len(decades) <= 10:
+        return decades
     ticks = [10.0 ** d for d in range(d0, d1 + 1) if lo * (1 - eps) <= 10.0 ** d <= hi * (1 + eps)]
     if len(ticks) > 10:
         ticks = ticks[::math.ceil(len(ticks) / 10)]
@@ -472,16 +481,21 @@ def parity_figure(result, meas: Measurements, color_by: str | None = None,
 # -- results: per-term contributions -------------------------------------------------------------
 @dataclass
 class ContributionData:
-    labels: list                  # configuration label per bar
+    labels: list                  # configuration label per bar ("p = 1, b = 16")
     factors: pd.DataFrame         # factor values per configuration (symbols as columns)
     contributions: pd.DataFrame   # (n_cfg, K), columns = term texts
     measured_mean: np.ndarray
     measured_min: np.ndarray
     measured_max: np.ndarray
     styles: list                  # TermStyle per term
+    ticks: list = field(default_factory=list)    # compact tick labels ("1 · 16")
+    varying: list = field(default_factory=list)  # the symbols that vary between configurations
+    sorted_by_time: bool = False  # many configurations are ordered by predicted time
 
 
-def contribution_data(result, meas: Measurements) -> ContributionData:
+def contribution_data(result, meas: Measurements, sort_above: int = 40) -> ContributionData:
+    """Contributions per configuration (repeats averaged), in factor order; ordered by predicted
+    time instead when there are more than ``sort_above`` configurations."""
     styles = term_styles(result)
     if meas is None or meas.n_rows == 0:
         empty = pd.DataFrame(columns=result.terms, dtype=float)
@@ -498,8 +512,15 @@ def contribution_data(result, meas: Measurements) -> ContributionData:
     mn = np.array([y[cfg == g].min() for g in range(n_cfg)])
     mx = np.array([y[cfg == g].max() for g in range(n_cfg)])
     varying = [s for s in meas.factors if factors[s].nunique() > 1] or list(meas.factors)
+    order = np.arange(n_cfg)
+    many = n_cfg > sort_above
+    if many:
+        order = np.argsort(contrib.to_numpy().sum(axis=1), kind="stable")
+        factors, contrib = factors.iloc[order].reset_index(drop=True), contrib.iloc[order].reset_index(drop=True)
+        mean, mn, mx = mean[order], mn[order], mx[order]
     labels = [config_label({s: factors[s].iloc[i] for s in varying}, ", ") for i in range(n_cfg)]
-    return ContributionData(labels, factors, contrib, mean, mn, mx, styles)
+    ticks = [" · ".join(fmt_num(factors[s].iloc[i]) for s in varying) for i in range(n_cfg)]
+    return ContributionData(labels, factors, contrib, mean, mn, mx, styles, ticks, varying, many)
 
 
 def contributions_figure(result, meas: Measurements, title: str | None = "Where the time goes, per configuration",
@@ -528,11 +549,21 @@ def contributions_figure(result, meas: Measurements, title: str | None = "Where 
                              hovertemplate="%{hovertext}<br>measured mean %{y:.4g} s<extra></extra>"))
     show = len(x) <= max_labels
     fig.update_layout(barmode="relative", bargap=0.15)
-    fig.update_xaxes(title_text="configuration" + ("" if show else " (hover for values)"),
-                     tickmode="array", tickvals=x if show else [], ticktext=d.labels if show else [],
-                     tickangle=-45 if show and len(x) > 6 else 0, showgrid=False)
+    if d.sorted_by_time:
+        x_title = f"{len(x)} configurations, ordered by predicted time (hover for values)"
+    elif len(d.varying) == 1:
+        x_title = factor_title(d.varying[0], result.factors.get(d.varying[0]))
+    else:
+        x_title = f"configuration ({' · '.join(d.varying)})" + ("" if show else " (hover for values)")
+    angle = -45 if show and len(x) * max(len(t) for t in d.ticks) > 90 else 0
+    fig.update_xaxes(title_text=x_title, tickmode="array", tickvals=x if show else [],
+                     ticktext=d.ticks if show else [], tickangle=angle, showgrid=False)
     fig.update_yaxes(title_text=y_title, rangemode="tozero")
-    return style(fig, title, height=560 if show and len(x) > 6 else 480, legend="right")
+    if len(x) > max_labels:
+        for tr in fig.data:
+            if tr.type == "scatter":
+                tr.marker.size = 5
+    return style(fig, title, height=520 if angle else 480, legend="right")
 
 
 @dataclass
@@ -819,6 +850,12 @@ def scaling_contributions_figure(result, symbol: str = "p", fixed: dict | None =
                                                "<extra></extra>"))
     fig.add_trace(go.Scatter(x=d.x, y=d.total, mode="lines", name="total", line=dict(color=MEASURED, width=1.5),
                              hovertemplate=f"{symbol} = %{{x:.4g}}<br>total %{{y:.4g}} s<extra></extra>"))
+    # The areas hide the shaded zone: fade the extrapolated part with a white veil and mark its edges.
+    lo, hi = d.measured_range
+    for a, b, edge in ((float(d.x.min()), lo, lo), (hi, float(d.x.max()), hi)):
+        if b > a:
+            fig.add_vrect(x0=a, x1=b, fillcolor=EXTRAP_VEIL, line_width=0, layer="above")
+            fig.add_vline(x=edge, line=dict(color=EXTRAP_TEXT, dash="dot", width=1.2))
     if d.crossover is not None:
         fig.add_vline(x=d.crossover, line=dict(color=EXTRAP_TEXT, dash="dot", width=1.5))
         fig.add_annotation(x=d.crossover, y=1, yref="paper", xref="x", showarrow=False, yanchor="bottom",
@@ -846,11 +883,20 @@ class SpeedupData:
 
 def speedup_data(result, fixed: dict | None = None, meas: Measurements | None = None,
                  x_max: float | None = None, data: ScalingData | None = None) -> SpeedupData:
-    """Speedup T(p0)/T(p) and parallel efficiency speedup/(p/p0) in %, p0 the smallest measured p."""
+    """Speedup T(p0)/T(p) and parallel efficiency speedup/(p/p0) in %, p0 the smallest measured p
+    (the smallest positive one when p = 0 was measured); the curve starts at p0."""
     if "p" not in result.factors:
         raise PerfModelError("speedup needs the symbol p (workers) in the model")
     d = data if data is not None and data.symbol == "p" else scaling_data(result, "p", fixed, meas, x_max)
     p0 = float(d.measured_range[0])
+    if p0 <= 0:
+        measured = meas.values("p") if meas is not None and "p" in meas.factors else d.x
+        positive = np.asarray(measured, float)[np.asarray(measured, float) > 0]
+        if positive.size == 0:
+            raise PerfModelError("speedup needs values of p above 0")
+        p0 = float(positive.min())
+    if d.x.min() < p0:
+        d = scaling_data(result, "p", d.fixed, meas, x_max=float(d.x.max()), x_min=p0)
     t0 = float(result.predict({"p": [p0], **{s: [v] for s, v in d.fixed.items()}})[0])
     with np.errstate(all="ignore"):
         sp = t0 / d.total
@@ -858,9 +904,10 @@ def speedup_data(result, fixed: dict | None = None, meas: Measurements | None = 
         eff = sp / ideal * 100
     mp, ms, me = np.zeros(0), np.zeros(0), np.zeros(0)
     if d.points_x.size:
-        ps = np.unique(d.points_x)
+        keep = d.points_x >= p0
+        ps = np.unique(d.points_x[keep])
         means = np.array([d.points_y[d.points_x == v].mean() for v in ps])
-        if np.isclose(ps[0], p0):
+        if ps.size and np.isclose(ps[0], p0):
             mp, ms = ps, means[0] / means
             me = ms / (ps / p0) * 100
     return SpeedupData(d.x, sp, eff, ideal, d.inside, p0, mp, ms, me, d)

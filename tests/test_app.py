@@ -190,6 +190,14 @@ def test_upload_csv_map_columns_and_fit():
     assert "dataset" not in at.query_params  # an upload cannot be linked
 
 
+def test_an_upload_too_small_for_the_default_model_gets_a_simpler_one():
+    at = new_app().run()
+    upload(at, "tiny.csv", b"gpus,time_s\n1,10\n2,6\n1,10.5\n")
+    submit(at, "Use this data")
+    assert not at.exception and not errors(at)
+    assert at.session_state["result"].expression == "1 + p"  # 2 configurations, 2 constants
+
+
 def test_upload_extrap_text():
     at = new_app().run()
     upload(at, "two.txt", (ROOT / "data" / "extrap" / "text_two_parameter_1.txt").read_bytes())

@@ -133,7 +133,8 @@ def test_contributions_figure(res, meas):
     assert bars[1].marker.color == plots.CATEGORY_COLORS["compute"][0]
     assert bars[2].marker.color == plots.CATEGORY_COLORS["communication"][0]
     assert fig.layout.yaxis.title.text == "time per run (s)"
-    assert list(fig.layout.xaxis.ticktext)[0] == "p = 1, N = 1000"
+    assert list(fig.layout.xaxis.ticktext)[0] == "1 · 1000"
+    assert fig.layout.xaxis.title.text == "configuration (p · N)"
     assert bars[0].text is None  # labels go in the hover, not on the bars
 
 
@@ -262,3 +263,27 @@ def test_formatters():
     assert plots.fmt_seconds(0.25) == "250 ms" and plots.fmt_seconds(750) == "12.5 min"
     assert plots.factor_title("N", "samples") == "data size N (samples)"
     assert plots.factor_title("m", "size_mib") == "size_mib, m"
+
+
+def test_many_configurations_are_ordered_by_predicted_time():
+    rows = [{"p": p, "n": n, "t": 1 + n / p} for p in range(1, 8) for n in range(1, 8)]
+    m = Measurements.from_frame(pd.DataFrame(rows), "t", {"p": "p", "n": "n"})
+    r = Model("1 + n/p", lam=0.0, seed=0, maxiter=50).fit(m)
+    d = plots.contribution_data(r, m, sort_above=40)
+    assert d.sorted_by_time and len(d.labels) == 49
+    totals = d.contributions.sum(axis=1).to_numpy()
+    assert np.all(np.diff(totals) >= -1e-12)
+    np.testing.assert_allclose(d.measured_mean, 1 + d.factors["n"] / d.factors["p"])
+    fig = plots.contributions_figure(r, m)
+    assert fig.layout.xaxis.title.text.startswith("49 configurations, ordered by predicted time")
+    assert list(fig.layout.xaxis.tickvals) == []
+
+
+def test_speedup_starts_at_the_smallest_positive_p():
+    rows = [{"p": p, "t": 5 + 10 / max(p, 1) + p} for p in (0, 1, 2, 4, 8)]
+    m = Measurements.from_frame(pd.DataFrame(rows), "t", {"p": "p"})
+    r = Model("1 + p", lam=0.0, seed=0, maxiter=50).fit(m)
+    d = plots.speedup_data(r, meas=m)
+    assert d.p0 == 1 and d.p[0] == 1
+    assert np.all(np.isfinite(d.efficiency)) and d.efficiency[0] == pytest.approx(100)
+    np.testing.assert_array_equal(d.measured_p, [1, 2, 4, 8])

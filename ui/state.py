@@ -196,8 +196,27 @@ def positive_symbols(meas: Measurements) -> list[str]:
 
 
 def default_spec(meas: Measurements) -> str:
-    """The terms proposed for new data: the data-parallel preset."""
-    return preset_spec("data-parallel", list(meas.factors), positive_symbols(meas))
+    """The terms proposed for new data: the data-parallel preset when the data can determine it
+    (enough configurations, logs of positive values only), else simpler sums of the factors."""
+    syms = list(meas.factors)
+    candidates = [preset_spec("data-parallel", syms, positive_symbols(meas)),
+                  " + ".join(["1", *syms]), f"1 + {syms[0]}" if syms else "1"]
+    for spec in candidates:
+        try:
+            expr, _ = parse_expression(spec, syms, {p: default_bounds_for(p, syms) for p in _params(spec, syms)})
+            expr.check_domain(meas.env(), meas.rows)
+        except PerfModelError:
+            continue
+        if len(expr.terms) + len(expr.params) <= meas.n_configurations:
+            return spec
+    return "1"
+
+
+def _params(spec: str, syms: list[str]) -> list[str]:
+    try:
+        return list(parse_expression(spec, syms)[0].params)
+    except PerfModelError:
+        return []
 
 
 def _canon(text: str, params) -> str:
@@ -279,7 +298,10 @@ def apply_preset(name: str) -> None:
 
 def default_bounds(param: str) -> tuple[float, float]:
     """Bounds of a free exponent: the presets' defaults for their names, else the core's [-3, 3]."""
-    syms = symbols()
+    return default_bounds_for(param, symbols())
+
+
+def default_bounds_for(param: str, syms: list[str]) -> tuple[float, float]:
     for preset in PRESETS:
         b = preset_bounds(preset, syms)
         if param in b:
