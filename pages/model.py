@@ -126,6 +126,12 @@ else:
         st.warning(f"{n_par} fitted parameters but only {meas.n_configurations} configurations: remove terms.",
                    icon=":material/warning:")
 
+# -- automatic term selection and λ by validation (issue 6; component in ui/autoselect_panel.py) --------
+from ui import autoselect_panel  # noqa: E402
+
+autoselect_panel.render()
+# -- end of the automatic-selection component --------------------------------------------------------------
+
 # -- settings and fit ------------------------------------------------------------------------------------
 st.subheader("Fit")
 s = ss["settings"]

@@ -195,3 +195,69 @@ def test_selection_figure_and_empty_cases():
     assert sp.comparison_parity_figure(Empty()).layout.annotations[0].text.startswith("No cross-validated")
     with pytest.raises(ValueError):
         sp.comparison_parity_data(Empty(), "sideways")
+
+
+# -- the Compare page and the Model page's automatic-selection component (Streamlit AppTest) ----------
+@pytest.fixture
+def served_like_a_server(monkeypatch):
+    """Run every AppTest step through app.py, as a real server does (see tests/test_app.py)."""
+    import streamlit.testing.v1.app_test as app_test_module
+    from streamlit.runtime.pages_manager import PagesManager
+
+    class ServerLikePagesManager(PagesManager):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(app_test_module, "PagesManager", ServerLikePagesManager)
+    yield
+    PagesManager.uses_pages_directory = None
+
+
+def _app():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(DATA.parent / "app.py"), default_timeout=120).run()
+    assert not at.exception
+    return at
+
+
+def _click(at, label):
+    [button] = [b for b in at.button if b.label == label]
+    button.click().run()
+    assert not at.exception
+
+
+def test_compare_page_shows_the_peers_side_by_side(served_like_a_server):
+    at = _app()
+    at.switch_page("pages/compare.py").run()
+    assert not at.exception and not at.error
+    table = at.dataframe[0].value
+    assert list(table["model"]) == ["your model", "automatic", "ernest", "data-parallel", "PMNF search"]
+    assert list(table.columns[3:6]) == ["in-sample MAPE (%)", "CV MAPE (%)", "held-out MAPE (%)"]
+    assert len(at.get("plotly_chart")) == 1
+    assert any("lowest error in its column" in c.value for c in at.caption)
+    for w in list(at.text_input) + list(at.toggle) + list(at.radio) + list(at.button):
+        assert w.help, f"{w.label!r} has no help text"
+    at.radio(key="cmp:kind").set_value("held-out").run()
+    assert not at.exception and len(at.get("plotly_chart")) == 1
+
+
+def test_model_page_finds_terms_and_picks_lambda(served_like_a_server):
+    at = _app()
+    at.session_state["settings"] = {**at.session_state["settings"], "lam": 0.0}  # λ = 0: exact, fast fits
+    at.switch_page("pages/model.py").run()
+    assert not at.exception and len(at.get("plotly_chart")) == 0  # nothing runs before a click
+    _click(at, "Find terms for me")
+    sel = at.session_state["auto:selection"]["selection"]
+    assert sel.candidates and not at.error
+    _click(at, "Use #1")
+    assert "automatic search" in at.success[0].value
+    assert at.session_state["bounds"] == {k: tuple(v) for k, v in sel.best.bounds.items()}
+    _click(at, "Compute the λ path")
+    path = at.session_state["auto:lampath"]["path"]
+    assert np.isfinite(path.chosen) and len(at.get("plotly_chart")) >= 1
+    [use] = [b for b in at.button if b.label.startswith("Use λ")]
+    use.click().run()
+    assert at.session_state["settings"]["lam"] == path.chosen
+    assert any("picked by cross-validation" in m.value for m in at.success)

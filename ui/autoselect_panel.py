@@ -1,0 +1,222 @@
+"""Model-page component: "Find terms for me" (automatic search) and "Choose λ by validation".
+
+The Model page calls :func:`render` once. Nothing here runs until the user presses a button,
+so the page stays as fast as before:
+
+* **Find terms for me** runs :func:`perfmodel.autoselect.auto_select` on the current data with the
+  page's loss, λ, penalty and seed (a progress bar; any click, e.g. *Stop*, cancels it), lists the
+  candidates smallest first among those within noise of the best, and *Use these terms* puts a
+  candidate's terms (and the bounds of its free exponents) into the model above.
+* **Choose λ by validation** runs :func:`perfmodel.autoselect.lambda_path` for the current terms and
+  draws the path (each term's share of the time and the cross-validated error against λ), with
+  the λ that the validation picks marked; *Use λ = …* sets it for the next fit.
+
+Results are cached with ``st.cache_data`` (keyed by the data hash and the settings) and the last
+ones are kept in ``st.session_state`` under ``auto:selection`` and ``auto:lampath``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+from perfmodel import Measurements, PerfModelError
+from perfmodel.autoselect import Selection, auto_select, lambda_path
+from perfmodel.selection_plots import lambda_path_figure, selection_figure
+from ui import fitting, state
+from ui.widgets import fmt_lambda, fmt_pct
+
+K = 5
+
+
+class _Stopped(Exception):
+    """The search was interrupted; nothing is cached."""
+
+
+# -- cached computations (the progress callback is not hashed) ------------------------------------
+@st.cache_data(show_spinner=False, max_entries=32)
+def _search(data_key: str, settings_json: str, _meas: Measurements, _progress=None) -> Selection:
+    cancelled = [False]
+
+    def progress(done, total, message):
+        if _progress is not None:
+            cancelled[0] = bool(_progress(done, total, message))
+
+    kw = json.loads(settings_json)
+    sel = auto_select(_meas, k=K, progress=progress, should_stop=lambda: cancelled[0], **kw)
+    if sel.stopped:
+        raise _Stopped()
+    return sel
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _path(data_key: str, settings_json: str, _meas: Measurements, _progress=None):
+    cancelled = [False]
+
+    def progress(done, total, message):
+        if _progress is not None:
+            cancelled[0] = bool(_progress(done, total, message))
+
+    settings = json.loads(settings_json)
+    path = lambda_path(fitting.model_from(settings), _meas, k=K, seed=int(settings["seed"]), progress=progress,
+                       should_stop=lambda: cancelled[0])
+    if cancelled[0]:
+        raise _Stopped()
+    return path
+
+
+# -- callbacks (run before the page, so its widgets are re-seeded from the session state) ---------------
+def _use_candidate(spec: str, bounds: dict) -> None:
+    state.set_spec(spec)
+    st.session_state["bounds"] = {k: tuple(v) for k, v in bounds.items()}
+    st.session_state["flash"] = f"Terms set to {spec} (from the automatic search); press **Fit model** to fit them."
+
+
+def _use_lambda(lam: float) -> None:
+    s = dict(st.session_state["settings"])
+    s["lam"] = float(lam)
+    st.session_state["settings"] = s
+    st.session_state["flash"] = f"λ set to {fmt_lambda(lam)} (picked by cross-validation); press **Fit model**."
+
+
+# -- the component ----------------------------------------------------------------------------------------
+def _bar_updater(bar, what: str):
+    def on_message(done, total, message):
+        bar.progress(min(done / max(total, 1), 1.0), text=f"{what}: {message}")
+    return on_message
+
+
+def _search_settings(max_terms: int) -> dict:
+    s = st.session_state["settings"]
+    return {"lam": float(s["lam"]), "loss": s["loss"], "penalty": s["penalty"], "seed": int(s["seed"]),
+            "max_terms": int(max_terms)}
+
+
+def _candidates_frame(sel: Selection) -> pd.DataFrame:
+    return pd.DataFrame([{"#": i + 1, "expression": c.spec, "parameters": c.n_params,
+                          "CV MAPE (%)": c.cv.get("mape"), "held-out MAPE (%)": c.holdout.get("mape"),
+                          "score": c.score} for i, c in enumerate(sel.candidates)])
+
+
+def _find_terms(meas: Measurements) -> None:
+    ss = st.session_state
+    st.caption(
+        "Searches sums of terms from the term library (iterations, per-iteration compute I·b^e, data-parallel "
+        "N/p, all-reduce, parameter server, start-up), Extra-P's blocks x^i·log2(x)^j of each factor (also with "
+        "negative i, for time that falls with p) and products of two or three factors' blocks; every term set "
+        f"is scored by {K}-fold cross-validation and by predicting the largest scales from the smaller ones. "
+        "The best few are refitted with free exponents where that helps. Uses the loss, λ and seed of the fit "
+        "settings below.")
+    c = st.columns([2, 1, 1])
+    max_terms = c[0].slider("Most terms per model", 2, 6, 5, key="auto:max_terms",
+                            help="Largest number of terms (the intercept included) a candidate may have. "
+                                 "More terms: a wider search and a larger risk of over-fitting.")
+    go = c[1].button("Find terms for me", type="primary", key="auto:go", icon=":material/travel_explore:",
+                     help="Run the automatic search on the current data (a few seconds; cached).")
+    c[2].button("Stop", key="auto:stop", icon=":material/stop_circle:",
+                help="Stop a running search (any other click stops it too).")
+    settings = _search_settings(max_terms)
+    key = (ss["data_key"], json.dumps(settings, sort_keys=True))
+    if go:
+        bar = st.progress(0.0, text="Automatic search: starting…")
+        try:
+            sel = fitting._in_thread(_search, _bar_updater(bar, "Automatic search"), (key[0], key[1], meas))
+            ss["auto:selection"] = {"key": key, "selection": sel}
+            ss.pop("auto:error", None)
+        except PerfModelError as exc:
+            ss["auto:error"] = str(exc)
+        except _Stopped:
+            ss["auto:error"] = "the search was stopped"
+        bar.empty()
+    if ss.get("auto:error"):
+        st.error(f"The automatic search failed: {ss['auto:error']}", icon=":material/error:")
+    found = ss.get("auto:selection")
+    if not found or found["key"][0] != ss["data_key"]:
+        return
+    sel: Selection = found["selection"]
+    if found["key"] != key:
+        st.caption("These candidates were found with other settings; press *Find terms for me* to search again.")
+    st.markdown(f"**Candidates** (smallest first among those within noise of the best; "
+                f"{sel.n_screened:,} term sets screened, {len(sel.evaluated)} refined, {sel.seconds:.1f} s)")
+    st.dataframe(_candidates_frame(sel), hide_index=True, width="stretch",
+                 column_config={
+                     "expression": st.column_config.TextColumn("expression", help="The candidate's terms"),
+                     "parameters": st.column_config.NumberColumn("parameters", help="Constants plus free exponents"),
+                     "CV MAPE (%)": st.column_config.NumberColumn(
+                         "CV MAPE (%)", format="%.2f", help=f"{K}-fold cross-validated error"),
+                     "held-out MAPE (%)": st.column_config.NumberColumn(
+                         "held-out MAPE (%)", format="%.2f",
+                         help=f"Error on the largest scales ({sel.holdout_query or 'none'}), fitted on the others"),
+                     "score": st.column_config.NumberColumn(
+                         "score", format="%.2f", help="½·CV MAPE + ½·held-out MAPE: lower is better"),
+                 })
+    cols = st.columns(len(sel.candidates))
+    for i, (col, cand) in enumerate(zip(cols, sel.candidates)):
+        col.button(f"Use #{i + 1}", key=f"auto:use:{i}", on_click=_use_candidate, args=(cand.spec, cand.bounds),
+                   icon=":material/input:", width="stretch",
+                   help=f"Put these terms into the model above: {cand.spec}")
+    with st.expander("How the candidates compare", icon=":material/scatter_plot:"):
+        st.plotly_chart(selection_figure(sel), key="auto:selection_chart")
+        st.code(sel.report(), language=None)
+
+
+def _choose_lambda(meas: Measurements) -> None:
+    ss = st.session_state
+    expr, error = state.parsed_expression()
+    st.caption(f"Fits the current terms at λ from 0 to 0.1 and cross-validates each ({K}-fold). The λ picked is "
+               "the largest whose error is within one standard error of the lowest (the one-standard-error "
+               "rule): the simplest model that predicts as well as the best.")
+    settings = state.fit_settings()
+    settings.pop("lam", None)
+    key = (ss["data_key"], json.dumps(settings, sort_keys=True))
+    go = st.button("Compute the λ path", key="auto:lampath_go", icon=":material/timeline:", disabled=error is not None,
+                   help="Fit and cross-validate the terms above over a range of λ (about a dozen fits per λ; "
+                        "cached).")
+    if go and error is None:
+        bar = st.progress(0.0, text="λ path: starting…")
+        try:
+            full = {**settings, "lam": 0.0}
+            path = fitting._in_thread(_path, _bar_updater(bar, "λ path"),
+                                      (key[0], json.dumps(full, sort_keys=True), meas))
+            ss["auto:lampath"] = {"key": key, "path": path}
+            ss.pop("auto:lampath_error", None)
+        except PerfModelError as exc:
+            ss["auto:lampath_error"] = str(exc)
+        except _Stopped:
+            ss["auto:lampath_error"] = "stopped"
+        bar.empty()
+    if ss.get("auto:lampath_error"):
+        st.error(f"The λ path failed: {ss['auto:lampath_error']}", icon=":material/error:")
+    found = ss.get("auto:lampath")
+    if not found or found["key"][0] != ss["data_key"]:
+        return
+    path = found["path"]
+    if found["key"] != key:
+        st.caption(f"This path is for other terms or settings ({path.expression}); compute it again for the "
+                   "current ones.")
+    st.plotly_chart(lambda_path_figure(path), key="auto:lampath_chart")
+    i = list(path.lams).index(path.chosen)
+    c = st.columns([1, 1, 2])
+    c[0].metric("λ picked by validation", fmt_lambda(path.chosen),
+                help="Largest λ whose cross-validated MAPE is within one standard error of the lowest.")
+    c[1].metric("its CV MAPE", fmt_pct(path.cv_mape[i]),
+                help=f"{K}-fold cross-validated MAPE at that λ (lowest: {fmt_pct(min(path.cv_mape))} at "
+                     f"λ = {fmt_lambda(path.lam_min)}).")
+    c[2].button(f"Use λ = {fmt_lambda(path.chosen)}", key="auto:use_lambda", on_click=_use_lambda,
+                args=(path.chosen,), type="primary", icon=":material/check:",
+                help="Set the regularisation weight of the fit below to the λ picked by validation.")
+
+
+def render() -> None:
+    """Draw the component (the Model page calls this once)."""
+    meas = st.session_state.get("meas")
+    if meas is None:
+        return
+    with st.expander("Find terms for me (automatic search)", icon=":material/travel_explore:",
+                     expanded=bool(st.session_state.get("auto:selection"))):
+        _find_terms(meas)
+    with st.expander("Choose λ by validation (λ path)", icon=":material/tune:",
+                     expanded=bool(st.session_state.get("auto:lampath"))):
+        _choose_lambda(meas)
