@@ -39,12 +39,15 @@ with c[1]:
     st.caption("Per run: measured, predicted, error and each term's contribution.")
 with c[2]:
     st.markdown("**Report (HTML)**")
-    st.download_button("Download HTML report", lambda: html_report_bytes(fit_key, res, meas, cv.get("predicted")),
+    view = ss.get("scaling_view") if (ss.get("scaling_view") or {}).get("symbol") in res.factors else None
+    st.download_button("Download HTML report",
+                       lambda: html_report_bytes(fit_key, res, meas, cv.get("predicted"), view),
                        file_name=f"{stem}_report.html", mime="text/html", icon=":material/description:",
                        key="dl:html", on_click="ignore",
                        help="A single HTML file with the formula, metrics, constants and all interactive charts. "
                             "plotly.js is inlined, so it opens without a network connection.")
-    st.caption("Formula, metrics, constants and the interactive charts; opens offline.")
+    st.caption("Formula, metrics, constants and the interactive charts (the scaling view as last set on the "
+               "Scaling page); opens offline.")
 
 st.divider()
 left, right = st.columns(2)

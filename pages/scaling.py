@@ -4,7 +4,7 @@ import numpy as np
 import streamlit as st
 
 from perfmodel.plots import (FACTOR_WORDS, fmt_num, fmt_seconds, scaling_contributions_figure, scaling_data,
-                             scaling_figure, speedup_data, speedup_figure)
+                             scaling_figure, speedup_data, speedup_figure, typical_value)
 from ui.nav import guard
 from ui.widgets import require_result
 
@@ -40,12 +40,6 @@ def measured_values(s: str) -> list:
     return sorted(np.unique(meas.values(s)).tolist()) if s in meas.factors else [res.factor_ranges[s][0]]
 
 
-def default_value(s: str) -> float:
-    """The most frequent measured value (largest on ties): the curve then passes through measured runs."""
-    vals = meas.values(s) if s in meas.factors else np.array(measured_values(s))
-    return max(measured_values(s), key=lambda v: (int(np.sum(vals == v)), v))
-
-
 others = [s for s in symbols if s != x]
 fixed = {}
 if others:
@@ -55,7 +49,7 @@ if others:
         values = measured_values(s)
         k = f"w:fix:{s}"
         if ss.get(k) not in values:
-            ss[k] = default_value(s)
+            ss[k] = typical_value(res, s, meas)
         words = FACTOR_WORDS.get(s, (res.factors[s],))[0]
         if len(values) > 1:
             fixed[s] = oc[i % len(oc)].select_slider(
@@ -66,6 +60,9 @@ if others:
             oc[i % len(oc)].markdown(f"{s}: {words} = **{fmt_num(values[0])}** (the only measured value)")
 
 data = scaling_data(res, x, fixed, meas, x_max=hi * extend)
+# The HTML report (Export page) draws the same view.
+ss["scaling_view"] = {"symbol": x, "fixed": dict(fixed), "x_max": hi * extend, "log_x": bool(log_x),
+                      "log_y": bool(log_y)}
 
 # The sentence a stakeholder reads first.
 t_hi = float(np.interp(hi, data.x, data.total))
@@ -94,7 +91,7 @@ if "p" in symbols:
         fig = speedup_figure(res, fixed, meas, log_x=log_x, data=data)
     else:
         p_fixed = {s_: v for s_, v in fixed.items() if s_ != "p"}
-        p_fixed[x] = default_value(x)
+        p_fixed[x] = typical_value(res, x, meas)
         pdata = scaling_data(res, "p", p_fixed, meas, x_max=res.factor_ranges["p"][1] * extend)
         sp = speedup_data(res, data=pdata)
         fig = speedup_figure(res, log_x=False, data=pdata)

@@ -692,19 +692,33 @@ def scaling_grid(lo: float, hi: float, integer: bool, n: int = 200) -> np.ndarra
     return np.unique(np.concatenate([g, [lo, hi]])) if not integer else g
 
 
+def typical_value(result, symbol: str, meas: Measurements | None = None) -> float:
+    """Where to hold a factor that is not on the x-axis: its most frequent measured value (the
+    largest on ties), so the curve passes through measured runs; without data, the middle of
+    the measured range (geometric for positive ranges)."""
+    if meas is not None and symbol in meas.factors and meas.n_rows:
+        values, counts = np.unique(meas.values(symbol), return_counts=True)
+        best = np.flatnonzero(counts == counts.max())[-1]
+        return float(values[best])
+    lo, hi = (float(v) for v in result.factor_ranges[symbol])
+    if lo == hi:
+        return lo
+    return float(np.sqrt(lo * hi)) if lo > 0 else (lo + hi) / 2
+
+
 def scaling_data(result, symbol: str, fixed: dict | None = None, meas: Measurements | None = None,
                  x_max: float | None = None, x_min: float | None = None, n: int = 200) -> ScalingData:
     """Predicted time and term contributions along ``symbol``, the other symbols at ``fixed``
-    (default: the middle of their measured range), from the measured minimum to ``x_max``
-    (default: 4 × the measured maximum)."""
+    (default: :func:`typical_value`), from the measured minimum to ``x_max`` (default: 4 × the
+    measured maximum)."""
     if symbol not in result.factors:
         raise PerfModelError(f"{symbol!r} is not a factor of the model (factors: {', '.join(result.factors)})")
     lo, hi = (float(v) for v in result.factor_ranges[symbol])
     fixed = dict(fixed or {})
-    for s, (flo, fhi) in result.factor_ranges.items():
+    for s in result.factors:
         if s != symbol and s not in fixed:
-            fixed[s] = float(flo) if flo == fhi else float(np.sqrt(flo * fhi) if flo > 0 else (flo + fhi) / 2)
-    fixed = {s: float(v) for s, v in fixed.items() if s != symbol and s in result.factors}
+            fixed[s] = typical_value(result, s, meas)
+    fixed = {s: float(fixed[s]) for s in result.factors if s != symbol}  # in the model's factor order
     if meas is not None and symbol in meas.factors and meas.n_rows:
         integer = bool(np.all(np.mod(meas.values(symbol), 1) == 0))
     else:
@@ -958,17 +972,20 @@ def speedup_figure(result, fixed: dict | None = None, meas: Measurements | None 
 
 
 def report_figures(result, meas: Measurements, symbol: str | None = None, fixed: dict | None = None,
-                   cv_predicted=None) -> dict[str, go.Figure]:
-    """The figures of a report, by title: parity, contributions, shares, residuals and scaling."""
+                   cv_predicted=None, x_max: float | None = None, log_x: bool = False,
+                   log_y: bool = False) -> dict[str, go.Figure]:
+    """The figures of a report, by title: parity, shares, contributions, residuals and the scaling
+    view (along ``symbol``, default p, the others at ``fixed``, up to ``x_max``)."""
     figs = {"Predicted against measured": parity_figure(result, meas, cv_predicted=cv_predicted),
             "Share of total predicted time": shares_figure(result),
             "Where the time goes, per configuration": contributions_figure(result, meas),
             "Residuals against each factor": residuals_figure(result, meas)}
     if result.factors:
-        symbol = symbol or ("p" if "p" in result.factors else next(iter(result.factors)))
-        d = scaling_data(result, symbol, fixed, meas)
-        figs["Scaling"] = scaling_figure(result, symbol, meas=meas, data=d)
-        figs["Scaling: term contributions"] = scaling_contributions_figure(result, symbol, meas=meas, data=d)
+        symbol = symbol if symbol in result.factors else ("p" if "p" in result.factors else next(iter(result.factors)))
+        d = scaling_data(result, symbol, fixed, meas, x_max)
+        figs["Scaling"] = scaling_figure(result, symbol, meas=meas, log_x=log_x, log_y=log_y, data=d)
+        figs["Scaling: term contributions"] = scaling_contributions_figure(result, symbol, meas=meas, log_x=log_x,
+                                                                           data=d)
         if symbol == "p":
-            figs["Speedup and parallel efficiency"] = speedup_figure(result, meas=meas, data=d)
+            figs["Speedup and parallel efficiency"] = speedup_figure(result, meas=meas, log_x=log_x, data=d)
     return figs

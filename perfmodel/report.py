@@ -173,13 +173,16 @@ def figure_html(fig: go.Figure, include_plotlyjs: bool, div_id: str | None = Non
 
 
 def html_report(result, meas: Measurements, figures: dict[str, go.Figure] | None = None,
-                cv_predicted: np.ndarray | None = None, title: str | None = None) -> str:
+                cv_predicted: np.ndarray | None = None, title: str | None = None,
+                scaling: dict | None = None) -> str:
     """A standalone HTML page: formula, metrics, constants, settings and the interactive charts.
 
-    ``figures`` (title -> figure) defaults to :func:`perfmodel.plots.report_figures`. plotly.js
+    ``figures`` (title -> figure) defaults to :func:`perfmodel.plots.report_figures`, whose scaling
+    view takes ``scaling`` (keys ``symbol``, ``fixed``, ``x_max``, ``log_x``, ``log_y``). plotly.js
     is inlined in the first chart, so the page needs no network.
     """
-    figures = figures if figures is not None else report_figures(result, meas, cv_predicted=cv_predicted)
+    if figures is None:
+        figures = report_figures(result, meas, cv_predicted=cv_predicted, **(scaling or {}))
     name = result.dataset or meas.name or "measurements"
     title = title or f"Execution-time model: {name}"
     s = result.settings

@@ -318,3 +318,13 @@ def test_export_buttons_produce_files_that_parse(app, captured):
     assert 'class="plotly-graph-div"' in html
     assert not re.search(r"<script[^>]*\bsrc\s*=", html, re.I)
     assert res.formula() in html
+
+
+def test_the_report_draws_the_scaling_view_last_set(app, captured):
+    app.switch_page("pages/scaling.py").run()
+    app.select_slider(key="w:extend").set_value(16).run()
+    app.select_slider(key="w:fix:b").set_value(32).run()
+    app.switch_page("pages/export.py").run()
+    html = captured[f"perfmodel_{DEFAULT_DATASET}_report.html"]().decode()
+    assert '"x1":128' in html.replace(" ", "")  # the extrapolation zone runs to 16 x 8 workers
+    assert "at b = 32, N = 1.28M" in html

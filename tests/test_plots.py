@@ -287,3 +287,10 @@ def test_speedup_starts_at_the_smallest_positive_p():
     assert d.p0 == 1 and d.p[0] == 1
     assert np.all(np.isfinite(d.efficiency)) and d.efficiency[0] == pytest.approx(100)
     np.testing.assert_array_equal(d.measured_p, [1, 2, 4, 8])
+
+
+def test_typical_value_is_the_most_frequent_measured_value(res, meas):
+    assert plots.typical_value(res, "N", meas) == 2000  # 1000 and 2000 tie: the larger
+    assert plots.typical_value(res, "N") == pytest.approx(math.sqrt(1000 * 2000))  # no data: geometric middle
+    d = plots.scaling_data(res, "p", None, meas)
+    assert d.fixed == {"N": 2000} and d.points_x.size == 8
