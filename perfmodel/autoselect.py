@@ -31,7 +31,8 @@ How it is searched
 (the same loss as the fit; the log loss is screened with the relative loss; λ = 0) on each
 validation split, in batches with numpy. Every single term and every set of library terms
 (with at most one exponent per gridded family) are screened; then a beam search (width
-``beam``, the constant always among the starts) adds one term at a time up to ``max_terms`` terms; then every term set on the
+``beam``, the constant always among the starts) adds one term at a time up to ``max_terms`` terms
+(at most one exponent of the gridded ``I·b^e`` per set); then every term set on the
 final beams and the best set of each size is pruned backwards (each term removed in turn).
 A set in which a term would get a negative coefficient on all the data is rejected (that
 term is redundant). *Refinement*: the best screened sets of each size (those within noise of
@@ -742,10 +743,14 @@ def auto_select(meas: Measurements, *, lam: float = 0.0, loss: str = "relative",
         beams.append((const,))  # the intercept (start-up cost) is always grown from
     tell(1, total, f"screening: {len(terms)} candidate terms")
     P = len(terms)
+    # at most one exponent of a gridded library family (one I·b^e) per set: several would be
+    # nearly collinear, fit the noise and make the penalised fits slow
+    family = [t.free if t.kind == "library" and t.free else None for t in terms]
     for step in range(2, n_steps + 1):
         if stop():
             break
-        grow = [tuple(sorted(set(s) | {j})) for s in beams for j in range(P) if j not in s]
+        grow = [tuple(sorted(set(s) | {j})) for s in beams for j in range(P)
+                if j not in s and not (family[j] and family[j] in {family[i] for i in s})]
         evaluate(grow)
         size_sets = [s for s in record if len(s) == step]
         new = best_of(size_sets, beam)

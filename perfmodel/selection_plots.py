@@ -186,7 +186,7 @@ def comparison_parity_figure(comparison, kind: str = "cross-validated",
     fig.update_xaxes(type="log", range=rng, title_text=x_title)
     fig.update_yaxes(type="log", range=rng, title_text=y_title, scaleanchor="x", scaleratio=1)
     sub = f"MAPE of the {kind} predictions in the legend" + (f"; best: {d.winner}" if d.winner else "")
-    return style(fig, title, sub, height=560)
+    return style(fig, title, sub, height=560, legend="right")
 
 
 # -- the automatic search's candidates ------------------------------------------------------
