@@ -35,7 +35,8 @@ def _load_selected() -> None:
         ss["data_error"] = str(exc)
 
 
-def mapping_form(frame: pd.DataFrame, file_name: str, initial: dict, key: str, submit_label: str) -> None:
+def mapping_form(frame: pd.DataFrame, file_name: str, initial: dict, key: str, submit_label: str,
+                 title: str | None = None, source: str = "upload") -> None:
     """Column-to-role mapping (first guess given) and the button that applies it."""
     cols = [str(c) for c in frame.columns]
     extrap = state.is_extrap_frame(frame)
@@ -83,7 +84,7 @@ def mapping_form(frame: pd.DataFrame, file_name: str, initial: dict, key: str, s
         for col in others:
             factors[col] = col
         try:
-            state.apply_upload(file_name, frame, time_col, factors, region, metric)
+            state.apply_upload(file_name, frame, time_col, factors, region, metric, title=title, source=source)
         except PerfModelError as exc:
             st.error(str(exc), icon=":material/error:")
             return
@@ -102,13 +103,17 @@ if source == "Bundled dataset":
                       "Choosing one loads it with its suggested column mapping and terms, and fits it.")
     ds = get_dataset(ss["w:dataset"])
     st.caption(f"{ds.description}.  \nSource: {ds.source}")
-    if not (data.get("source") == "bundled" and data.get("name") == ds.name):
-        st.button(f"Open {ds.title}", type="primary", on_click=_load_selected, icon=":material/folder_open:",
+    current = data.get("source") in ("bundled", "remapped") and data.get("name") == ds.name
+    if not current or data.get("source") == "remapped":
+        st.button(f"Open {ds.title}" if not current else "Back to the suggested mapping and terms",
+                  type="primary" if not current else "secondary", on_click=_load_selected,
+                  icon=":material/folder_open:",
                   help="Replace the current data with this dataset and fit its suggested model.")
-    if data.get("source") == "bundled" and data.get("name") == ds.name:
+    if current:
         with st.expander("Change the column mapping", icon=":material/tune:"):
             mapping_form(data["frame"], ds.name, {"time": data["time"], "factors": data["factors"]},
-                         key=f"bundled:{ds.name}", submit_label="Apply mapping")
+                         key=f"bundled:{ds.name}", submit_label="Apply mapping",
+                         title=f"{ds.title} (your column mapping)", source="remapped")
 else:
     up = st.file_uploader("CSV or Extra-P text file", type=["csv", "tsv", "txt", "dat"], key="w:upload",
                           help="CSV: one row per run, a header row, numeric columns (delimiter , ; tab or | is "
@@ -154,7 +159,7 @@ rep = (f"{summary['repeats_min']}" if summary["repeats_min"] == summary["repeats
        else f"{summary['repeats_min']}–{summary['repeats_max']}")
 c[2].metric("Repeats per configuration", rep, help="How many runs were measured per configuration.")
 noise = summary["noise_cv_median_pct"]
-c[3].metric("Noise (median CV)", "–" if noise is None else f"{noise:.1f} %",
+c[3].metric("Noise (median CV)", "no repeats" if noise is None else f"{noise:.1f} %",
             help="Coefficient of variation (std/mean) of the time across repeats of one configuration, median "
                  "over configurations" + ("" if noise is None else f"; the largest is {summary['noise_cv_max_pct']:.1f} %")
                  + ". A model cannot be more accurate than this noise.")

@@ -243,6 +243,21 @@ def test_switching_bundled_dataset(app):
     assert not app.exception and len(charts(app)) == 2  # no p: no speedup chart
 
 
+def test_remapping_a_bundled_dataset(app):
+    # drop the batch size: map b to nothing
+    key = [k for k in app.session_state if str(k).startswith("bundled:") and str(k).endswith(":b")][0]
+    app.selectbox(key=key).set_value("— not measured —")
+    submit(app, "Apply mapping")
+    assert not app.exception and not errors(app)
+    data, res = app.session_state["data"], app.session_state["result"]
+    assert data["source"] == "remapped" and data["title"].endswith("(your column mapping)")
+    assert set(res.factors) == {"p", "N"}
+    assert "dataset" not in app.query_params  # a changed mapping cannot be linked
+    [back] = [b for b in app.button if b.label == "Back to the suggested mapping and terms"]
+    back.click().run()
+    assert app.session_state["data"]["source"] == "bundled" and set(app.session_state["result"].factors) == {"p", "b", "N"}
+
+
 def test_query_params_reproduce_a_view():
     at = new_app(dataset="ernest-rcv1", terms="1 + x/m + log2(m)", lam="0", seed="3").run()
     assert not at.exception

@@ -163,8 +163,10 @@ def guess_mapping(frame: pd.DataFrame) -> dict:
 
 
 def apply_upload(file_name: str, frame: pd.DataFrame, time: str, factors: dict,
-                 region: str | None = None, metric: str | None = None) -> Measurements:
-    """Validate the mapping of an uploaded table and make it the current data (raises PerfModelError)."""
+                 region: str | None = None, metric: str | None = None, title: str | None = None,
+                 source: str = "upload") -> Measurements:
+    """Validate the mapping of a table (uploaded, or a bundled one remapped: ``source="remapped"``)
+    and make it the current data (raises PerfModelError)."""
     if not factors:
         raise PerfModelError("map at least one column to a factor (p, N, b, E or another symbol)")
     used = [c for c in factors.values()]
@@ -178,8 +180,9 @@ def apply_upload(file_name: str, frame: pd.DataFrame, time: str, factors: dict,
         sub = sub[sub["metric"] == metric]
     name = file_name + (f" [{region}" + (f" / {metric}" if metric else "") + "]" if region else "")
     meas = Measurements.from_frame(sub.reset_index(drop=True), time, dict(factors), name=name)
-    _set_data({"source": "upload", "name": name, "title": f"Uploaded: {name}", "description":
-               f"{len(frame)} rows uploaded; time column {time!r}", "origin": "uploaded by you",
+    _set_data({"source": source, "name": name, "title": title or f"Uploaded: {name}", "description":
+               f"{len(frame)} rows; time column {time!r}",
+               "origin": "uploaded by you" if source == "upload" else "your column mapping",
                "frame": frame, "time": time, "factors": dict(factors), "region": region, "metric": metric},
               meas, None)
     return meas
