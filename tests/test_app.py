@@ -180,7 +180,7 @@ def test_upload_csv_map_columns_and_fit():
     submit(at, "Use this data")
     assert not at.exception and not errors(at)
     ss = at.session_state
-    assert ss["data"]["title"] == "Uploaded: runs.csv"
+    assert ss["data"]["title"] == "runs.csv (uploaded)"
     assert ss["meas"].factors == {"p": "gpus", "N": "samples", "b": "batch", "E": "epochs"}
     assert "row 17, column 'time_s': non-numeric value 'oops'" in at.warning[0].value
     assert ss["result"] is not None and ss["result"].n_rows == 16

@@ -180,7 +180,7 @@ def apply_upload(file_name: str, frame: pd.DataFrame, time: str, factors: dict,
         sub = sub[sub["metric"] == metric]
     name = file_name + (f" [{region}" + (f" / {metric}" if metric else "") + "]" if region else "")
     meas = Measurements.from_frame(sub.reset_index(drop=True), time, dict(factors), name=name)
-    _set_data({"source": source, "name": name, "title": title or f"Uploaded: {name}", "description":
+    _set_data({"source": source, "name": name, "title": title or f"{name} (uploaded)", "description":
                f"{len(frame)} rows; time column {time!r}",
                "origin": "uploaded by you" if source == "upload" else "your column mapping",
                "frame": frame, "time": time, "factors": dict(factors), "region": region, "metric": metric},
