@@ -36,7 +36,9 @@ new MutationObserver((mutations) => {
 }).observe(document, {subtree: true, attributes: true, attributeOldValue: true,
                       attributeFilter: ['data-test-script-state']});
 """
-IDLE = "document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state') === 'notRunning'"
+# Idle: the last run finished and no placeholder skeleton is left (a page still being laid out).
+IDLE = ("document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state') === 'notRunning'"
+        " && !document.querySelector('[data-testid=stSkeleton]')")
 
 
 def _chromium_or_fail():
@@ -98,8 +100,16 @@ def browser():
         b.close()
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if report.when == "call":
+        item.call_failed = report.failed
+    return report
+
+
 @pytest.fixture
-def page(browser, app_url):
+def page(request, browser, app_url):
     context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
     context.add_init_script(RUN_COUNTER)
     pg = context.new_page()
@@ -108,6 +118,8 @@ def page(browser, app_url):
     pg.app_url = app_url
     pg.js_errors = errors
     yield pg
+    if getattr(request.node, "call_failed", False):  # keep what the browser showed for the failure
+        screenshot(pg, f"failed-{request.node.name}")
     context.close()
 
 

@@ -1,0 +1,172 @@
+"""The dashboard as a person uses it: a real server, headless Chromium, clicks and downloads.
+
+Every wait is on the app's own "script finished" state (see conftest.wait_for_run).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from perfmodel import FitResult
+from perfmodel.datasets import DEFAULT_DATASET, load_dataset
+
+from .conftest import ROOT, open_app, screenshot, wait_for_run
+
+pytestmark = pytest.mark.browser
+
+PLOT = ".js-plotly-plot"
+
+
+def go_to(page, title: str) -> None:
+    """Click a page in the sidebar navigation (same session) and wait for it to render."""
+    link = page.locator('[data-testid="stSidebarNav"] a').filter(has_text=re.compile(f"^{title}$"))
+    wait_for_run(page, lambda: link.first.click())
+    page.wait_for_selector(f'h1:has-text("{title}")')
+
+
+def no_exception(page) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0, "a traceback is shown"
+
+
+def chart(page, x_title: str):
+    """The Plotly chart whose x-axis title contains ``x_title``."""
+    for i in range(page.locator(PLOT).count()):
+        c = page.locator(PLOT).nth(i)
+        if any(x_title in (e.text_content() or "") for e in c.locator(".xtitle").all()):
+            return c
+    raise AssertionError(f"no chart with x-axis title containing {x_title!r}")
+
+
+def sidebar_formula(page) -> str:
+    """The fitted formula with its numbers, as the sidebar shows it."""
+    code = page.locator('[data-testid="stSidebar"] code').filter(has_text="T =")
+    code.first.wait_for()
+    return code.first.inner_text()
+
+
+def test_opens_on_bundled_dataset_and_results_charts_draw(page):
+    open_app(page)
+    no_exception(page)
+    assert page.get_by_text("Current data:").count() >= 1
+    page.wait_for_selector(PLOT)  # the overview chart of the data page
+    go_to(page, "Results")
+    page.wait_for_selector(f"{PLOT} .scatterlayer .point")
+    assert page.locator(PLOT).count() >= 3
+    n_cfg = load_dataset(DEFAULT_DATASET).n_configurations
+    # parity chart: a marker per configuration; contributions: a stacked bar per term and configuration
+    assert chart(page, "measured time").locator(".scatterlayer .point").count() >= n_cfg
+    assert chart(page, "configuration").locator(".barlayer .point").count() >= 2 * n_cfg
+    assert page.get_by_text("MAPE, in-sample").count() == 1
+    no_exception(page)
+    assert not page.js_errors
+
+
+def test_upload_map_fit_and_see_metrics(page, tmp_path):
+    # A data-parallel job from a known formula, written as a semicolon CSV with its own column names.
+    rows = []
+    for p in (1, 2, 4, 8, 16):
+        for b in (32, 128):
+            t = 3 + 2000 / (p * b) * b ** 0.9 * 1e-3 + 0.05 * np.log2(p)
+            rows += [(p, b, 50000, t), (p, b, 50000, t * 1.01)]
+    csv = tmp_path / "my_timings.csv"
+    pd.DataFrame(rows, columns=["workers", "batch_size", "samples", "seconds"]).to_csv(csv, sep=";", index=False)
+
+    open_app(page)
+    wait_for_run(page, lambda: page.get_by_text("Upload a file").click())
+    wait_for_run(page, lambda: page.locator('input[type="file"]').set_input_files(str(csv)))
+    page.get_by_text("Read my_timings.csv as CSV").wait_for()
+    wait_for_run(page, lambda: page.get_by_role("button", name="Use this data").click())
+    no_exception(page)
+    page.get_by_text(re.compile(r"Current data: .*my_timings\.csv")).wait_for()
+    runs = page.locator('[data-testid="stMetric"]').filter(has_text="Runs (rows used)")
+    assert runs.locator('[data-testid="stMetricValue"]').inner_text() == "20"
+    go_to(page, "Results")
+    value = page.locator('[data-testid="stMetric"]').filter(has_text="MAPE, in-sample") \
+        .locator('[data-testid="stMetricValue"]').inner_text()
+    assert re.fullmatch(r"\d+(\.\d+)? %", value), value
+    assert float(value.split()[0]) < 5
+    no_exception(page)
+
+
+def test_moving_lambda_changes_the_constants(page):
+    open_app(page, "model")
+    page.get_by_text("Current fitted model").wait_for()
+    before = sidebar_formula(page)
+    slider = page.locator('[data-testid="stSlider"]').filter(has_text="λ").locator('input[type="range"]')
+    old = slider.input_value()
+    slider.focus()
+    for _ in range(8):  # a much larger λ
+        page.keyboard.press("ArrowRight")
+    assert slider.input_value() != old
+    wait_for_run(page, lambda: page.get_by_role("button", name="Fit model").click())
+    page.get_by_text("Current fitted model").wait_for()
+    after = sidebar_formula(page)
+    no_exception(page)
+    assert after != before, "the fitted constants did not change with λ"
+
+
+def test_scaling_page_draws_curves_and_extrapolation_zone(page):
+    open_app(page, "scaling")
+    no_exception(page)
+    page.wait_for_selector(f"{PLOT} .scatterlayer .trace")
+    first = page.locator(PLOT).first
+    assert first.locator(".scatterlayer .trace").count() >= 2  # predicted curve and measured points
+    assert first.locator(".scatterlayer .point").count() > 0  # measured points drawn
+    # the extrapolation zone is a shaded rectangle (a layout shape) with its label
+    assert first.locator(".shapelayer path").count() >= 1
+    assert first.get_by_text(re.compile("extrapolat", re.I)).count() >= 1
+    assert page.locator(PLOT).count() >= 2  # the stacked contributions (and speedup) charts too
+    shot = screenshot(page, "scaling")
+    docs = ROOT / "docs"
+    docs.mkdir(exist_ok=True)
+    page.screenshot(path=str(docs / "scaling.png"))  # the README's picture: the page as first seen
+    assert shot.stat().st_size > 10_000
+
+
+def test_downloads_parse(page, tmp_path):
+    open_app(page, "export")
+    no_exception(page)
+    with page.expect_download() as info:
+        page.get_by_role("button", name="Download model JSON").click()
+    model_path = tmp_path / "model.json"
+    info.value.save_as(model_path)
+    res = FitResult.load(model_path)
+    meas = load_dataset(DEFAULT_DATASET)
+    assert res.n_rows == meas.n_rows
+    pred = res.predict(meas)
+    assert np.all(np.isfinite(pred)) and np.all(pred > 0)
+    assert res.metrics["mape"] == pytest.approx(
+        float(np.mean(np.abs(pred - meas.y) / meas.y) * 100), rel=1e-9)
+
+    with page.expect_download() as info:
+        page.get_by_role("button", name="Download HTML report").click()
+    html_path = tmp_path / "report.html"
+    info.value.save_as(html_path)
+    html = html_path.read_text()
+    assert html.lstrip().lower().startswith("<!doctype html") or "<html" in html[:200].lower()
+    assert "plotly" in html and "Plotly.newPlot" in html
+    assert not re.search(r"<script[^>]+src=[\"']https?://", html), "the report needs the network"
+    data = json.loads(json.dumps(res.to_dict()))
+    assert data["expression"] in html or res.formula().split("=")[1].strip()[:10] in html
+
+
+def test_malformed_upload_shows_error_and_app_keeps_working(page, tmp_path):
+    bad = tmp_path / "broken.csv"
+    bad.write_bytes(b"PARAMETER p\nPOINTS ( 1 ) ( 2 )\nREGION r\nDATA 1.0 abc\n")
+    open_app(page)
+    wait_for_run(page, lambda: page.get_by_text("Upload a file").click())
+    wait_for_run(page, lambda: page.locator('input[type="file"]').set_input_files(str(bad)))
+    alert = page.locator('[data-testid="stAlert"]').filter(has_text="abc")
+    alert.first.wait_for()
+    assert "line 4" in alert.first.inner_text()
+    no_exception(page)
+    # the bundled data is still in use and the other pages still work
+    go_to(page, "Results")
+    page.wait_for_selector(f"{PLOT} .scatterlayer .point")
+    no_exception(page)
