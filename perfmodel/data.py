@@ -211,13 +211,15 @@ def read_table(source: Source, fmt: str | None = None) -> pd.DataFrame:
 
 def guess_roles(columns: Iterable[str]) -> dict[str, str]:
     """First guess of {role: column} from column names (role 'time' or a symbol p, N, b, E)."""
-    cols = list(columns)
+    cols = [str(c) for c in columns]
     lower = {c: c.lower() for c in cols}
+    timeish = {c for c in cols if any(f in lower[c] for f in _GUESSES["time"])}
     out: dict[str, str] = {}
     used: set[str] = set()
     for role, fragments in _GUESSES.items():
+        pool = cols if role == "time" else [c for c in cols if c not in timeish]
         for frag in fragments:
-            hit = next((c for c in cols if c not in used and (lower[c] == frag or
+            hit = next((c for c in pool if c not in used and (lower[c] == frag or
                         (len(frag) > 2 and frag in lower[c]))), None)
             if hit:
                 out[role] = hit

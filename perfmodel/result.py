@@ -186,7 +186,9 @@ class FitResult:
             np_fn = {"min": "minimum", "max": "maximum"}.get(fn, fn)
             text = _replace_call(text, fn, f"np.{np_fn}")
         if "I" in self._expression().symbols:
-            text = _replace_name(text, "I", "(E * np.ceil(N / (p * b)))")
+            epochs = "E * " if "E" in self.factors else ""
+            workers = "p * " if "p" in self.factors else ""
+            text = _replace_name(text, "I", f"({epochs}np.ceil(N / ({workers}b)))")
         return text
 
     def latex(self, digits: int = 4) -> str:

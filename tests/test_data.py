@@ -71,3 +71,8 @@ def test_summary_noise_and_configurations():
     s = m.summary()
     assert s["configurations"] == 2 and s["repeats_min"] == 2
     assert s["noise_cv_max_pct"] == pytest.approx(np.std([10, 12], ddof=1) / 11 * 100)
+
+
+def test_guess_roles_never_takes_a_time_column_as_a_factor():
+    roles = guess_roles(["gpus", "batch_per_gpu", "samples", "step_time_s", "epoch_time_s"])
+    assert roles["time"] in ("step_time_s", "epoch_time_s") and "E" not in roles

@@ -158,3 +158,11 @@ def test_presets_adapt_to_mapped_symbols():
     assert preset_spec("pmnf", ["p"]) == "1 + p^i_p*log2(p)^j_p"
     with pytest.raises(PerfModelError, match="unknown preset"):
         preset_spec("amdahl", ["p"])
+
+
+def test_python_expression_evaluates_to_the_predictions():
+    m = synthetic(noise=0.01)
+    r = Model("1 + I*b^e + I*log2(p) + p", maxiter=50).fit(m)
+    env = {**m.env(), "np": np}
+    value = eval(r.python_expression(), {"__builtins__": {}}, env)  # our own generated text, not user text
+    np.testing.assert_allclose(value, r.predict(m), rtol=1e-12)
