@@ -245,7 +245,7 @@ def test_compare_page_shows_the_peers_side_by_side(served_like_a_server):
 
 def test_model_page_finds_terms_and_picks_lambda(served_like_a_server):
     at = _app()
-    at.session_state["settings"] = {**at.session_state["settings"], "lam": 0.0}  # λ = 0: exact, fast fits
+    at.session_state["settings"] = {**at.session_state["settings"], "lam": 0.0}  # the λ path: exact, fast fits
     at.switch_page("pages/model.py").run()
     assert not at.exception and len(at.get("plotly_chart")) == 0  # nothing runs before a click
     _click(at, "Find terms for me")

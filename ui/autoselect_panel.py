@@ -4,7 +4,7 @@ The Model page calls :func:`render` once. Nothing here runs until the user press
 so the page stays as fast as before:
 
 * **Find terms for me** runs :func:`perfmodel.autoselect.auto_select` on the current data with the
-  page's loss, λ, penalty and seed (a progress bar; any click, e.g. *Stop*, cancels it), lists the
+  page's loss and seed at λ = 0 (a progress bar; any click, e.g. *Stop*, cancels it), lists the
   candidates smallest first among those within noise of the best, and *Use these terms* puts a
   candidate's terms (and the bounds of its free exponents) into the model above.
 * **Choose λ by validation** runs :func:`perfmodel.autoselect.lambda_path` for the current terms and
@@ -89,8 +89,10 @@ def _bar_updater(bar, what: str):
 
 
 def _search_settings(max_terms: int) -> dict:
+    # λ = 0: the search itself chooses which terms to keep (λ's job is then to shrink them; pick
+    # it with the λ path below). It is also much faster: penalised fits of linear models are slow.
     s = st.session_state["settings"]
-    return {"lam": float(s["lam"]), "loss": s["loss"], "penalty": s["penalty"], "seed": int(s["seed"]),
+    return {"lam": 0.0, "loss": s["loss"], "penalty": s["penalty"], "seed": int(s["seed"]),
             "max_terms": int(max_terms)}
 
 
@@ -107,8 +109,8 @@ def _find_terms(meas: Measurements) -> None:
         "N/p, all-reduce, parameter server, start-up), Extra-P's blocks x^i·log2(x)^j of each factor (also with "
         "negative i, for time that falls with p) and products of two or three factors' blocks; every term set "
         f"is scored by {K}-fold cross-validation and by predicting the largest scales from the smaller ones. "
-        "The best few are refitted with free exponents where that helps. Uses the loss, λ and seed of the fit "
-        "settings below.")
+        "The best few are refitted with free exponents where that helps. Uses the loss and seed of the fit "
+        "settings below, at λ = 0 (then choose λ with the λ path).")
     c = st.columns([2, 1, 1])
     max_terms = c[0].slider("Most terms per model", 2, 6, 5, key="auto:max_terms",
                             help="Largest number of terms (the intercept included) a candidate may have. "
