@@ -44,8 +44,6 @@ Coefficients are unconstrained in sign, as in Extra-P (``nonneg=False``).
 
 from __future__ import annotations
 
-import itertools
-import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Callable

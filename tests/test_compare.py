@@ -34,8 +34,8 @@ def small_job(seed=2):
             for b in (16, 32, 64, 128):
                 it = np.ceil(n / (p * b))
                 for _ in range(2):
-                    t = (2 + 0.003 * it * b ** 0.8 + 0.02 * it * np.log2(p) + 0.3 * p) * (1 + 0.02 * rng.standard_normal())
-                    rows.append({"p": p, "N": n, "b": b, "t": t})
+                    t = 2 + 0.003 * it * b ** 0.8 + 0.02 * it * np.log2(p) + 0.3 * p
+                    rows.append({"p": p, "N": n, "b": b, "t": t * (1 + 0.02 * rng.standard_normal())})
     return Measurements.from_frame(pd.DataFrame(rows), "t", {"p": "p", "N": "N", "b": "b"})
 
 
