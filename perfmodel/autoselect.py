@@ -670,6 +670,9 @@ def auto_select(meas: Measurements, *, lam: float = 0.0, loss: str = "relative",
         raise PerfModelError(f"auto_select needs Measurements, got {type(meas).__name__}")
     if int(k) < 2:
         raise PerfModelError("k-fold cross-validation needs k >= 2")
+    if meas.n_configurations < 2:
+        raise PerfModelError(f"{meas.n_configurations} distinct configuration(s): the automatic search needs at "
+                             "least 2 to cross-validate; measure more configurations")
     if int(max_terms) < 1 or int(n_best) < 1:
         raise PerfModelError("max_terms and n_best must be at least 1")
     workers = n_workers(workers)

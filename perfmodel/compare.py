@@ -381,6 +381,7 @@ def compare(meas: Measurements, user_model=None, auto=None, holdout_query: str |
                                  f"{type(user_model).__name__}")
         add("your model", user_model)
     auto_model = None
+    auto_error = None
     if isinstance(auto, Selection):
         best = auto.best
         auto_model = Model(best.spec, bounds=best.bounds or None, **base)
@@ -389,11 +390,14 @@ def compare(meas: Measurements, user_model=None, auto=None, holdout_query: str |
     elif isinstance(auto, Model):
         auto_model = auto
     elif auto is None and run_auto:
-        sel = auto_select(meas, lam=lam, loss=loss, seed=seed, k=k, n_best=1, final_de=de or None,
-                          should_stop=should_stop, workers=workers,
-                          progress=(lambda d, t, m: progress(0, 1, f"automatic search: {m}")) if progress else None)
-        best = sel.best
-        auto_model = Model(best.spec, bounds=best.bounds or None, **base)
+        try:
+            sel = auto_select(meas, lam=lam, loss=loss, seed=seed, k=k, n_best=1, final_de=de or None,
+                              should_stop=should_stop, workers=workers,
+                              progress=(lambda d, t, m: progress(0, 1, f"automatic search: {m}")) if progress else None)
+            best = sel.best
+            auto_model = Model(best.spec, bounds=best.bounds or None, **base)
+        except PerfModelError as exc:
+            auto_error = str(exc)
     elif auto is not None:
         raise PerfModelError(f"auto must be a Selection, FitResult or Model, got {type(auto).__name__}")
     if auto_model is not None:
@@ -402,6 +406,8 @@ def compare(meas: Measurements, user_model=None, auto=None, holdout_query: str |
         notes.append("automatic: expression chosen by auto_select on " +
                      ("all data; its hold-out column re-runs the search on the training part" if nested else
                       "all data, then refitted on every split (its CV/held-out errors are optimistic)"))
+    if auto_error is not None:
+        peers.append({"name": "automatic", "error": auto_error})
     for name in presets:
         add(name, Model(preset=name, **base))
     if pmnf:
@@ -416,9 +422,12 @@ def compare(meas: Measurements, user_model=None, auto=None, holdout_query: str |
 
     def report(done):
         if progress is not None:
-            progress(done, len(peers), f"compared {done} of {len(peers)} models")
+            n = sum("error" not in p for p in peers)
+            progress(done, n, f"compared {done} of {n} models")
 
-    outs = _run(_peer_task, peers, n_workers(workers), report, should_stop)
+    runnable = [p for p in peers if "error" not in p]
+    done = iter(_run(_peer_task, runnable, n_workers(workers), report, should_stop))
+    outs = [{"name": p["name"], "error": p["error"]} if "error" in p else next(done) for p in peers]
     rows, preds, results = [], [], {}
     y = meas.y
     for peer, out in zip(peers, outs):

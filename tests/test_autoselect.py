@@ -182,6 +182,9 @@ def test_bad_arguments_are_user_errors():
         auto_select(meas, loss="nope")
     with pytest.raises(PerfModelError):
         auto_select(meas, lam=-1)
+    one = Measurements.from_frame(pd.DataFrame({"p": [2, 2], "t": [1.0, 1.1]}), "t", {"p": "p"})
+    with pytest.raises(PerfModelError, match="at least 2"):
+        auto_select(one)
 
 
 # -- λ by validation ----------------------------------------------------------------------------
