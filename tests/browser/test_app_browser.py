@@ -16,7 +16,7 @@ import pytest
 from perfmodel import FitResult
 from perfmodel.datasets import DEFAULT_DATASET, load_dataset
 
-from .conftest import ROOT, open_app, screenshot, wait_for_run
+from .harness import ROOT, open_app, screenshot, wait_for_run
 
 pytestmark = pytest.mark.browser
 
