@@ -76,7 +76,7 @@ from scipy.optimize import nnls
 
 from .data import Measurements
 from .errors import PerfModelError
-from .evaluate import _fold_ids, cross_validate, holdout, largest_scale_query
+from .evaluate import fold_ids, cross_validate, holdout, largest_scale_query
 from .expression import evaluate_query, parse_expression
 from .fit import Model
 from .result import FitResult
@@ -205,7 +205,7 @@ def _splits(meas: Measurements, k: int, seed: int, query: str | None):
     """[(name, train_mask, test_mask)]: "all", k folds (as cross_validate), and the hold-out."""
     n = meas.n_rows
     out = [("all", np.ones(n, bool), np.zeros(n, bool))]
-    folds = _fold_ids(meas, "kfold", k, seed)
+    folds = fold_ids(meas, "kfold", k, seed)
     for f in np.unique(folds):
         out.append((f"fold {int(f) + 1}", folds != f, folds == f))
     if query is not None:

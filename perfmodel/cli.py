@@ -49,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     how.add_argument("--terms", help="expression, e.g. '1 + N/(p*b)*b^e1 + N/(p*b)*log2(p) + p'")
     how.add_argument("--preset", choices=sorted(PRESETS), help="a preset expression")
     how.add_argument("--auto", action="store_true", help="search the term library for a good small model")
+    f.add_argument("--max-terms", type=int, default=5, help="with --auto: most terms in a model (intercept included)")
     f.add_argument("--lambda", dest="lam", type=float, default=0.0, help="regularisation weight λ >= 0")
     f.add_argument("--penalty", choices=PENALTIES, default="l1")
     f.add_argument("--loss", choices=LOSSES, default="relative")
@@ -130,10 +131,9 @@ def _cmd_fit(args) -> int:
     if args.auto:
         from .autoselect import auto_select
 
-        selection = auto_select(meas, lam=args.lam, loss=args.loss, seed=args.seed)
-        print(selection.report())
-        result = selection.best.result
-        model = None
+        selection = auto_select(meas, lam=args.lam, loss=args.loss, penalty=args.penalty, seed=args.seed,
+                                max_terms=args.max_terms, final_de=de)
+        result, model, report = selection.best.result, None, selection.report()
     else:
         if args.terms is None and args.preset is None:
             if suggested is None:
@@ -141,6 +141,7 @@ def _cmd_fit(args) -> int:
             args.terms = suggested
         model = Model(args.terms, preset=args.preset, **common)
         result = model.fit(meas)
+        report = None
     if args.cv and model is not None:
         from .evaluate import cross_validate
 
@@ -152,7 +153,7 @@ def _cmd_fit(args) -> int:
         _, v = holdout(model, meas, args.holdout)
         result.validation[v.method] = v.metrics
     Path(args.out).write_text(result.to_json())
-    print(result.report())
+    print(report or result.report())
     print(f"saved {args.out}")
     return 0
 

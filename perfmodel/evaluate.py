@@ -38,7 +38,8 @@ def metrics(y: np.ndarray, pred: np.ndarray, n_params: int = 0) -> dict[str, flo
     err = pred - y
     pct = np.abs(err) / np.abs(y) * 100
     denom = np.abs(y) + np.abs(pred)
-    smape = np.mean(np.where(denom > 0, 2 * np.abs(err) / np.where(denom > 0, denom, 1), 0)) * 100
+    with np.errstate(invalid="ignore", over="ignore"):
+        smape = np.mean(np.where(denom > 0, 2 * np.abs(err) / np.where(denom > 0, denom, 1), 0)) * 100
     ss_res = float(np.sum(err ** 2))
     ss_tot = float(np.sum((y - y.mean()) ** 2))
     r2 = 1 - ss_res / ss_tot if ss_tot > 0 else float("nan")
@@ -61,7 +62,8 @@ class Validation:
         return {"method": self.method, "metrics": self.metrics, "folds": self.folds}
 
 
-def _fold_ids(meas: Measurements, method: str, k: int, seed: int) -> np.ndarray:
+def fold_ids(meas: Measurements, method: str, k: int, seed: int) -> np.ndarray:
+    """Fold number of each row: whole configurations per fold (``loco``: one configuration each)."""
     cfg = meas.configurations()
     n_cfg = int(cfg.max()) + 1
     if method == "loco":
@@ -83,7 +85,7 @@ def cross_validate(model, meas: Measurements, method: str = "kfold", k: int = 5,
 
     Each fold refits ``model`` (same settings) on the other configurations.
     """
-    folds = _fold_ids(meas, method, k, seed)
+    folds = fold_ids(meas, method, k, seed)
     pred = np.full(meas.n_rows, np.nan)
     out = []
     ids = np.unique(folds)

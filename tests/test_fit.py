@@ -166,3 +166,24 @@ def test_python_expression_evaluates_to_the_predictions():
     env = {**m.env(), "np": np}
     value = eval(r.python_expression(), {"__builtins__": {}}, env)  # our own generated text, not user text
     np.testing.assert_allclose(value, r.predict(m), rtol=1e-12)
+
+
+def test_l1_solver_matches_a_generic_optimiser():
+    from scipy.optimize import minimize
+
+    from perfmodel.fit import _fista, _l1_box_qp
+
+    rng = np.random.default_rng(4)
+    A = rng.normal(size=(30, 4)) @ np.diag([1, 1, 1e-3, 1])  # one badly scaled column
+    t = rng.normal(size=30)
+    lam = np.array([0.0, 0.5, 0.2, 0.1])
+    lo, hi = np.zeros(4), np.full(4, np.inf)
+
+    def f(u):
+        return np.sum((A @ u - t) ** 2) + lam @ np.abs(u)
+
+    ref = minimize(f, np.full(4, 0.1), method="L-BFGS-B", bounds=list(zip(lo, [None] * 4)),
+                   options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 10000})
+    fast = _l1_box_qp(A, t, lam, lo, hi)
+    assert f(fast) <= ref.fun + 1e-9
+    assert f(_fista(A, t, lam, lo, hi, 50000, 1e-15)) == pytest.approx(f(fast), rel=1e-6)
