@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from perfmodel import Measurements, Model, PerfModelError
-from perfmodel.autoselect import (DEFAULT_LAMS, _fold_ids, auto_select, lambda_path, search_terms)
+from perfmodel.autoselect import (DEFAULT_LAMS, fold_ids, auto_select, lambda_path, search_terms)
 from perfmodel.data import measurements_from_extrap, read_extrap
 from perfmodel.evaluate import cross_validate, holdout, largest_scale_query
 
@@ -117,7 +117,7 @@ def test_candidate_numbers_are_those_of_cross_validate_and_holdout():
 
 def test_fold_ids_are_the_core_folds():
     meas = data_parallel_job()
-    folds = _fold_ids(meas, "kfold", 5, 0)
+    folds = fold_ids(meas, "kfold", 5, 0)
     cfg = meas.configurations()
     for f in np.unique(folds):  # whole configurations per fold
         assert not set(cfg[folds == f]) & set(cfg[folds != f])
