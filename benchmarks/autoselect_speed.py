@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -31,6 +30,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from timing import timed  # noqa: E402
 from perfmodel import Measurements, Model  # noqa: E402
 from perfmodel.autoselect import auto_select, lambda_path, n_workers  # noqa: E402
 from perfmodel.datasets import load_dataset  # noqa: E402
@@ -48,15 +48,6 @@ def synthetic(rows: int = 300, seed: int = 0) -> Measurements:
                     out.append({"gpus": p, "samples": n, "batch": b, "time_s": t * (1 + 0.02 * rng.standard_normal())})
     df = pd.DataFrame(out[:rows])
     return Measurements.from_frame(df, "time_s", {"p": "gpus", "N": "samples", "b": "batch"}, name="synthetic-dp")
-
-
-def timed(fn, repeat: int):
-    times, out = [], None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), out
 
 
 def main(argv=None) -> int:

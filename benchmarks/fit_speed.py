@@ -12,7 +12,6 @@ linear model with the exponents fixed at their true values. Prints a table; no a
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -21,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from timing import timed  # noqa: E402
 from perfmodel import Measurements, Model  # noqa: E402
 
 SPEC = "1 + I*b^e1 + I*log2(p) + p^e2"
@@ -37,15 +37,6 @@ def make_data(n=1000, seed=0) -> Measurements:
     t *= 1 + 0.03 * rng.uniform(-1, 1, n)
     frame = pd.DataFrame({"p": p, "b": b, "N": N, "time_s": t})
     return Measurements.from_frame(frame, "time_s", {"p": "p", "b": "b", "N": "N"})
-
-
-def timed(fn, repeat):
-    times, out = [], None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), out
 
 
 def main() -> None:

@@ -422,6 +422,18 @@ def parity_data(result, meas: Measurements, color_by: str | None = None,
     return ParityData(y, pred, err, meas.rows, hover, color, color_by, lo, hi, cv_predicted, within)
 
 
+def add_parity_guides(fig: go.Figure, lo: float, hi: float) -> None:
+    """The y = x line and the ±BAND_PCT % band of a parity chart, from ``lo`` to ``hi`` seconds."""
+    line = np.array([lo, hi])
+    f = BAND_PCT / 100
+    fig.add_trace(go.Scatter(x=line, y=line * (1 - f), mode="lines", line=dict(width=0), hoverinfo="skip",
+                             showlegend=False))
+    fig.add_trace(go.Scatter(x=line, y=line * (1 + f), mode="lines", line=dict(width=0), fill="tonexty",
+                             fillcolor=BAND, hoverinfo="skip", name=f"±{BAND_PCT:g} %"))
+    fig.add_trace(go.Scatter(x=line, y=line, mode="lines", line=dict(color=IDEAL, dash="dash", width=1.5),
+                             hoverinfo="skip", name="y = x (perfect)"))
+
+
 def parity_figure(result, meas: Measurements, color_by: str | None = None,
                   cv_predicted: np.ndarray | None = None, title: str | None = "Predicted against measured") -> go.Figure:
     """Log–log predicted vs measured time with the y = x line and a ±10 % band."""
@@ -430,14 +442,7 @@ def parity_figure(result, meas: Measurements, color_by: str | None = None,
     if d.measured.size == 0:
         return empty_figure("No measurements to show", x_title, y_title, title)
     fig = go.Figure()
-    line = np.array([d.lo, d.hi])
-    f = BAND_PCT / 100
-    fig.add_trace(go.Scatter(x=line, y=line * (1 - f), mode="lines", line=dict(width=0), hoverinfo="skip",
-                             showlegend=False))
-    fig.add_trace(go.Scatter(x=line, y=line * (1 + f), mode="lines", line=dict(width=0), fill="tonexty",
-                             fillcolor=BAND, hoverinfo="skip", name=f"±{BAND_PCT:g} %"))
-    fig.add_trace(go.Scatter(x=line, y=line, mode="lines", line=dict(color=IDEAL, dash="dash", width=1.5),
-                             hoverinfo="skip", name="y = x (perfect)"))
+    add_parity_guides(fig, d.lo, d.hi)
     tmpl = ("%{text}<br>measured %{x:.4g} s<br>predicted %{y:.4g} s<br>error %{customdata:+.1f} %"
             "<extra></extra>")
     marker = dict(size=10, opacity=0.85, line=dict(width=0.8, color="white"))

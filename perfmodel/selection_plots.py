@@ -20,7 +20,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .plots import BAND, BAND_PCT, DISCRETE, IDEAL, MEASURED, PREDICTED, empty_figure, fmt_num, style, time_title
+from .plots import (DISCRETE, IDEAL, MEASURED, PREDICTED, add_parity_guides, empty_figure, fmt_num, style,
+                    time_title)
 
 CHOSEN = "#dc2626"
 MINIMUM = "#6b7280"
@@ -161,14 +162,7 @@ def comparison_parity_figure(comparison, kind: str = "cross-validated",
     if not d.models:
         return empty_figure(f"No {kind} predictions to show", x_title, y_title, title)
     fig = go.Figure()
-    line = np.array([d.lo, d.hi])
-    f = BAND_PCT / 100
-    fig.add_trace(go.Scatter(x=line, y=line * (1 - f), mode="lines", line=dict(width=0), hoverinfo="skip",
-                             showlegend=False))
-    fig.add_trace(go.Scatter(x=line, y=line * (1 + f), mode="lines", line=dict(width=0), fill="tonexty",
-                             fillcolor=BAND, hoverinfo="skip", name=f"±{BAND_PCT:g} %"))
-    fig.add_trace(go.Scatter(x=line, y=line, mode="lines", line=dict(color=IDEAL, dash="dash", width=1.5),
-                             hoverinfo="skip", name="y = x (perfect)"))
+    add_parity_guides(fig, d.lo, d.hi)
     symbols = ["circle", "diamond", "square", "triangle-up", "cross", "x", "star", "pentagon"]
     for i, m in enumerate(d.models):
         err = (d.predicted[m] - d.measured[m]) / d.measured[m] * 100

@@ -198,22 +198,6 @@ def test_selection_figure_and_empty_cases():
 
 
 # -- the Compare page and the Model page's automatic-selection component (Streamlit AppTest) ----------
-@pytest.fixture
-def served_like_a_server(monkeypatch):
-    """Run every AppTest step through app.py, as a real server does (see tests/test_app.py)."""
-    import streamlit.testing.v1.app_test as app_test_module
-    from streamlit.runtime.pages_manager import PagesManager
-
-    class ServerLikePagesManager(PagesManager):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(app_test_module, "PagesManager", ServerLikePagesManager)
-    yield
-    PagesManager.uses_pages_directory = None
-
-
 def _app():
     from streamlit.testing.v1 import AppTest
 
