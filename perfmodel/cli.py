@@ -41,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     f = sub.add_parser("fit", help="fit a model to measurements and save it as JSON",
                        description="Fit T = sum of c_k * term_k to DATA (a CSV or Extra-P text file, "
                                    "or a bundled dataset name; see `datasets`).")
-    f.add_argument("data", help="CSV / Extra-P text file, or a bundled dataset name")
+    f.add_argument("data", nargs="?", help="CSV / Extra-P text file, or a bundled dataset name")
+    f.add_argument("--dataset", metavar="NAME", help="a bundled dataset by name (instead of DATA; see `datasets`)")
     f.add_argument("--time", help="time column (seconds); not needed for Extra-P files or bundled datasets")
     f.add_argument("--factor", action="append", type=_factor, default=[], metavar="SYM=COL",
                    help="map a symbol to a column, e.g. --factor p=processors (repeatable)")
@@ -93,22 +94,27 @@ def build_parser() -> argparse.ArgumentParser:
 def _load_measurements(args) -> tuple[Measurements, str | None]:
     """Measurements for `fit`, and the catalogue's suggested terms when DATA is a dataset name."""
     factors = dict(args.factor)
-    path = Path(args.data)
-    if not path.exists():
+    if (args.data is None) == (args.dataset is None):
+        raise PerfModelError("give either DATA (a file or dataset name) or --dataset NAME")
+    name = args.dataset
+    if name is None and not Path(args.data).exists():
+        name = args.data  # not a file: perhaps a bundled dataset's name
+    if name is not None:
         from . import datasets
 
         names = [d.name for d in datasets.list_datasets()]
-        if args.data not in names:
-            raise PerfModelError(f"{args.data!r} is neither a file nor a bundled dataset; datasets: "
-                                 f"{', '.join(names)}")
-        ds = datasets.get_dataset(args.data)
+        if name not in names:
+            what = "a bundled dataset" if args.dataset else "a file nor a bundled dataset"
+            raise PerfModelError(f"{name!r} is neither {what}; datasets: {', '.join(names)}")
+        ds = datasets.get_dataset(name)
         if factors or args.time:
-            frame = datasets.load_frame(args.data)
-            meas = Measurements.from_frame(frame, args.time or ds.time or "time",
-                                           factors or dict(ds.factors), name=ds.name)
+            frame = datasets.load_frame(name)
+            meas = Measurements.from_frame(frame, args.time or ds.time_column, factors or dict(ds.factors),
+                                           name=ds.name)
         else:
-            meas = datasets.load_dataset(args.data)
+            meas = datasets.load_dataset(name)
         return meas, ds.terms
+    path = Path(args.data)
     frame = read_table(path, args.format)
     is_extrap = {"region", "metric", "repetition", "time"} <= set(frame.columns) and \
         (args.format == "extrap" or args.format is None and list(frame.columns)[-1] == "time"

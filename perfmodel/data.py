@@ -291,19 +291,27 @@ class Measurements:
         def check(col: str, positive: bool) -> pd.Series:
             raw = frame[col]
             num = pd.to_numeric(raw, errors="coerce").astype(float)
-            for row in raw.index:
-                if row in bad:
-                    continue
-                value = num[row]
-                text = raw[row]
-                if isinstance(text, str) and text.strip() == "" or (not isinstance(text, str) and pd.isna(text)):
-                    bad[row] = DroppedRow(row, col, "missing value")
-                elif math.isnan(value):
-                    bad[row] = DroppedRow(row, col, f"non-numeric value {text!r}")
-                elif math.isinf(value):
-                    bad[row] = DroppedRow(row, col, f"infinite value {text!r}")
-                elif positive and value <= 0:
-                    bad[row] = DroppedRow(row, col, f"time must be > 0, got {value:g}")
+            text = raw.astype(str).str.strip()
+            missing = raw.isna().to_numpy() | (text == "").to_numpy()
+            problems = {
+                "missing": missing,
+                "non-numeric": ~missing & num.isna().to_numpy(),
+                "infinite": np.isinf(num.to_numpy()),
+                "non-positive": (num <= 0).to_numpy() if positive else np.zeros(len(num), bool),
+            }
+            for kind, mask in problems.items():
+                for row in raw.index[mask]:
+                    if row in bad:
+                        continue
+                    if kind == "missing":
+                        reason = "missing value"
+                    elif kind == "non-numeric":
+                        reason = f"non-numeric value {raw[row]!r}"
+                    elif kind == "infinite":
+                        reason = f"infinite value {raw[row]!r}"
+                    else:
+                        reason = f"time must be > 0, got {num[row]:g}"
+                    bad[row] = DroppedRow(row, col, reason)
             return num
 
         if status_column and status_column in columns and status_column not in factors.values():

@@ -145,16 +145,13 @@ class Model:
             raise PerfModelError("no terms given: pass an expression or a preset")
         expr, leftover = parse_expression(spec, symbols, bounds, columns=list(data.frame.columns))
         names = [f"c{k}" for k in range(len(expr.terms))]
-        cbounds = {}
-        for name, b in leftover.items():
-            if name in names:
-                cbounds[name] = b
-            elif self.preset is None or name in user_bounds:
-                if name in preset_bounds(self.preset or "", symbols):
-                    continue
-                raise PerfModelError(f"bounds given for {name!r}, which is neither a free parameter "
-                                     f"({', '.join(expr.params) or 'none'}) nor a coefficient "
-                                     f"({', '.join(names)})")
+        defaults = preset_bounds(self.preset, symbols) if self.preset is not None else {}
+        unknown = [n for n in leftover if n not in names and n not in defaults]
+        if unknown:
+            raise PerfModelError(f"bounds given for {unknown[0]!r}, which is neither a free parameter "
+                                 f"({', '.join(expr.params) or 'none'}) nor a coefficient "
+                                 f"({', '.join(names)})")
+        cbounds = {n: b for n, b in leftover.items() if n in names}
         return expr, cbounds
 
     def fit(self, data, time: str | None = None, factors: dict | None = None, *,

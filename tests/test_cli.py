@@ -49,7 +49,7 @@ def test_extrap_file_needs_no_time(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("args,fragment", [
-    (["fit", "missing.csv", "--terms", "1", "--out", "x.json"], "neither a file nor a bundled dataset"),
+    (["fit", "missing.csv", "--terms", "1", "--out", "x.json"], "is neither a file nor a bundled dataset"),
     (["fit", RCV1, "--time", "time_s", "--factor", "m=cores", "--terms", "__import__('os')", "--out", "x.json"],
      "'__import__' is not allowed"),
     (["fit", RCV1, "--time", "secs", "--terms", "1", "--out", "x.json"], "time column 'secs' not found"),
@@ -71,3 +71,13 @@ def test_module_entry_point_runs(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "perfmodel", "show", str(tmp_path / "none.json")],
                           capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 2 and proc.stderr.startswith("error: model file not found")
+
+
+def test_bundled_dataset_by_name_or_option(tmp_path, capsys):
+    out = tmp_path / "m.json"
+    code, text, _ = run(["fit", "--dataset", "ernest-rcv1", "--preset", "ernest", "--out", out], capsys)
+    assert code == 0 and json.loads(out.read_text())["dataset"] == "ernest-rcv1"
+    code, _, err = run(["fit", "--dataset", "nope", "--preset", "ernest", "--out", out], capsys)
+    assert code == 2 and "'nope' is neither a bundled dataset" in err
+    code, _, err = run(["fit", "ernest-rcv1", "--dataset", "ernest-rcv1", "--out", out], capsys)
+    assert code == 2 and "either DATA" in err
