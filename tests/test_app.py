@@ -13,7 +13,7 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 from perfmodel import FitResult
-from perfmodel.datasets import DEFAULT_DATASET
+from perfmodel.datasets import DEFAULT_DATASET, list_datasets
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -324,3 +324,15 @@ def test_the_report_draws_the_scaling_view_last_set(app, captured):
     html = captured[f"perfmodel_{DEFAULT_DATASET}_report.html"]().decode()
     assert '"x1":128' in html.replace(" ", "")  # the extrapolation zone runs to 16 x 8 workers
     assert "at b = 32, N = 1.28M" in html
+
+
+@pytest.mark.parametrize("name", [d.name for d in list_datasets()])
+def test_every_bundled_dataset_opens_on_every_page(name):
+    """Each catalogue dataset, opened by link, fits and every page renders without an error box."""
+    at = new_app(dataset=name).run()
+    assert not at.exception, at.exception
+    assert at.session_state["data"]["name"] == name and at.session_state["result"] is not None
+    for page in PAGES + ["pages/compare.py"]:
+        at.switch_page(page).run()
+        assert not at.exception, (page, at.exception)
+        assert not errors(at), (page, errors(at))
