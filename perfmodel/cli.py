@@ -10,8 +10,6 @@ import re
 import sys
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 
 from .data import Measurements, READERS, measurements_from_extrap, read_table
 from .errors import PerfModelError

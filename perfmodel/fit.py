@@ -26,18 +26,20 @@ from __future__ import annotations
 
 import math
 import time as _time
-from dataclasses import asdict, dataclass, field
-from typing import Callable
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 import pandas as pd
 from scipy.optimize import differential_evolution, lsq_linear, minimize
 
-from . import __version__
 from .data import Measurements
 from .errors import PerfModelError
 from .expression import Expression, parse_bounds, parse_expression
 from .terms import preset_bounds, preset_spec
+
+if TYPE_CHECKING:
+    from .result import FitResult
 
 LOSSES = ("relative", "absolute", "log")
 PENALTIES = ("l1", "l2")
