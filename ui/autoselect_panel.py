@@ -102,6 +102,32 @@ def _candidates_frame(sel: Selection) -> pd.DataFrame:
                           "score": c.score} for i, c in enumerate(sel.candidates)])
 
 
+def _run_and_store(label: str, fn, args: tuple, key: tuple, store: str, field: str, error_key: str,
+                   stopped_text: str) -> None:
+    """Run ``fn(*args)`` in a worker thread with a progress bar; keep its result or its error."""
+    ss = st.session_state
+    bar = st.progress(0.0, text=f"{label}: starting…")
+    try:
+        ss[store] = {"key": key, field: fitting._in_thread(fn, _bar_updater(bar, label), args)}
+        ss.pop(error_key, None)
+    except PerfModelError as exc:
+        ss[error_key] = str(exc)
+    except _Stopped:
+        ss[error_key] = stopped_text
+    bar.empty()
+
+
+def _stored(store: str, error_key: str, failed: str) -> dict | None:
+    """Show a stored error; return the stored result when it belongs to the current data."""
+    ss = st.session_state
+    if ss.get(error_key):
+        st.error(f"{failed}: {ss[error_key]}", icon=":material/error:")
+    found = ss.get(store)
+    if not found or found["key"][0] != ss["data_key"]:
+        return None
+    return found
+
+
 def _find_terms(meas: Measurements) -> None:
     ss = st.session_state
     st.caption(
@@ -122,20 +148,10 @@ def _find_terms(meas: Measurements) -> None:
     settings = _search_settings(max_terms)
     key = (ss["data_key"], json.dumps(settings, sort_keys=True))
     if go:
-        bar = st.progress(0.0, text="Automatic search: starting…")
-        try:
-            sel = fitting._in_thread(_search, _bar_updater(bar, "Automatic search"), (key[0], key[1], meas))
-            ss["auto:selection"] = {"key": key, "selection": sel}
-            ss.pop("auto:error", None)
-        except PerfModelError as exc:
-            ss["auto:error"] = str(exc)
-        except _Stopped:
-            ss["auto:error"] = "the search was stopped"
-        bar.empty()
-    if ss.get("auto:error"):
-        st.error(f"The automatic search failed: {ss['auto:error']}", icon=":material/error:")
-    found = ss.get("auto:selection")
-    if not found or found["key"][0] != ss["data_key"]:
+        _run_and_store("Automatic search", _search, (key[0], key[1], meas), key, "auto:selection", "selection",
+                       "auto:error", "the search was stopped")
+    found = _stored("auto:selection", "auto:error", "The automatic search failed")
+    if found is None:
         return
     sel: Selection = found["selection"]
     if found["key"] != key:
@@ -177,22 +193,11 @@ def _choose_lambda(meas: Measurements) -> None:
                    help="Fit and cross-validate the terms above over a range of λ (about a dozen fits per λ; "
                         "cached).")
     if go and error is None:
-        bar = st.progress(0.0, text="λ path: starting…")
-        try:
-            full = {**settings, "lam": 0.0}
-            path = fitting._in_thread(_path, _bar_updater(bar, "λ path"),
-                                      (key[0], json.dumps(full, sort_keys=True), meas))
-            ss["auto:lampath"] = {"key": key, "path": path}
-            ss.pop("auto:lampath_error", None)
-        except PerfModelError as exc:
-            ss["auto:lampath_error"] = str(exc)
-        except _Stopped:
-            ss["auto:lampath_error"] = "stopped"
-        bar.empty()
-    if ss.get("auto:lampath_error"):
-        st.error(f"The λ path failed: {ss['auto:lampath_error']}", icon=":material/error:")
-    found = ss.get("auto:lampath")
-    if not found or found["key"][0] != ss["data_key"]:
+        full = {**settings, "lam": 0.0}
+        _run_and_store("λ path", _path, (key[0], json.dumps(full, sort_keys=True), meas), key, "auto:lampath",
+                       "path", "auto:lampath_error", "stopped")
+    found = _stored("auto:lampath", "auto:lampath_error", "The λ path failed")
+    if found is None:
         return
     path = found["path"]
     if found["key"] != key:
