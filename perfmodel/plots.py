@@ -349,16 +349,31 @@ def overview_data(meas: Measurements | None) -> OverviewData:
                         {s: _log_axis(env[s]) for s in syms}, _log_axis(meas.y))
 
 
+def _factor_grid(n: int, max_cols: int) -> tuple[go.Figure, int, int]:
+    """A grid of subplots sharing the y-axis, one per factor: (figure, rows, columns)."""
+    cols = min(n, max_cols)
+    rows = math.ceil(n / cols)
+    fig = make_subplots(rows=rows, cols=cols, shared_yaxes=True, horizontal_spacing=0.05,
+                        vertical_spacing=0.22 if rows > 1 else 0.1)
+    return fig, rows, cols
+
+
+def _factor_axes(fig: go.Figure, d, s: str, meas: Measurements, r: int, c: int, y_title: str) -> None:
+    """Title, scale and ticks of factor ``s``'s x-axis; the y title on the first column."""
+    fig.update_xaxes(title_text=factor_title(s, meas.factors.get(s)), row=r, col=c,
+                     type="log" if d.log_x[s] else "linear")
+    if d.log_x[s]:
+        _set_log_ticks(fig, "x", d.x[s].min(), d.x[s].max(), d.x[s], row=r, col=c)
+    if c == 1:
+        fig.update_yaxes(title_text=y_title, row=r, col=c)
+
+
 def overview_figure(meas: Measurements | None, title: str | None = "Measured time against each factor") -> go.Figure:
     """Measured time (y) against each varying factor (one panel per factor)."""
     d = overview_data(meas)
     if not d.symbols:
         return empty_figure("No measurements to show", "factor", time_title("measured time"), title)
-    n = len(d.symbols)
-    cols = min(n, 3)
-    rows = math.ceil(n / cols)
-    fig = make_subplots(rows=rows, cols=cols, shared_yaxes=True, horizontal_spacing=0.05,
-                        vertical_spacing=0.22 if rows > 1 else 0.1)
+    fig, rows, cols = _factor_grid(len(d.symbols), 3)
     for i, s in enumerate(d.symbols):
         r, c = i // cols + 1, i % cols + 1
         fig.add_trace(go.Scatter(x=d.x[s], y=d.y, mode="markers", name=s, showlegend=False,
@@ -366,12 +381,7 @@ def overview_figure(meas: Measurements | None, title: str | None = "Measured tim
                                              line=dict(width=0.5, color="white")),
                                  text=d.hover, hovertemplate="%{text}<br>time %{y:.4g} s<extra></extra>"),
                       row=r, col=c)
-        fig.update_xaxes(title_text=factor_title(s, meas.factors.get(s)), row=r, col=c,
-                         type="log" if d.log_x[s] else "linear")
-        if d.log_x[s]:
-            _set_log_ticks(fig, "x", d.x[s].min(), d.x[s].max(), d.x[s], row=r, col=c)
-        if c == 1:
-            fig.update_yaxes(title_text=time_title("measured time"), row=r, col=c)
+        _factor_axes(fig, d, s, meas, r, c, time_title("measured time"))
     fig.update_yaxes(type="log" if d.log_y else "linear")
     if d.log_y:
         _set_log_ticks(fig, "y", d.y.min(), d.y.max())
@@ -637,11 +647,7 @@ def residuals_figure(result, meas: Measurements, title: str | None = "Residuals 
     y_title = "residual (% of measured)"
     if not d.symbols:
         return empty_figure("No measurements to show", "factor", y_title, title)
-    n = len(d.symbols)
-    cols = min(n, max_cols)
-    rows = math.ceil(n / cols)
-    fig = make_subplots(rows=rows, cols=cols, shared_yaxes=True, horizontal_spacing=0.05,
-                        vertical_spacing=0.22 if rows > 1 else 0.1)
+    fig, rows, cols = _factor_grid(len(d.symbols), max_cols)
     for i, s in enumerate(d.symbols):
         r, c = i // cols + 1, i % cols + 1
         fig.add_hrect(y0=-BAND_PCT, y1=BAND_PCT, fillcolor=BAND, line_width=0, layer="below", row=r, col=c,
@@ -654,12 +660,7 @@ def residuals_figure(result, meas: Measurements, title: str | None = "Residuals 
                                              opacity=0.8, line=dict(width=0.5, color="white")),
                                  text=d.hover, hovertemplate="%{text}<br>residual %{y:+.1f} %<extra></extra>"),
                       row=r, col=c)
-        fig.update_xaxes(title_text=factor_title(s, meas.factors.get(s)), row=r, col=c,
-                         type="log" if d.log_x[s] else "linear")
-        if d.log_x[s]:
-            _set_log_ticks(fig, "x", d.x[s].min(), d.x[s].max(), d.x[s], row=r, col=c)
-        if c == 1:
-            fig.update_yaxes(title_text=y_title, row=r, col=c)
+        _factor_axes(fig, d, s, meas, r, c, y_title)
     top = max(BAND_PCT * 1.5, float(np.nanmax(np.abs(d.residual_pct))) * 1.15 if d.residual_pct.size else 0)
     fig.update_yaxes(range=[-top, top], ticksuffix=" %")
     sub = f"shaded: within ±{BAND_PCT:g} %; red: outside"
