@@ -55,7 +55,7 @@ from .autoselect import Selection, _run, auto_select, n_workers
 from .data import Measurements
 from .errors import PerfModelError
 from .evaluate import cross_validate, holdout, largest_scale_query
-from .fit import Model
+from .fit import DEFAULT_LAM, Model
 from .result import FitResult
 
 #: Extra-P's default single-parameter building blocks ``x^(i/j)·log2(x)^k`` as (i, j, k),
@@ -337,7 +337,7 @@ def _peer_task(task: dict) -> dict:
 
 
 def compare(meas: Measurements, user_model=None, auto=None, holdout_query: str | None = "auto", k: int = 5,
-            seed: int = 0, *, loss: str = "relative", lam: float = 0.0, presets=("ernest", "data-parallel"),
+            seed: int = 0, *, loss: str = "relative", lam: float = DEFAULT_LAM, presets=("ernest", "data-parallel"),
             pmnf: bool = True, run_auto: bool = True, nested: bool = False, de: dict | None = None,
             progress: Callable | None = None, should_stop: Callable | None = None,
             workers: int | None = None) -> Comparison:

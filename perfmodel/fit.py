@@ -47,6 +47,15 @@ STRATEGIES = ("best1bin", "best1exp", "rand1bin", "rand1exp", "rand2bin", "rand2
               "randtobest1bin", "currenttobest1bin", "best2bin", "best2exp")
 BIG = 1e12  # cost of an invalid candidate (non-finite or non-positive prediction with log loss)
 
+#: The default regularisation weight of the library, the CLI and the app. Any λ > 0 makes a fit with
+#: more fitted parameters than configurations well-posed (of the models that fit equally well, the
+#: one with the smallest penalty); on short real series (1-4 GPU counts, benchmarks/small_data.py)
+#: the `data-parallel` preset predicts the next GPU counts equally well for λ from 1e-7 to 1e-3 and
+#: worse above. The smallest of these is the default: it costs a term carrying the whole mean time
+#: as much as a 0.3 % RMS relative error, so a well-determined fit hardly moves (Ernest's rcv1
+#: constants shift by 0.4 %; at 1e-3 they shift by a third).
+DEFAULT_LAM = 1e-5
+
 
 @dataclass
 class DESettings:
@@ -81,7 +90,8 @@ class Model:
     ----------
     terms : expression such as ``"1 + N/(p*b)*b^e1 + N/(p*b)*log2(p) + p"`` (or None with ``preset``).
     preset : ``"data-parallel"``, ``"ernest"`` or ``"pmnf"``; expanded for the mapped factors at fit time.
-    lam : regularisation weight λ >= 0.
+    lam : regularisation weight λ >= 0 (default :data:`DEFAULT_LAM`). With λ > 0 a model may have
+        more fitted parameters than measured configurations: the penalty then decides (with a warning).
     penalty : ``"l1"`` or ``"l2"`` on normalised coefficients.
     loss : ``"relative"``, ``"absolute"`` or ``"log"``.
     bounds : ``{"e1": (0, 2), "c1": (0, 10)}`` or ``["e1=0:2"]``: free parameters (default
@@ -94,7 +104,7 @@ class Model:
     The constructor only stores its arguments; :meth:`fit` validates them.
     """
 
-    def __init__(self, terms: str | None = None, *, preset: str | None = None, lam: float = 0.0,
+    def __init__(self, terms: str | None = None, *, preset: str | None = None, lam: float = DEFAULT_LAM,
                  penalty: str = "l1", loss: str = "relative", bounds=None, nonneg: bool = True,
                  seed: int = 0, exact_init: bool = True, vectorized: bool = True, **de):
         self.terms = terms
@@ -139,7 +149,8 @@ class Model:
             raise PerfModelError("give either terms or a preset, not both")
         if self.preset is not None:
             positive = [s for s in symbols if data.values(s).min() >= 1]
-            spec = preset_spec(self.preset, symbols, positive)
+            varying = [s for s in symbols if np.ptp(data.values(s)) > 0]
+            spec = preset_spec(self.preset, symbols, positive, varying)
             bounds = {**preset_bounds(self.preset, symbols), **user_bounds}
         elif self.terms is not None:
             spec, bounds = self.terms, user_bounds
@@ -171,14 +182,17 @@ class Model:
         expr.check_domain(meas.env(), meas.rows)
         n_par = len(expr.terms) + len(expr.params)
         n_cfg = meas.n_configurations
-        if n_cfg < n_par:
+        names = [f"c{k}" for k in range(len(expr.terms))] + list(expr.params)
+        if n_cfg < n_par and float(self.lam) == 0:
             raise PerfModelError(
                 f"{n_cfg} distinct configuration(s) cannot determine {n_par} fitted parameters "
-                f"({', '.join([f'c{k}' for k in range(len(expr.terms))] + list(expr.params))}); "
-                "measure more configurations or remove terms")
+                f"({', '.join(names)}) at λ = 0; set λ > 0 (the penalty makes such a fit well-posed, "
+                f"e.g. the default {DEFAULT_LAM:g}), remove terms or measure more configurations")
         problem = Problem(expr, meas, self.loss, self.penalty, float(self.lam), cbounds, self.nonneg)
         t0 = _time.perf_counter()
         z, info = problem.minimise(self.de, self.seed, self.exact_init, self.vectorized, progress)
+        if n_cfg < n_par:
+            info["underdetermined"] = (n_cfg, n_par)
         info["seconds"] = _time.perf_counter() - t0
         coefs, theta = problem.natural(z)
         return FitResult.build(self, expr, meas, coefs, theta, problem, z, info)

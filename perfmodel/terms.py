@@ -111,36 +111,41 @@ PRESETS = {
 }
 
 
-def preset_spec(name: str, symbols, positive_symbols=None) -> str:
+def preset_spec(name: str, symbols, positive_symbols=None, varying=None) -> str:
     """The expression of preset ``name`` for the mapped ``symbols``.
 
     ``positive_symbols``: symbols whose values are all >= 1, for which the PMNF preset may
-    use log2 blocks (default: all symbols).
+    use log2 blocks (default: all symbols). ``varying``: symbols with more than one value in the
+    data (default: all). A factor that never varies cannot be told apart from a constant, so it
+    gets no term of its own and no exponent (the batch-size exponent of ``I·b^e_b`` included);
+    it still enters the iteration count ``I``.
     """
     s = [x for x in symbols]
+    vary = set(s if varying is None else varying)
     if name == "data-parallel":
         it = iterations(s)
         terms = ["1"]
         if it is not None:
-            terms.append(_times(it, "b^e_b") if "b" in s else it)
-        if "p" in s:
+            terms.append(_times(it, "b^e_b") if "b" in vary else it)
+        if "p" in vary:
             terms += [_times(it, "log2(p)"), "p"]
-        extra = [x for x in s if x not in ("p", "N", "b", "E")]
+        extra = [x for x in s if x not in ("p", "N", "b", "E") and x in vary]
         terms += [f"{x}^e_{x}" for x in extra]
         return " + ".join(terms)
     if name == "ernest":
-        if "p" in s:
+        if "p" in vary:
             work = "N/p" if "N" in s else "1/p"
             terms = ["1", work, "log(p)", "p"]
         else:
-            terms = ["1", "N"] if "N" in s else ["1"]
-        terms += [x for x in s if x not in ("p", "N")]
+            terms = ["1", "N"] if "N" in vary else ["1"]
+        terms += [x for x in s if x not in ("p", "N") and x in vary]
         return " + ".join(terms)
     if name == "pmnf":
         pos = set(s if positive_symbols is None else positive_symbols)
         terms = ["1"]
         for x in s:
-            terms.append(f"{x}^i_{x}*log2({x})^j_{x}" if x in pos else f"{x}^i_{x}")
+            if x in vary:
+                terms.append(f"{x}^i_{x}*log2({x})^j_{x}" if x in pos else f"{x}^i_{x}")
         return " + ".join(terms)
     raise PerfModelError(f"unknown preset {name!r}; known: {', '.join(PRESETS)}")
 

@@ -13,6 +13,7 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 from perfmodel import FitResult
+from perfmodel.fit import DEFAULT_LAM
 from perfmodel.datasets import DEFAULT_DATASET, list_datasets
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,7 +69,7 @@ def test_default_dataset_loads_and_fits(app):
     assert [m.label for m in app.sidebar.metric] == ["MAPE (fit)", "MAPE (CV)"]
     # the URL carries the view
     assert app.query_params["dataset"] == DEFAULT_DATASET
-    assert app.query_params["lam"] == "0.01" and app.query_params["seed"] == "0"
+    assert app.query_params["lam"] == f"{DEFAULT_LAM:g}" and app.query_params["seed"] == "0"
 
 
 @pytest.mark.parametrize("page, n_charts", [("pages/data.py", 1), ("pages/model.py", 0), ("pages/results.py", 4),
@@ -102,7 +103,7 @@ def test_changing_lambda_changes_the_fit(app):
     assert app.query_params["lam"] == "1"
     assert app.success[0].value.startswith("Fitted in")
     # back to the first λ: the same model again
-    app.select_slider(key="w:lam").set_value(0.01)
+    app.select_slider(key="w:lam").set_value(DEFAULT_LAM)
     submit(app, "Fit model")
     assert app.session_state["result"].coefficients == first.coefficients
 
@@ -137,13 +138,14 @@ def test_a_bad_term_shows_an_error_and_no_exception(app, term, message):
     assert not app.exception and len(charts(app)) == 4
 
 
-def test_an_impossible_fit_shows_an_error(app):
+def test_more_parameters_than_configurations_fit_with_a_warning(app):
     app.switch_page("pages/model.py").run()
-    # 7 free constants for 8 configurations is fine; an exponent per term and more terms is not
+    # 10 fitted parameters for 8 configurations: well-posed only through the penalty (default λ > 0)
     app.text_input(key="w:custom").input("p^a1 + b^a2 + p*b^a3 + p^2*b^a4 + N/p^a5").run()
     submit(app, "Fit model")
-    assert not app.exception
-    assert any("configuration" in e for e in errors(app)), errors(app)
+    assert not app.exception and not errors(app), errors(app)
+    app.switch_page("pages/results.py").run()
+    assert any("more unknowns than measurements" in w.value for w in app.warning)
 
 
 def test_upload_csv_map_columns_and_fit():

@@ -23,7 +23,8 @@ def run(args, capsys):
 def test_fit_predict_show_round_trip(tmp_path, capsys):
     model = tmp_path / "m.json"
     code, out, _ = run(["fit", RCV1, "--time", "time_s", "--factor", "m=cores", "--factor", "s=input_fraction",
-                        "--terms", "1 + s/m + log(m) + m", "--loss", "absolute", "--out", model], capsys)
+                        "--terms", "1 + s/m + log(m) + m", "--loss", "absolute", "--lambda", "0", "--out", model],
+                       capsys)  # Ernest's published NNLS fit: unpenalised
     assert code == 0 and "[[Variables]]" in out
     saved = json.loads(model.read_text())
     assert saved["coefficients"]["c1"] == pytest.approx(162.19821, rel=1e-5)
@@ -43,7 +44,7 @@ def test_fit_predict_show_round_trip(tmp_path, capsys):
 def test_extrap_file_needs_no_time(tmp_path, capsys):
     model = tmp_path / "m.json"
     code, out, _ = run(["fit", ROOT / "data" / "extrap" / "text_two_parameter_6.txt", "--terms", "1 + s^e*p",
-                        "--loss", "absolute", "--bounds", "e=0:2", "--out", model], capsys)
+                        "--loss", "absolute", "--bounds", "e=0:2", "--lambda", "0", "--out", model], capsys)
     assert code == 0
     assert json.loads(model.read_text())["params"]["e"] == pytest.approx(1.5, rel=1e-6)
 
@@ -56,7 +57,7 @@ def test_extrap_file_needs_no_time(tmp_path, capsys):
     (["fit", RCV1, "--time", "time_s", "--factor", "m=cores", "--terms", "1+m", "--lambda", "abc",
       "--out", "x.json"], "invalid float value: 'abc'"),
     (["fit", RCV1, "--time", "time_s", "--factor", "m=cores", "--terms", "1+log2(m)+m+m^2+m^3+m^4+m^5+m^6+m^7",
-      "--out", "x.json"], "cannot determine 9 fitted parameters"),
+      "--lambda", "0", "--out", "x.json"], "cannot determine 9 fitted parameters"),
     (["show", RCV1], "not valid JSON"),
     (["predict", "nothere.json", RCV1, "--out", "x.csv"], "model file not found"),
 ])

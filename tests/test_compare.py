@@ -51,7 +51,7 @@ def test_pmnf_search_reproduces_extrap_two_parameter_1():
     s = pmnf_search(meas)
     assert s.per_factor == {"x": (3, 2, 2), "y": (0, 1, 1)}
     assert s.spec == "1 + log2(y) + x^(3/2)*log2(x)^2*log2(y)"
-    r = Model(s.spec, loss="absolute", nonneg=False).fit(meas)
+    r = Model(s.spec, loss="absolute", nonneg=False, lam=0).fit(meas)
     np.testing.assert_allclose([r.coefficients[f"c{k}"] for k in range(3)],
                                [1.37420831, 6.69808039, 0.04384165], rtol=1e-6)
 
@@ -75,7 +75,7 @@ def test_pmnf_search_recovers_noise_free_generators():
 
 def test_pmnf_search_model_reruns_the_search_per_fold():
     meas = extrap("text_two_parameter_5.txt")
-    model = PMNFSearchModel(loss="absolute")
+    model = PMNFSearchModel(loss="absolute", lam=0)
     cv = cross_validate(model, meas, "kfold", 5, 0)
     assert cv.metrics["mape"] < 1e-6
     assert "log2(p)*s" in model.last_search.spec  # searched again on the last training part
@@ -153,7 +153,7 @@ def test_failing_peer_is_reported_not_raised():
     c = compare(meas, user_model="1 + s + s^2 + p + p^2 + log2(p) + log2(s) + s*p + s*log2(p) + p*log2(s)"
                                  " + s^3 + p^3 + s^2*p + p^2*s + s^0.5 + p^0.5 + s^1.5 + p^1.5 + s^2.5 + p^2.5"
                                  " + s^3*p + p^3*s + s^2*p^2 + s^-1 + p^-1 + s^-1*p",
-                auto=Model("1 + s*log2(p)"), presets=(), workers=1)
+                auto=Model("1 + s*log2(p)", lam=0), presets=(), lam=0, workers=1)
     row = c.table.set_index("model").loc["your model"]
     assert "configuration" in row["error"] and np.isnan(row["fit_mape"])
     assert c.table.set_index("model").loc["automatic", "fit_mape"] < 1e-6

@@ -30,12 +30,13 @@ from perfmodel import Measurements, PerfModelError
 from perfmodel.data import guess_roles, read_table
 from perfmodel.datasets import DEFAULT_DATASET, get_dataset, list_datasets, load_frame
 from perfmodel.expression import DEFAULT_PARAM_BOUNDS, parse_expression
+from perfmodel.fit import DEFAULT_LAM
 from perfmodel.terms import PRESETS, library, preset_bounds, preset_spec
 
 #: λ choices of the log-scale slider (0 included).
 LAMBDAS = (0.0, 1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3, 1.0)
 DEFAULT_SETTINGS = {
-    "lam": 0.01, "penalty": "l1", "loss": "relative", "seed": 0,
+    "lam": DEFAULT_LAM, "penalty": "l1", "loss": "relative", "seed": 0,
     # Modest differential-evolution settings: a fit of the default dataset takes well under a second.
     "strategy": "best1bin", "popsize": 15, "maxiter": 300, "tol": 0.01,
     "validation": "kfold",
