@@ -78,7 +78,7 @@ from .data import Measurements
 from .errors import PerfModelError
 from .evaluate import fold_ids, cross_validate, holdout, largest_scale_query
 from .expression import evaluate_query, parse_expression
-from .fit import Model
+from .fit import DEFAULT_LAM, Model
 from .result import FitResult
 from .terms import library, pmnf_term, preset_bounds
 
@@ -637,7 +637,7 @@ def _spec(terms: Sequence[SearchTerm], free: Sequence[bool] | bool) -> tuple[str
     return " + ".join(parts), bounds, len(bounds)
 
 
-def auto_select(meas: Measurements, *, lam: float = 0.0, loss: str = "relative", penalty: str = "l1",
+def auto_select(meas: Measurements, *, lam: float = DEFAULT_LAM, loss: str = "relative", penalty: str = "l1",
                 seed: int = 0, k: int = 5, n_best: int = 3, max_terms: int = 5, beam: int = 8,
                 max_candidates: int = 10, n_free: int = 3, max_free: int = 3, holdout_query: str | None = "auto",
                 search_de: dict | None = None, final_de: dict | None = None,
@@ -874,6 +874,16 @@ def auto_select(meas: Measurements, *, lam: float = 0.0, loss: str = "relative",
                                "final_de": final_de},
                      pool=pool_counts, n_screened=screen.n_evaluated, seconds=_time.perf_counter() - t0,
                      workers=workers, stopped=stopped[0], noise=noise)
+
+
+def plausible(selection: Selection) -> tuple[FitResult, list[FitResult], list[float], float]:
+    """The displayed model of ``selection``, the other plausible ones (within noise of the best
+    score), their validation scores (the displayed model's first) and the score noise: what
+    :meth:`perfmodel.FitResult.compute_intervals` needs for model averaging."""
+    best = selection.best
+    others = [c for c in selection.candidates[1:] if c.result is not None]
+    return (best.result, [c.result for c in others], [best.score] + [c.score for c in others],
+            float(selection.noise))
 
 
 # ----------------------------------------------------------------------------------------

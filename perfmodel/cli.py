@@ -1,4 +1,4 @@
-"""Command line: ``python -m perfmodel fit|predict|show|datasets|sweep``.
+"""Command line: ``python -m perfmodel fit|predict|show|advise|datasets|sweep``.
 
 Bad input exits with code 2 and one line naming the problem; never a traceback.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 from .data import Measurements, READERS, measurements_from_extrap, read_table
 from .errors import PerfModelError
 from .expression import parse_bounds
-from .fit import LOSSES, PENALTIES, STRATEGIES, Model
+from .fit import DEFAULT_LAM, LOSSES, PENALTIES, STRATEGIES, Model
 from .result import FitResult
 from .terms import PRESETS
 
@@ -49,7 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
     how.add_argument("--preset", choices=sorted(PRESETS), help="a preset expression")
     how.add_argument("--auto", action="store_true", help="search the term library for a good small model")
     f.add_argument("--max-terms", type=int, default=5, help="with --auto: most terms in a model (intercept included)")
-    f.add_argument("--lambda", dest="lam", type=float, default=0.0, help="regularisation weight λ >= 0")
+    f.add_argument("--lambda", dest="lam", type=float, default=DEFAULT_LAM,
+                   help=f"regularisation weight λ >= 0 (default {DEFAULT_LAM:g}, as in the app and the library; "
+                        "λ > 0 lets a model have more fitted parameters than configurations)")
     f.add_argument("--penalty", choices=PENALTIES, default="l1")
     f.add_argument("--loss", choices=LOSSES, default="relative")
     f.add_argument("--bounds", action="append", default=[], metavar="NAME=LO:HI",
@@ -66,6 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--cv", type=int, default=0, metavar="K", help="also report K-fold cross-validation")
     f.add_argument("--holdout", metavar="QUERY", help="also fit without rows matching QUERY (e.g. 'p > 8') "
                    "and report the error on them")
+    f.add_argument("--replicates", type=int, default=200,
+                   help="bootstrap replicates stored for prediction intervals (default 200; 0: no intervals)")
     f.add_argument("--out", required=True, help="model JSON to write")
 
     p = sub.add_parser("predict", help="predict times for new configurations")
@@ -73,11 +77,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("data", help="CSV with the factor columns (or symbol names)")
     p.add_argument("--out", required=True, help="CSV to write: DATA's rows plus predicted_time")
     p.add_argument("--contributions", action="store_true", help="add one column per term")
+    p.add_argument("--interval", type=float, metavar="LEVEL",
+                   help="add predicted_low and predicted_high, a LEVEL prediction interval (e.g. 0.9)")
 
     s = sub.add_parser("show", help="print a fitted model: formula and each term's share")
     s.add_argument("model", help="model JSON written by `fit`")
     s.add_argument("--latex", action="store_true", help="print the formula as LaTeX")
     s.add_argument("--python", action="store_true", help="print the formula as a numpy expression")
+    s.add_argument("--interval", type=float, default=0.9, metavar="LEVEL",
+                   help="level of the intervals printed beside each constant (default 0.9)")
+
+    a = sub.add_parser("advise", help="rank the configurations worth measuring next for a target",
+                       description="Rank candidate configurations by how much measuring each would narrow "
+                                   "the prediction interval at the target, per hour of its predicted run time.")
+    a.add_argument("model", help="model JSON written by `fit`")
+    a.add_argument("--target", required=True, help="the configuration to predict, e.g. 'p=64,b=32'")
+    a.add_argument("--grid", action="append", default=[], metavar="SYM=v1,v2,...",
+                   help="values one could run, e.g. --grid p=1,2,4,8,16,32 (repeatable; other factors: the "
+                        "target's value)")
+    a.add_argument("--budget", type=float, metavar="SECONDS", help="seconds of measurement to plan for")
+    a.add_argument("--interval", type=float, default=0.9, metavar="LEVEL", help="interval level (default 0.9)")
+    a.add_argument("--top", type=int, default=15, help="rows to print (default 15)")
+    a.add_argument("--out", help="CSV of the ranked configurations (the plan with --budget), for `sweep --plan`")
 
     sub.add_parser("datasets", help="list the bundled real datasets")
     try:
@@ -132,12 +153,16 @@ def _cmd_fit(args) -> int:
     de = dict(strategy=args.strategy, popsize=args.popsize, maxiter=args.maxiter, tol=args.tol)
     common = dict(lam=args.lam, penalty=args.penalty, loss=args.loss, bounds=parse_bounds(args.bounds),
                   nonneg=not args.allow_negative, seed=args.seed, **de)
+    if args.replicates < 0:
+        raise PerfModelError(f"--replicates must be >= 0, got {args.replicates}")
+    others, scores, noise = [], None, None
     if args.auto:
-        from .autoselect import auto_select
+        from .autoselect import auto_select, plausible
 
         selection = auto_select(meas, lam=args.lam, loss=args.loss, penalty=args.penalty, seed=args.seed,
                                 max_terms=args.max_terms, final_de=de)
-        result, model, report = selection.best.result, None, selection.report()
+        result, others, scores, noise = plausible(selection)
+        model, report = None, selection.report()
     else:
         if args.terms is None and args.preset is None:
             if suggested is None:
@@ -156,8 +181,13 @@ def _cmd_fit(args) -> int:
 
         _, v = holdout(model, meas, args.holdout)
         result.validation[v.method] = v.metrics
+    if args.replicates:
+        result.compute_intervals(meas, candidates=others or None, scores=scores if others else None,
+                                 noise_scale=noise, replicates=args.replicates)
     Path(args.out).write_text(result.to_json())
     print(report or result.report())
+    if report and result.has_intervals:
+        print(result.intervals_report())
     print(f"saved {args.out}")
     return 0
 
@@ -166,7 +196,12 @@ def _cmd_predict(args) -> int:
     result = FitResult.load(args.model)
     frame = read_table(Path(args.data), "csv")
     out = frame.copy()
-    out["predicted_time"] = result.predict(frame)
+    if args.interval is not None:
+        pred = result.predict(frame, interval=args.interval)
+        for col in pred.columns:
+            out[col] = pred[col].to_numpy()
+    else:
+        out["predicted_time"] = result.predict(frame)
     if args.contributions:
         contrib = result.contributions(frame)
         for term in contrib.columns:
@@ -175,6 +210,8 @@ def _cmd_predict(args) -> int:
     if outside.any():
         print(f"note: {int(outside.sum())} of {len(frame)} row(s) lie outside the measured range "
               "(extrapolation)", file=sys.stderr)
+    for w in result.prediction_warnings(frame):
+        print(f"warning: {w}", file=sys.stderr)
     out.to_csv(args.out, index=False)
     print(f"wrote {len(out)} predictions to {args.out}")
     return 0
@@ -190,17 +227,68 @@ def _cmd_show(args) -> int:
         return 0
     print(result.formula())
     width = max(len(t) for t in result.terms)
+    ci = result.constant_intervals(args.interval) if result.has_intervals else {}
+    si = result.share_intervals(args.interval) if result.has_intervals else {}
+
+    def rng(d, key, scale=1.0, fmt=".4g"):
+        return f" [{d[key][0] * scale:{fmt}}, {d[key][1] * scale:{fmt}}]" if key in d else ""
+
+    if ci:
+        print(f"  ({args.interval:.0%} intervals in brackets)")
     for k, term in enumerate(result.terms):
         share = result.shares.get(term, float("nan")) * 100
-        print(f"  {term:<{width}}  c{k} = {result.coefficients[f'c{k}']:<12.6g} share {share:5.1f} %")
+        c = result.coefficients[f"c{k}"]
+        print(f"  {term:<{width}}  c{k} = {c:.6g}{rng(ci, f'c{k}')}  share {share:.1f} %"
+              f"{rng(si, term, 100, '.1f')}" + ("  (dropped: coefficient 0)" if c == 0 else ""))
     for name, v in result.params.items():
-        print(f"  {name} = {v:.6g}")
+        print(f"  {name} = {v:.6g}{rng(ci, name)}")
     m = result.metrics
     print(f"in-sample: MAPE {m['mape']:.2f} %, R² {m['r2']:.4f}, {result.n_rows} rows "
           f"({result.n_configurations} configurations)")
     for method, vm in result.validation.items():
         print(f"{method}: MAPE {vm['mape']:.2f} %")
+    if result.has_intervals:
+        note = result._uncertainty().predictor_note
+        if note:
+            print(note)
+    else:
+        print("no intervals stored (fitted with --replicates 0)")
+    for w in result.warnings:
+        print(f"warning: {w}")
     return 0
+
+
+def _cmd_advise(args) -> int:
+    from .advise import advise, parse_assignments, parse_grid
+
+    result = FitResult.load(args.model)
+    target = parse_assignments(args.target)
+    table = advise(result, target, parse_grid(args.grid), budget=args.budget, level=args.interval)
+    a = table.attrs
+    shown = ", ".join(f"{k}={v:g}" for k, v in a["target"].items())
+    print(f"target {shown}: predicted {_seconds(a['target_time'])} ± {a['target_halfwidth_pct']:.0f} % "
+          f"({args.interval:.0%} interval) today")
+    for w in result.prediction_warnings({k: [v] for k, v in target.items()}):
+        print(f"warning: {w}")
+    cols = list(result.factors) + ["predicted_time", "target_halfwidth_pct", "gain_pct", "gain_per_hour"]
+    cols += ["in_plan", "cumulative_s"] if args.budget is not None else []
+    view = table.head(max(1, args.top))[["rank"] + cols].copy()
+    print(view.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    print("target_halfwidth_pct: the target's interval half-width expected after measuring that configuration; "
+          "gain_per_hour: its narrowing (percentage points) per hour of predicted run time")
+    if args.out:
+        keep = table[table["in_plan"]] if args.budget is not None else table
+        keep.to_csv(args.out, index=False)
+        print(f"wrote {len(keep)} configurations to {args.out} (run them with `sweep --plan {args.out}`)")
+    return 0
+
+
+def _seconds(v: float) -> str:
+    if v >= 7200:
+        return f"{v / 3600:.3g} h"
+    if v >= 120:
+        return f"{v / 60:.3g} min"
+    return f"{v:.3g} s"
 
 
 def _cmd_datasets(args) -> int:
@@ -215,7 +303,7 @@ def _cmd_datasets(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        handler = {"fit": _cmd_fit, "predict": _cmd_predict, "show": _cmd_show,
+        handler = {"fit": _cmd_fit, "predict": _cmd_predict, "show": _cmd_show, "advise": _cmd_advise,
                    "datasets": _cmd_datasets}.get(args.command)
         if handler is None:
             from . import sweep

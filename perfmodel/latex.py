@@ -82,6 +82,8 @@ def to_latex(expr: Expression, coefficients=None, params: dict | None = None, di
             coef, negative = f"c_{{{k}}}", term.sign < 0
         else:
             value = term.sign * float(coefficients[k])
+            if value == 0 and len(expr.terms) > 1:  # a dropped term leaves the formula
+                continue
             coef, negative = _num(abs(value), digits), value < 0
         if term.is_constant:
             text = coef
@@ -92,4 +94,4 @@ def to_latex(expr: Expression, coefficients=None, params: dict | None = None, di
             out.append(("- " if negative else "+ ") + text)
         else:
             out.append(("-" if negative else "") + text)
-    return "T = " + " ".join(out)
+    return "T = " + (" ".join(out) or "0")

@@ -12,6 +12,7 @@ import pandas as pd
 
 from . import __version__
 from .data import Measurements
+from .diagnostics import dropped_terms, fit_warnings, prediction_warnings
 from .errors import PerfModelError
 from .evaluate import metrics as compute_metrics
 from .expression import Expression, parse_expression
@@ -34,6 +35,8 @@ class FitResult:
     cost, loss, penalty : the minimised cost and its parts; ``convergence`` DE's report.
     metrics : in-sample metrics; ``shares`` each term's share of the total predicted time.
     factor_ranges : {symbol: [min, max]} of the data (the measured range).
+    uncertainty : what intervals need (bootstrap members, noise, calibration; see
+        :mod:`perfmodel.uncertainty`), filled by :meth:`compute_intervals`; {} without intervals.
     """
 
     expression: str
@@ -58,6 +61,7 @@ class FitResult:
     dropped: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
     validation: dict = field(default_factory=dict)
+    uncertainty: dict = field(default_factory=dict)
     version: str = __version__
 
     # -- construction -------------------------------------------------------
@@ -70,8 +74,13 @@ class FitResult:
         for name, (lo, hi) in expr.bounds.items():
             v = params[name]
             if min(v - lo, hi - v) <= 1e-3 * (hi - lo):
-                warnings.append(f"{name} = {v:.4g} is at its bound [{lo:g}, {hi:g}]; widen it with "
-                                f"--bounds {name}=LO:HI if that is not intended")
+                warnings.append(f"{name} = {v:.4g} is at its bound [{lo:g}, {hi:g}]; widen the bounds of {name} "
+                                "if that is not intended")
+        if info.get("underdetermined"):
+            n_cfg, n_par = info["underdetermined"]
+            warnings.append(f"{n_par} fitted parameters from {n_cfg} configurations: more unknowns than "
+                            f"measurements, so the penalty (λ = {model.lam:g}) decides between models that fit "
+                            "equally well; treat the split between terms with care, the intervals are wide")
         if not info.get("success", True) and not info.get("stopped"):
             warnings.append(f"differential evolution did not converge: {info.get('message')}")
         if info.get("stopped"):
@@ -94,6 +103,8 @@ class FitResult:
         contrib = res.contributions(meas)
         total = float(contrib.to_numpy().sum())
         res.shares = {t: (float(contrib[t].sum()) / total if total else float("nan")) for t in res.terms}
+        with np.errstate(all="ignore"):
+            res.warnings += fit_warnings(res, meas, problem.term_matrix(np.asarray(theta, float)))
         return res
 
     # -- evaluation ---------------------------------------------------------
@@ -145,10 +156,79 @@ class FitResult:
         c = np.array(list(self.coefficients.values()))
         return pd.DataFrame((c[:, None] * T).T, columns=self.terms)
 
-    def predict(self, data) -> np.ndarray:
-        """Predicted time (seconds) for each row of ``data`` (DataFrame, Measurements or dict), shape (n,)."""
-        T = self.term_values(data)
-        return np.array(list(self.coefficients.values())) @ T
+    def predict(self, data, interval: float | None = None):
+        """Predicted time (seconds) for each row of ``data`` (DataFrame, Measurements or dict).
+
+        Without ``interval``: an array of shape (n,). With ``interval=0.9``: a DataFrame with the
+        columns ``predicted_time``, ``predicted_low`` and ``predicted_high`` (a 90 % prediction
+        interval for one new measurement; see :mod:`perfmodel.uncertainty`). Where the fit chose the
+        ensemble of plausible models as its predictor (``--auto``), both use it.
+        """
+        unc = self._uncertainty(required=interval is not None)
+        if unc is None or (interval is None and unc.predictor != "ensemble"):
+            T = self.term_values(data)
+            return np.array(list(self.coefficients.values())) @ T
+        env = self._env(data)
+        if interval is None:
+            return unc.point(unc.member_predictions(env)[2])
+        t, low, high = unc.interval(env, float(interval))
+        return pd.DataFrame({"predicted_time": t, "predicted_low": low, "predicted_high": high})
+
+    # -- uncertainty --------------------------------------------------------
+    @property
+    def has_intervals(self) -> bool:
+        return bool(self.uncertainty)
+
+    def _uncertainty(self, required: bool = False):
+        from .uncertainty import Uncertainty
+
+        if not self.uncertainty:
+            if required:
+                raise PerfModelError("this fit carries no intervals: call result.compute_intervals(data) with "
+                                     "the measurements it was fitted on (the CLI's fit does this)")
+            return None
+        cached = self.__dict__.get("_unc_cache")
+        if cached is None or cached[0] is not self.uncertainty:
+            cached = (self.uncertainty, Uncertainty.from_dict(self.uncertainty))
+            self.__dict__["_unc_cache"] = cached
+        return cached[1]
+
+    def compute_intervals(self, data, *, candidates: list | None = None, scores: list | None = None,
+                          noise_scale: float | None = None, replicates: int | None = None,
+                          calibrate: bool = True) -> "FitResult":
+        """Fill :attr:`uncertainty` from ``data`` (the measurements this model was fitted on).
+
+        ``candidates``, ``scores``, ``noise_scale``: other plausible fits with validation scores (this
+        fit's first), as the automatic search gives them; see :func:`perfmodel.uncertainty.compute`.
+        Returns ``self``.
+        """
+        from . import uncertainty
+
+        meas = data if isinstance(data, Measurements) else None
+        if meas is None:
+            raise PerfModelError("compute_intervals needs the Measurements the model was fitted on")
+        unc = uncertainty.compute(self, meas, candidates=candidates, scores=scores, noise_scale=noise_scale,
+                                  replicates=replicates or uncertainty.DEFAULT_REPLICATES, calibrate=calibrate)
+        self.uncertainty = unc.to_dict()
+        self.__dict__["_unc_cache"] = (self.uncertainty, unc)
+        return self
+
+    def constant_intervals(self, level: float = 0.9) -> dict[str, tuple[float, float]]:
+        """{name: (low, high)} for every constant ``c0..`` and free parameter, at ``level``."""
+        return self._uncertainty(required=True).constants(level)
+
+    def share_intervals(self, level: float = 0.9) -> dict[str, tuple[float, float]]:
+        """{term: (low, high)} of each term's share of the measured time, at ``level``."""
+        return self._uncertainty(required=True).shares(self.terms, level)
+
+    @property
+    def dropped_terms(self) -> list[str]:
+        """Terms whose coefficient is 0: left out of the displayed formula."""
+        return dropped_terms(self)
+
+    def prediction_warnings(self, data) -> list[str]:
+        """Warnings for predicting at ``data``: far extrapolation, a per-worker batch below one sample."""
+        return prediction_warnings(self, self._env(data))
 
     def outside_range(self, data) -> np.ndarray:
         """True for rows outside the measured range of any factor (extrapolation), shape (n,)."""
@@ -165,9 +245,11 @@ class FitResult:
         parts = []
         for k, (term, sign) in enumerate(zip(self.terms, self.signs)):
             c = sign * self.coefficients[f"c{k}"]
+            if c == 0:  # dropped (see dropped_terms)
+                continue
             text = _fmt(abs(c), digits) if term == "1" else f"{_fmt(abs(c), digits)}·{term}"
             parts.append(("- " if c < 0 else "+ ") + text if parts else ("-" if c < 0 else "") + text)
-        out = "T = " + " ".join(parts)
+        out = "T = " + (" ".join(parts) or "0")
         for name, v in self.params.items():
             out = _replace_name(out, name, _fmt(v, digits))
         return out
@@ -221,11 +303,31 @@ class FitResult:
         for name, v in self.params.items():
             lo, hi = self.param_bounds[name]
             lines.append(f"    {name}: {v:<14.8g} bounds [{lo:g}, {hi:g}]")
+        if self.has_intervals:
+            lines.append(self.intervals_report())
         lines += ["[[Formula]]", "    " + self.formula()]
         if self.warnings or self.dropped:
             lines.append("[[Warnings]]")
             lines += [f"    {w}" for w in self.warnings]
             lines += [f"    dropped {d}" for d in self.dropped]
+        return "\n".join(lines)
+
+    def intervals_report(self, level: float = 0.9) -> str:
+        """The [[Intervals]] section: how the intervals were made and each constant's interval."""
+        unc = self._uncertainty(required=True)
+        kappa, how = unc.kappa(level)
+        nz = unc.noise
+        lines = ["[[Intervals]]",
+                 f"    {unc.method}; {sum(m.coefficients.shape[0] for m in unc.members)} replicates over "
+                 f"{len(unc.members)} model(s); seed {unc.seed}",
+                 f"    noise of one run: {nz.sigma * 100:.2g} % ({nz.source}"
+                 + (f", {nz.df:g} degrees of freedom)" if nz.df else ")"),
+                 f"    extrapolation: widens by {kappa * 100:.3g} % per doubling beyond the measured range ({how})"]
+        if unc.predictor_note:
+            lines.append(f"    {unc.predictor_note}")
+        for name, (lo, hi) in unc.constants(level).items():
+            value = self.coefficients.get(name, self.params.get(name))
+            lines.append(f"    {name}: {value:<14.8g} {level:.0%} interval [{lo:.6g}, {hi:.6g}]")
         return "\n".join(lines)
 
     def to_dict(self) -> dict:

@@ -1,0 +1,120 @@
+"""Honest warnings about a fit and about the configurations it is asked to predict.
+
+Fit-time (:func:`fit_warnings`, stored in ``FitResult.warnings``):
+
+* a term whose coefficient is 0 (set to zero by the penalty, or stuck at its bound) leaves the
+  displayed formula and is listed as dropped; every term but the constant dropped at λ > 0 means λ
+  is too large for the data;
+* a free exponent whose term was dropped is not determined by the data;
+* collinear or unidentifiable terms: the term matrix over the measured configurations is
+  (nearly) rank-deficient, so how the time is split between the terms involved is arbitrary
+  (``N/p + 2*N/p``, or a term that only repeats the constant because its factor never varies);
+* a factor that has one value in the data.
+
+Prediction-time (:func:`prediction_warnings`): extrapolation far beyond the measured range (more
+than :data:`FAR` times the largest or smaller than 1/FAR of the smallest measured value), and a
+per-worker batch below one sample (``b < 1``, or ``B/p < 1`` for a global batch ``B`` fixed while
+the workers ``p`` grow).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: Extrapolation "far beyond the measured range": this many times past it.
+FAR = 4.0
+#: Condition number of the column-scaled term matrix above which terms count as collinear.
+COLLINEAR = 1e7
+
+
+def dropped_terms(result) -> list[str]:
+    """Terms whose fitted coefficient is 0 (left out of the displayed formula)."""
+    return [t for k, t in enumerate(result.terms) if result.coefficients[f"c{k}"] == 0]
+
+
+def fit_warnings(result, meas, term_matrix: np.ndarray) -> list[str]:
+    """Warnings about ``result`` fitted on ``meas``; ``term_matrix`` (K, G) its terms per configuration."""
+    out = []
+    lam = float(result.settings.get("lam", 0.0))
+    dropped = dropped_terms(result)
+    constant_only = all(t == "1" for t in result.terms if t not in dropped) and len(dropped) > 0
+    if dropped and lam > 0 and constant_only:
+        out.append(f"every term but the constant was set to zero: λ = {lam:g} is too large for this data; "
+                   "choose a smaller λ (the λ path picks one by validation)")
+    elif dropped:
+        why = f"set to zero by the penalty (λ = {lam:g}) or at their lower bound" if lam > 0 else \
+            "at their lower bound 0 (the data asks for a negative coefficient or none)"
+        out.append(f"dropped from the formula, {why}: {', '.join(dropped)}")
+    for name in result.params:
+        users = [k for k, t in enumerate(result.terms) if _uses(result, k, name)]
+        if users and all(result.coefficients[f"c{k}"] == 0 for k in users):
+            out.append(f"{name} is not determined by the data: the term(s) it belongs to were dropped")
+    for sym in result.factors:
+        vals = np.unique(meas.values(sym))
+        if len(vals) == 1:
+            out.append(f"{sym} ({result.factors[sym]}) has one value in the data ({vals[0]:g}): the model cannot "
+                       f"tell how the time depends on it")
+    groups = collinear_groups(term_matrix, result.terms)
+    for g in groups:
+        out.append("collinear terms " + ", ".join(g) + ": on the measured configurations one is (nearly) a "
+                   "combination of the others, so the split of the time between them is arbitrary; "
+                   "remove one or measure configurations that tell them apart")
+    return out
+
+
+def _uses(result, k: int, name: str) -> bool:
+    import re
+
+    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", result.terms[k]) is not None
+
+
+def collinear_groups(T: np.ndarray, terms: list[str]) -> list[list[str]]:
+    """Groups of terms that are (nearly) linearly dependent over the configurations ``T`` (K, G)."""
+    T = np.asarray(T, float)
+    K = T.shape[0]
+    if K < 2:
+        return []
+    with np.errstate(all="ignore"):
+        norms = np.sqrt(np.sum(T ** 2, axis=1))
+        ok = np.isfinite(norms) & (norms > 0)
+        if ok.sum() < 2:
+            return []
+        X = (T[ok] / norms[ok, None]).T  # (G, K'), unit columns
+        if X.shape[0] < X.shape[1]:
+            return []  # more terms than configurations: reported as underdetermined, not collinear
+        _, s, vt = np.linalg.svd(X, full_matrices=False)
+    idx = np.flatnonzero(ok)
+    out = []
+    for j in np.flatnonzero(s < s[0] / COLLINEAR):
+        members = idx[np.abs(vt[j]) > 0.1]
+        group = [terms[i] for i in members]
+        if len(group) >= 2 and group not in out:
+            out.append(group)
+    return out
+
+
+def prediction_warnings(result, env: dict) -> list[str]:
+    """Warnings for predicting ``result`` at the configurations ``env`` (symbol -> array)."""
+    out = []
+    for sym, (lo, hi) in result.factor_ranges.items():
+        x = np.asarray(env.get(sym, []), float)
+        if not x.size:
+            continue
+        far_hi = x[x > FAR * hi] if hi > 0 else x[:0]
+        far_lo = x[(x > 0) & (x < lo / FAR)] if lo > 0 else x[:0]
+        if far_hi.size:
+            out.append(f"{sym} = {far_hi.max():g} is {far_hi.max() / hi:.3g}× the largest measured {sym} ({hi:g}): "
+                       "far beyond the measured range, where the interval rests on the extrapolation calibration")
+        if far_lo.size:
+            out.append(f"{sym} = {far_lo.min():g} is far below the smallest measured {sym} ({lo:g})")
+    if "b" in env:
+        b = np.asarray(env["b"], float)
+        if np.any(b < 1):
+            out.append(f"per-worker batch b = {b[b < 1].min():g} is below one sample")
+    elif "B" in env and "p" in env:
+        per = np.asarray(env["B"], float) / np.asarray(env["p"], float)
+        if np.any(per < 1):
+            i = int(np.argmin(per))
+            out.append(f"per-worker batch B/p = {per[i]:.3g} is below one sample (global batch B = "
+                       f"{np.asarray(env['B'])[i]:g} on p = {np.asarray(env['p'])[i]:g} workers)")
+    return out
