@@ -346,7 +346,7 @@ def _eta(pending: list[tuple[dict[str, str], int]], times: dict[tuple, list[floa
 
 def run_sweep(command: str, grid: dict[str, list[str]], repeat: int = 1, out: str | Path = "timings.csv",
               warmup: bool = False, timeout: float | None = None, shell: bool = False,
-              progress: ProgressFn | None = None) -> pd.DataFrame:
+              progress: ProgressFn | None = None, plan: list[dict[str, str]] | None = None) -> pd.DataFrame:
     """Run ``command`` for every configuration of ``grid``, ``repeat`` times, appending to ``out``.
 
     Parameters
@@ -359,6 +359,8 @@ def run_sweep(command: str, grid: dict[str, list[str]], repeat: int = 1, out: st
     timeout : seconds after which a run is killed and recorded with status ``timeout``.
     shell : run the substituted string with the shell instead of as an argument list.
     progress : ``progress(done, total, record, eta_seconds)`` after each run; default prints to stderr.
+    plan : the configurations to run, in this order, instead of the whole grid (e.g. the ranked list of
+        ``advise --out``); ``grid`` then lists the values they use.
 
     Returns the whole CSV (earlier and new rows) as a DataFrame; filter ``status == "ok"`` before
     fitting (or use :func:`read_timings`).
@@ -377,7 +379,9 @@ def run_sweep(command: str, grid: dict[str, list[str]], repeat: int = 1, out: st
         raise PerfModelError("--shell is only supported on POSIX systems")
     names = list(grid)
     columns = names + FIXED_COLUMNS
-    configs = configurations(grid)
+    configs = configurations(grid) if plan is None else [{n: str(c[n]) for n in names} for c in plan]
+    if not configs:
+        raise PerfModelError("the plan has no configuration to run")
     first = build_command(command, configs[0], shell)
     if not shell and shutil.which(first[0]) is None and not Path(first[0]).exists():
         raise PerfModelError(f"--command: program {first[0]!r} not found")
@@ -458,6 +462,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                              "(inside each argument after shell-like splitting; {{ }} = literal braces)")
     parser.add_argument("--grid", action="append", default=[], metavar="NAME=v1,v2,...",
                         help="a factor and its values; repeat for more factors (all combinations are run)")
+    parser.add_argument("--plan", metavar="CSV",
+                        help="run the configurations listed in CSV (one per row, a column per placeholder; "
+                             "e.g. the output of `advise --out`) instead of a --grid")
     parser.add_argument("--repeat", type=int, default=1, help="repetitions per configuration (default 1)")
     parser.add_argument("--out", default="timings.csv", help="output CSV (appended to; default timings.csv)")
     parser.add_argument("--warmup", action="store_true", help="one untimed warm-up run before the sweep")
@@ -469,6 +476,31 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return parser
 
 
+def read_plan(path: str | Path, names) -> tuple[dict[str, list[str]], list[dict[str, str]]]:
+    """(grid, configurations) from a CSV with one configuration per row and a column per placeholder."""
+    path = Path(path)
+    if not path.exists():
+        raise PerfModelError(f"--plan {path}: file not found")
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    missing = [n for n in names if n not in frame.columns]
+    if missing:
+        raise PerfModelError(f"--plan {path}: no column for placeholder {{{missing[0]}}} (columns: "
+                             f"{', '.join(map(str, frame.columns))})")
+    if "in_plan" in frame.columns:  # advise's table: only the planned rows
+        frame = frame[frame["in_plan"].str.lower() == "true"]
+
+    def clean(v: str) -> str:  # 32.0 from a float column is the configuration 32
+        try:
+            f = float(v)
+        except ValueError:
+            return v
+        return str(int(f)) if f.is_integer() else v
+
+    configs = [{n: clean(row[n]) for n in names} for _, row in frame.iterrows()]
+    grid = {n: list(dict.fromkeys(c[n] for c in configs)) for n in names}
+    return grid, configs
+
+
 def run_cli(args: argparse.Namespace) -> int:
     """Run the ``sweep`` sub-command; 0 on success, 2 on bad input (one line on stderr), 130 on Ctrl-C."""
     try:
@@ -478,8 +510,13 @@ def run_cli(args: argparse.Namespace) -> int:
             if name in grid:
                 raise PerfModelError(f"--grid {name} given twice")
             grid[name] = values
+        plan = None
+        if args.plan:
+            if grid:
+                raise PerfModelError("give either --plan or --grid, not both")
+            grid, plan = read_plan(args.plan, placeholders(args.sweep_command))
         frame = run_sweep(args.sweep_command, grid, repeat=args.repeat, out=args.out, warmup=args.warmup,
-                          timeout=args.timeout, shell=args.shell)
+                          timeout=args.timeout, shell=args.shell, plan=plan)
     except PerfModelError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

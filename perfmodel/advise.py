@@ -1,0 +1,151 @@
+"""What to measure next: the configuration that shrinks the interval at a target most per second.
+
+Ernest (Venkataraman et al., NSDI'16) chooses its training runs by optimal experiment design; here
+the question is answered with the fit's own uncertainty. The bootstrap members of a fit
+(:mod:`perfmodel.uncertainty`) are a sample of models the measurements cannot tell apart. A new
+measurement at a candidate configuration ``c`` would tell them apart: members whose prediction at
+``c`` is far from what is measured become implausible. For each candidate, every member is taken
+in turn as the truth; the others are reweighted by the likelihood of the measurement it would give
+(``exp(-(log c_s - log c_h)² / 2σ²)``, σ the noise of one measurement), and the spread of the
+reweighted members' predictions at the target is averaged over these hypothetical truths. A
+measurement also extends the measured range, so the extrapolation part of the interval at the
+target (``κ`` per doubling beyond the range) shrinks when ``c`` lies between the range and the
+target. The expected half-width of the target's interval after measuring ``c`` is compared with
+today's; the gain divided by the predicted run time of ``c`` ranks the candidates. With a budget
+the ranked list is taken greedily while the predicted times fit in it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .errors import PerfModelError
+from .uncertainty import DEFAULT_LEVEL, distance
+
+_NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+
+
+def parse_assignments(text: str, what: str = "--target") -> dict[str, float]:
+    """``"p=64,b=32"`` -> {"p": 64.0, "b": 32.0}."""
+    out: dict[str, float] = {}
+    for part in str(text).split(","):
+        m = re.fullmatch(rf"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*({_NUM})\s*", part)
+        if not m:
+            raise PerfModelError(f"{what}: {part.strip()!r} must look like SYM=NUMBER, e.g. p=64")
+        if m.group(1) in out:
+            raise PerfModelError(f"{what}: {m.group(1)} is given twice")
+        out[m.group(1)] = float(m.group(2))
+    return out
+
+
+def parse_grid(items) -> dict[str, list[float]]:
+    """``["p=1,2,4", "b=32,64"]`` -> {"p": [1, 2, 4], "b": [32, 64]}."""
+    out: dict[str, list[float]] = {}
+    for item in items:
+        m = re.fullmatch(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.+?)\s*", str(item))
+        if not m:
+            raise PerfModelError(f"--grid {item!r} must look like SYM=v1,v2,..., e.g. p=1,2,4,8")
+        name = m.group(1)
+        if name in out:
+            raise PerfModelError(f"--grid {name} is given twice")
+        vals = []
+        for v in m.group(2).split(","):
+            if not re.fullmatch(rf"\s*{_NUM}\s*", v):
+                raise PerfModelError(f"--grid {name}: {v.strip()!r} is not a number")
+            vals.append(float(v))
+        out[name] = sorted(set(vals))
+    return out
+
+
+def candidates(result, target: dict, grid: dict) -> pd.DataFrame:
+    """Every combination of ``grid`` (symbols it leaves out take the target's value), one row each."""
+    factors = list(result.factors)
+    missing = [s for s in factors if s not in target]
+    if missing:
+        raise PerfModelError(f"the target needs a value for {', '.join(missing)} (the model's factors: "
+                             f"{', '.join(factors)})")
+    unknown = [s for s in list(target) + list(grid) if s not in factors]
+    if unknown:
+        raise PerfModelError(f"{unknown[0]!r} is not a factor of the model ({', '.join(factors)})")
+    if not grid:
+        raise PerfModelError("give the configurations one could run: --grid p=1,2,4,8 (repeatable)")
+    axes = [grid.get(s, [target[s]]) for s in factors]
+    rows = list(itertools.product(*axes))
+    if len(rows) > 100_000:
+        raise PerfModelError(f"the grid has {len(rows)} configurations; at most 100,000")
+    return pd.DataFrame(rows, columns=factors)
+
+
+def advise(result, target: dict, grid: dict | pd.DataFrame, *, budget: float | None = None,
+           level: float = DEFAULT_LEVEL) -> pd.DataFrame:
+    """Rank candidate configurations by how much measuring each would narrow the target's interval.
+
+    ``target``: {symbol: value} of the configuration to predict (all of the model's factors);
+    ``grid``: {symbol: [values]} (or a DataFrame of candidate configurations, one per row);
+    ``budget``: seconds of measurement one can spend. Returns one row per candidate, best first:
+    the factors, ``predicted_time`` / ``predicted_low`` / ``predicted_high`` (the candidate's own
+    run), ``target_halfwidth_pct`` (expected half-width of the target's interval after measuring
+    it, percent of the prediction), ``gain_pct`` (how much narrower than today, percentage points),
+    ``gain_per_hour`` (``gain_pct`` per hour of predicted run time), and with a budget
+    ``in_plan`` and ``cumulative_s``. ``frame.attrs`` holds the target's interval today.
+    """
+    unc = result._uncertainty(required=True)
+    cand = grid if isinstance(grid, pd.DataFrame) else candidates(result, target, grid)
+    cand = cand[list(result.factors)].reset_index(drop=True)
+    tgt = {s: np.array([float(target[s])]) for s in result.factors}
+    z = float(stats.norm.ppf(0.5 + level / 2))
+    q = unc.noise.quantile(level)
+    kappa = unc.kappa(level)[0]
+    preds_t, w, points_t = unc.member_predictions(tgt)
+    t_point = float(unc.point(points_t)[0])
+    if not t_point > 0:
+        raise PerfModelError("the model predicts no positive time at the target")
+    lt = np.log(np.maximum(preds_t[:, 0], 1e-300))
+    w = w / w.sum()
+    var0 = float(np.sum(w * (lt - np.sum(w * lt)) ** 2))
+    d0 = float(distance(unc.factor_ranges, tgt)[0])
+    half0 = float(np.sqrt(z * z * var0 + q * q + (z * kappa * d0) ** 2))
+    env = {s: cand[s].to_numpy(float) for s in result.factors}
+    preds_c, _, points_c = unc.member_predictions(env)
+    t_c, low_c, high_c = unc.interval(env, level)
+    sigma = max(unc.noise.sigma, 1e-3)
+    lc = np.log(np.maximum(preds_c, 1e-300))  # (S, C)
+    after = np.empty(len(cand))
+    for j in range(len(cand)):
+        diff = lc[:, j][None, :] - lc[:, j][:, None]  # (hypothetical truth h, member s)
+        lik = np.exp(-0.5 * (diff / sigma) ** 2) * w[None, :]
+        lik /= lik.sum(axis=1, keepdims=True)
+        mean = lik @ lt
+        var = lik @ (lt ** 2) - mean ** 2
+        post_var = float(np.sum(w * np.maximum(var, 0.0)))
+        ranges = {s: (min(lo, env[s][j]), max(hi, env[s][j])) for s, (lo, hi) in unc.factor_ranges.items()}
+        d1 = float(distance(ranges, tgt)[0])
+        after[j] = np.sqrt(z * z * post_var + q * q + (z * kappa * d1) ** 2)
+    out = cand.copy()
+    out["predicted_time"] = t_c
+    out["predicted_low"] = low_c
+    out["predicted_high"] = high_c
+    out["target_halfwidth_pct"] = (np.exp(after) - 1) * 100
+    out["gain_pct"] = np.maximum((np.exp(half0) - np.exp(after)) * 100, 0.0)  # estimator noise can dip below 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["gain_per_hour"] = out["gain_pct"] / (out["predicted_time"] / 3600.0)
+    out = out.sort_values(["gain_per_hour", "gain_pct"], ascending=False, kind="stable").reset_index(drop=True)
+    if budget is not None:
+        if not (float(budget) > 0):
+            raise PerfModelError(f"--budget must be a positive number of seconds, got {budget!r}")
+        cum, plan = 0.0, []
+        for t, gain in zip(out["predicted_time"], out["gain_pct"]):
+            ok = gain > 0 and cum + t <= float(budget)
+            cum += t if ok else 0.0
+            plan.append(ok)
+        out["in_plan"] = plan
+        out["cumulative_s"] = np.where(plan, np.cumsum(np.where(plan, out["predicted_time"], 0.0)), np.nan)
+    out.insert(0, "rank", np.arange(1, len(out) + 1))
+    out.attrs.update(target=dict(target), target_time=t_point, target_halfwidth_pct=(np.exp(half0) - 1) * 100,
+                     level=level)
+    return out
