@@ -16,6 +16,7 @@ against the fit itself.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -23,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from perfmodel import Measurements, Model, PerfModelError  # noqa: E402
 from perfmodel.autoselect import auto_select, plausible  # noqa: E402
@@ -31,12 +33,37 @@ from perfmodel.evaluate import evaluate_query, largest_scale_query  # noqa: E402
 
 
 def fit_with_intervals(name: str, train: Measurements, replicates: int):
+    """(fit with intervals, the displayed model's own point predictor or None)."""
     if name == "auto":
         sel = auto_select(train, n_best=3, workers=1)
         res, others, scores, noise = plausible(sel)
-        return res.compute_intervals(train, candidates=others, scores=scores, noise_scale=noise,
-                                     replicates=replicates)
-    return Model(preset=name).fit(train).compute_intervals(train, replicates=replicates)
+        res.compute_intervals(train, candidates=others, scores=scores, noise_scale=noise, replicates=replicates)
+        return res, dataclasses.replace(res, uncertainty={}) if others else None
+    return Model(preset=name).fit(train).compute_intervals(train, replicates=replicates), None
+
+
+def cases(kind: str):
+    """[(name, split, train, test)]: the bundled datasets split at their largest p, or short series."""
+    out = []
+    if kind == "datasets":
+        for d in list_datasets():
+            if d.kind not in ("training", "sweep", "collective"):
+                continue
+            meas = load_dataset(d.name)
+            query = largest_scale_query(meas)
+            if "p" not in meas.factors or query is None or not query.startswith("p"):
+                continue
+            mask = evaluate_query(query, meas.env())
+            out.append((d.name, query, meas.subset(~mask), meas.subset(mask)))
+    else:
+        from small_data import cut, series
+
+        for name, meas in series():
+            for k in (3, 4):
+                parts = cut(meas, k)
+                if parts is not None:
+                    out.append((name, f"first {k} p", *parts))
+    return out
 
 
 def speed(replicates: int) -> None:
@@ -69,48 +96,53 @@ def speed(replicates: int) -> None:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--level", type=float, default=0.9)
-    ap.add_argument("--models", default="data-parallel,auto")
+    ap.add_argument("--models", default="auto,data-parallel")
     ap.add_argument("--replicates", type=int, default=200)
+    ap.add_argument("--series", action="store_true", help="also the short series of benchmarks/small_data.py")
     ap.add_argument("--no-speed", action="store_true")
     args = ap.parse_args(argv)
     models = args.models.split(",")
-    pooled = {m: {"cov": [], "width": []} for m in models}
-    print(f"nominal {args.level:.0%} intervals, fitted on the smaller p, tested on the larger")
-    head = f"{'dataset':32s} {'hold-out':>9s} {'runs':>5s} " + " ".join(f"{m[:13]:>13s} cover  width   MAPE" for m in models)
-    print(head)
-    print("-" * len(head))
     t0 = time.perf_counter()
-    for d in list_datasets():
-        if d.kind not in ("training", "sweep", "collective"):
-            continue
-        meas = load_dataset(d.name)
-        query = largest_scale_query(meas)
-        if "p" not in meas.factors or query is None or not query.startswith("p"):
-            continue
-        mask = evaluate_query(query, meas.env())
-        train, test = meas.subset(~mask), meas.subset(mask)
-        cells = []
+    for kind in ["datasets"] + (["series"] if args.series else []):
+        pooled = {m: {"cov": [], "width": [], "err": [], "err_best": [], "ds_width": []} for m in models}
+        print(f"\n{kind}: nominal {args.level:.0%} intervals, fitted on the smaller p, tested on the larger")
+        head = f"{'case':36s} {'split':>11s} {'runs':>4s} " + " ".join(f"{m[:14]:>14s} cover width  MAPE" for m in models)
+        print(head)
+        print("-" * len(head))
+        for name, split, train, test in cases(kind):
+            cells = []
+            for m in models:
+                try:
+                    res, single = fit_with_intervals(m, train, args.replicates)
+                    out = res.predict(test, interval=args.level)
+                except PerfModelError as exc:
+                    cells.append(f"{'error: ' + str(exc)[:25]:>33s}")
+                    continue
+                inside = (test.y >= out["predicted_low"]) & (test.y <= out["predicted_high"])
+                width = (out["predicted_high"] - out["predicted_low"]) / 2 / out["predicted_time"]
+                err = float(np.mean(np.abs(out["predicted_time"] / test.y - 1)) * 100)
+                best = float(np.mean(np.abs(single.predict(test) / test.y - 1)) * 100) if single else err
+                for key, v in (("cov", list(inside)), ("width", list(width))):
+                    pooled[m][key] += v
+                pooled[m]["err"].append(err)
+                pooled[m]["err_best"].append(best)
+                pooled[m]["ds_width"].append(float(np.median(width)))
+                mark = "*" if single and res._uncertainty().predictor == "ensemble" else " "
+                cells.append(f"{'':14s} {inside.mean() * 100:4.0f}% {np.median(width) * 100:4.0f}% {err:5.1f}{mark}")
+            print(f"{name[:36]:36s} {split:>11s} {test.n_rows:4d} " + " ".join(cells))
+        print("-" * len(head))
         for m in models:
-            try:
-                res = fit_with_intervals(m, train, args.replicates)
-                out = res.predict(test, interval=args.level)
-            except PerfModelError as exc:
-                cells.append(f"{'error: ' + str(exc)[:27]:>34s}")
+            c, w = np.array(pooled[m]["cov"], float), np.array(pooled[m]["width"], float)
+            e, eb = np.array(pooled[m]["err"]), np.array(pooled[m]["err_best"])
+            if not c.size:
                 continue
-            inside = (test.y >= out["predicted_low"]) & (test.y <= out["predicted_high"])
-            width = (out["predicted_high"] - out["predicted_low"]) / 2 / out["predicted_time"]
-            mape = float(np.mean(np.abs(out["predicted_time"] / test.y - 1)) * 100)
-            pooled[m]["cov"] += list(inside)
-            pooled[m]["width"] += list(width)
-            cells.append(f"{'':13s} {inside.mean() * 100:4.0f}% {np.median(width) * 100:5.1f}% {mape:5.1f}%")
-        print(f"{d.name[:32]:32s} {query:>9s} {test.n_rows:5d} " + " ".join(cells))
-    print("-" * len(head))
-    for m in models:
-        c, w = np.array(pooled[m]["cov"], float), np.array(pooled[m]["width"], float)
-        if c.size:
-            print(f"{m:16s} pooled coverage {c.mean() * 100:5.1f} % of {c.size} held-out runs "
-                  f"(target >= 85 %), median half-width {np.median(w) * 100:5.1f} % (target <= 30 %)")
-    print(f"{time.perf_counter() - t0:.0f} s")
+            print(f"{m:14s} coverage {c.mean() * 100:5.1f} % of {c.size} held-out runs (target >= 85 %); median "
+                  f"half-width {np.median(w) * 100:5.1f} % over runs, {np.median(pooled[m]['ds_width']) * 100:5.1f} % "
+                  f"over cases (target <= 30 %)")
+            print(f"{'':14s} MAPE median {np.median(e):5.1f} %, cases off by > 20 %: {int(np.sum(e > 20))} of "
+                  f"{len(e)}" + (f" (the displayed model alone: median {np.median(eb):5.1f} %, "
+                                 f"{int(np.sum(eb > 20))} cases > 20 %)" if m == "auto" else ""))
+    print(f"\n{time.perf_counter() - t0:.0f} s; * = predicted by the ensemble of plausible models")
     if not args.no_speed:
         speed(args.replicates)
     return 0

@@ -40,7 +40,8 @@ the best screened score, at most ``max_candidates``), and for a few (``n_free``)
 whose exponents are free parameters fitted by differential evolution (``I·b^e_b`` with
 ``e_b`` in [0, 2]; each ``x^i`` of a PMNF block or interaction as ``x^e`` with ``e`` in
 [i-1, i+1]; at most ``max_free`` free exponents, of the terms that carry the most time), are
-fitted with :class:`perfmodel.Model`
+fitted with :class:`perfmodel.Model`,
+together with the presets of :data:`PRESET_CANDIDATES` (the paper's ``data-parallel`` model),
 (modest DE settings, ``search_de``) under the same cross-validation and hold-out splits as
 :func:`perfmodel.evaluate.cross_validate` and :func:`perfmodel.evaluate.holdout`, in a
 process pool. The chosen ones are refitted on all data with full DE settings (``final_de``).
@@ -80,7 +81,7 @@ from .evaluate import fold_ids, cross_validate, holdout, largest_scale_query
 from .expression import evaluate_query, parse_expression
 from .fit import DEFAULT_LAM, Model
 from .result import FitResult
-from .terms import library, pmnf_term, preset_bounds
+from .terms import library, pmnf_term, preset_bounds, preset_spec
 
 #: DE settings used while searching (cheap); the chosen models are refitted with ``final_de``.
 SEARCH_DE = {"popsize": 10, "maxiter": 300, "tol": 0.01}
@@ -196,6 +197,29 @@ def _pool_matrix(meas: Measurements, terms: list[SearchTerm]) -> tuple[list[Sear
     if not kept:
         raise PerfModelError("no usable candidate term for these factors")
     return kept, np.column_stack(cols)
+
+
+#: Presets that compete with the searched term sets under the same validation (the paper's generic
+#: data-parallel model knows structure the term pool lacks: compute per iteration with a fitted
+#: batch exponent, all-reduce per iteration, per-worker start-up).
+PRESET_CANDIDATES = ("data-parallel",)
+
+
+def _preset_specs(meas: Measurements) -> list[tuple[str, dict, int]]:
+    """[(spec, bounds, n_params)] of :data:`PRESET_CANDIDATES` for ``meas``'s factors."""
+    symbols = list(meas.factors)
+    positive = [x for x in symbols if meas.values(x).min() >= 1]
+    varying = [x for x in symbols if np.ptp(meas.values(x)) > 0]
+    out = []
+    for name in PRESET_CANDIDATES:
+        spec = preset_spec(name, symbols, positive, varying)
+        try:
+            expr, _ = parse_expression(spec, symbols)
+        except PerfModelError:
+            continue
+        bounds = {k: v for k, v in preset_bounds(name, symbols).items() if k in expr.params}
+        out.append((spec, bounds, len(expr.terms) + len(expr.params)))
+    return out
 
 
 # ----------------------------------------------------------------------------------------
@@ -510,7 +534,7 @@ class Candidate:
     n_params: int
     se: float = 0.0
     bounds: dict = field(default_factory=dict)
-    origin: str = "screened"  # "screened" (exponents fixed) or "free exponents"
+    origin: str = "screened"  # "screened" (exponents fixed), "free exponents" or "preset"
     screen_score: float = float("nan")
 
     def model(self, **settings) -> Model:
@@ -829,7 +853,11 @@ def auto_select(meas: Measurements, *, lam: float = DEFAULT_LAM, loss: str = "re
             specs.append((spec, bounds, len(s) + nf, "free exponents", record[s].score))
             seen_specs.add(spec)
             n_done += 1
-    specs.sort(key=lambda sp: sp[3] != "free exponents")  # the costly DE fits first (see _run)
+    for spec, bounds, n_params in _preset_specs(meas):
+        if spec not in seen_specs:
+            specs.append((spec, bounds, n_params, "preset", float("nan")))
+            seen_specs.add(spec)
+    specs.sort(key=lambda sp: sp[3] == "screened")  # the costly DE fits first (see _run)
     settings = {**base, **search_de}
     tasks = [{"spec": sp, "bounds": bd, "settings": settings, "meas": meas, "k": int(k), "seed": int(seed),
               "query": holdout_query} for sp, bd, nf, origin, sc in specs]
@@ -877,8 +905,8 @@ def auto_select(meas: Measurements, *, lam: float = DEFAULT_LAM, loss: str = "re
 
 
 def plausible(selection: Selection) -> tuple[FitResult, list[FitResult], list[float], float]:
-    """The displayed model of ``selection``, the other plausible ones (within noise of the best
-    score), their validation scores (the displayed model's first) and the score noise: what
+    """The displayed model of ``selection``, the other plausible ones (its candidates within noise of
+    the best score), their validation scores (the displayed model's first) and the score noise: what
     :meth:`perfmodel.FitResult.compute_intervals` needs for model averaging."""
     best = selection.best
     others = [c for c in selection.candidates[1:] if c.result is not None]

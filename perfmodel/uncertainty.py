@@ -628,6 +628,9 @@ def compute(result, meas: Measurements, *, candidates: list | None = None, score
     """
     t0 = _time.perf_counter()
     seed = int(result.settings.get("seed", 0)) if seed is None else int(seed)
+    allow_ensemble = bool(candidates)
+    if not candidates and result.n_params > result.n_configurations:
+        candidates, scores, noise_scale = submodels(result, meas)
     results = [result] + list(candidates or [])
     if len(results) > 1:
         sc = np.asarray(scores, float)
@@ -645,13 +648,41 @@ def compute(result, meas: Measurements, *, candidates: list | None = None, score
                       replicates=int(replicates), seed=seed)
     unc.share_replicates = _share_replicates(members[0], meas)
     if calibrate:
-        _calibrate(unc, results, weights, meas, calibration_replicates, seed)
+        _calibrate(unc, results, weights, meas, calibration_replicates, seed, allow_ensemble)
     unc.seconds = _time.perf_counter() - t0
     return unc
 
 
+def submodels(result, meas: Measurements) -> tuple[list, list, float]:
+    """The fit with one of its terms left out, each refitted: (fits, scores, noise scale).
+
+    For a model with more fitted parameters than configurations, where the penalty picks one of
+    many models that fit equally well, these are the plausible alternatives its interval must show.
+    Scores are ``n·loss / (2σ²)`` (σ: the relative noise of one run, or the prior), so a submodel
+    that fits clearly worse gets a small weight ``exp(-(score - best))``.
+    """
+    from .expression import parse_expression
+
+    fits = []
+    for k, term in enumerate(result.terms):
+        if term == "1" or result.coefficients[f"c{k}"] == 0 or len(result.terms) < 3:
+            continue
+        kept = [(t, sg) for j, (t, sg) in enumerate(zip(result.terms, result.signs)) if j != k]
+        spec = " ".join(("- " if sg < 0 else "+ ") + f"({t})" for t, sg in kept).lstrip("+ ")
+        try:
+            expr, _ = parse_expression(spec, list(result.factors))
+            bounds = {p: tuple(b) for p, b in result.param_bounds.items() if p in expr.params}
+            model = refit_model(result)
+            fits.append(model.clone(terms=spec, bounds=bounds or None).fit(meas))
+        except PerfModelError:
+            continue
+    sigma = PRIOR_SIGMA
+    scores = [meas.n_rows * r.loss / (2 * sigma ** 2) for r in [result] + fits]
+    return fits, scores, 1.0
+
+
 def _calibrate(unc: Uncertainty, results: list, weights: list, meas: Measurements, replicates: int,
-               seed: int) -> None:
+               seed: int, allow_ensemble: bool = True) -> None:
     """Scores of the larger-scale points on nested splits; chooses best vs ensemble."""
     points: dict = {"best": [], "ensemble": []}
     splits, err_best, err_ens = [], [], []
@@ -702,7 +733,10 @@ def _calibrate(unc: Uncertainty, results: list, weights: list, meas: Measurement
                        "mape_ensemble": float(np.mean(np.abs(ens / y - 1)) * 100) if len(ok) > 1 else None,
                        "covered_unwidened": float(np.mean(covered)) if covered else None})
     unc.splits = splits
-    if len(results) > 1:
+    if len(results) > 1 and not allow_ensemble:
+        unc.predictor_note = (f"the interval includes {len(results) - 1} model(s) with one term left out, which fit "
+                              "the measurements about as well (more unknowns than configurations)")
+    elif len(results) > 1:
         if err_best and np.mean(err_ens) < np.mean(err_best):
             unc.predictor = "ensemble"
             unc.predictor_note = (f"predicts with the weighted ensemble of {len(results)} plausible models: on the "
