@@ -24,7 +24,10 @@ import pandas as pd
 
 from .errors import PerfModelError, did_you_mean
 
-DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+#: The datasets' folder: the checkout's top-level ``data/``; an installed wheel ships the same files
+#: as the package data ``perfmodel/_bundled`` (pyproject.toml maps ``data/`` there).
+_PACKAGED = Path(__file__).resolve().parent / "_bundled"
+DATA_DIR = _PACKAGED if (_PACKAGED / "README.md").exists() else Path(__file__).resolve().parent.parent / "data"
 
 KINDS = ("training", "collective", "hpc", "synthetic", "sweep")
 FORMATS = ("csv", "extrap")
