@@ -379,7 +379,10 @@ def _fit_one(task: dict, meas: Measurements, o: GroupOutcome) -> None:
         o.result = sel.best.result
         o.cv, o.cv_method = dict(sel.best.cv), f"{task['auto_settings'].get('k', 5)}-fold (search)"
     else:
+        from .autoselect import exact_settings
+
         model, meas = _group_model(task, meas, constant, o)
+        model = model.clone(**exact_settings(model, meas))  # a linear model's exact optimum in one generation
         o.result = model.fit(meas)
         if k >= 2:
             from .evaluate import cross_validate
@@ -523,6 +526,8 @@ def fit_groups(frame, by: str | Sequence[str], *, time: str | None = None, facto
     terms / preset / auto : the model (an expression, a preset name, or the automatic search per
         group); or ``model``, a configured :class:`Model` whose terms and settings are used.
     cv : k of the k-fold cross-validation reported per group (0: none).
+        A model without free parameters gets its exact optimum in one DE generation, as in
+        :func:`perfmodel.autoselect.lambda_path` (the same fit as a thousand generations).
     min_configurations : skip groups with fewer distinct configurations (default: as many as the
         model has fitted parameters, which :meth:`Model.fit` requires anyway).
     executor : ``"serial"``, ``"processes"`` (default; a pool of ``workers`` processes, started
