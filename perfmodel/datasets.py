@@ -135,7 +135,7 @@ _CATALOGUE: list[Dataset] = [
         "InceptionV3", "aws-k80-cluster", "a cluster of AWS p2.8xlarge instances (8× K80 each)",
         "1 + I*b^e1 + I*log2(p)"),
     Dataset(
-        name="tf-cnn-all", title="TensorFlow CNN benchmarks 2017: 5 models × 4 platforms (groups)",
+        name="tf-cnn-all", title="TensorFlow CNN benchmarks 2017: 5 models on 4 platforms, one curve each (groups)",
         description=("Every synthetic-input row of the TensorFlow benchmarks page: InceptionV3, ResNet-50, "
                      "ResNet-152, AlexNet and VGG16 on a DGX-1, GCE and AWS K80 servers and an AWS K80 cluster, "
                      "as seconds per ImageNet epoch; fit one model per model × platform"),
