@@ -43,7 +43,7 @@ import pandas as pd
 from .data import Measurements
 from .errors import PerfModelError, did_you_mean
 from .expression import (ITERATIONS, _evaluate, _lex_check, _names, _render, _split_terms, parse_expression,
-                         with_iterations)
+                         parse_bounds, with_iterations)
 from .fit import Model
 from .result import FitResult
 from .terms import preset_bounds, preset_spec
@@ -94,6 +94,7 @@ class GroupFits:
     executor: str
     seconds: float
     dropped: list = field(default_factory=list)
+    data: list = field(default_factory=list, repr=False)  # each group's Measurements, as ``outcomes``
 
     def __iter__(self) -> Iterator:
         return iter((self.summary, self.results))
@@ -569,6 +570,8 @@ def fit_groups(frame, by: str | Sequence[str], *, time: str | None = None, facto
                 raise PerfModelError(f"group column {col!r} is mapped to factor {sym!r}; a group holds one "
                                      "value of it, so it cannot also be a factor")
     spec = _model_spec(model, terms, preset, auto, settings)
+    if spec.get("terms") is not None:  # a bad term is the same mistake in every group: say it once
+        parse_expression(spec["terms"], list(factors), parse_bounds(spec.get("bounds") or {}), columns=columns)
     keep = list(dict.fromkeys([*by, time, *factors.values(), *(["status"] if "status" in columns else [])]))
     slim = frame[keep]
     meas = Measurements.from_frame(slim, time, factors, name=name)
@@ -599,7 +602,7 @@ def fit_groups(frame, by: str | Sequence[str], *, time: str | None = None, facto
                       "empty_reason": empty, "cv": cv, "min_configurations": min_configurations})
     outcomes = _execute(tasks, executor, workers, progress)
     return GroupFits(by, outcomes, executor_name(executor), _time.perf_counter() - t0,
-                     base_dropped + list(meas.dropped))
+                     base_dropped + list(meas.dropped), [t["meas"] for t in tasks])
 
 
 def _plain(v):

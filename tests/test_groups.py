@@ -170,7 +170,7 @@ def test_same_results_serially_on_the_pool_and_on_dask(tmp_path, capsys):
     csv = tmp_path / "frameworks.csv"
     frame.to_csv(csv, index=False)
     common = ["fit", str(csv), "--time", "time_s", "--factor", "p=workers", "--factor", "N=samples",
-              "--terms", "1 + N/p + p^e1", "--group-by", "framework", "--cv", "3", "--seed", "7"]
+              "--terms", "1 + N/p + p^e1", "--group-by", "framework", "--cv", "2", "--seed", "7"]
     summaries = {}
     for backend in (["--workers", "1"], ["--workers", "2"], ["--dask", "local", "--workers", "2"]):
         out = tmp_path / backend[-1] / backend[0].strip("-")
@@ -180,6 +180,6 @@ def test_same_results_serially_on_the_pool_and_on_dask(tmp_path, capsys):
     first, *others = summaries.values()
     for other in others:
         pd.testing.assert_frame_equal(first, other, check_exact=True)
-    api = fit_groups(frame, "framework", time="time_s", factors=FACTORS, terms="1 + N/p + p^e1", cv=3, seed=7,
+    api = fit_groups(frame, "framework", time="time_s", factors=FACTORS, terms="1 + N/p + p^e1", cv=2, seed=7,
                      executor="serial").summary
     assert api["c:N/p"].tolist() == first["c:N/p"].tolist()
