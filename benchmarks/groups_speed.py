@@ -9,7 +9,8 @@ so each fit is a full differential-evolution run). Each backend runs :func:`perf
 in its own fresh Python process; a sampler sums the resident memory of that process and all of its
 children (pool workers, Dask's nanny and worker processes) every 20 ms and keeps the peak. Fits/s
 counts the group fits (plus ``--cv`` refits per group) over the wall time of the ``fit_groups``
-call; Dask's cluster start-up is timed separately. The ratio column is against the serial run
+call; Dask's cluster start-up is timed separately. Every process computes with one BLAS thread
+(the pool's initialiser; Dask's nanny sets OPENBLAS_NUM_THREADS=1; the serial run sets it). The ratio column is against the serial run
 of the same invocation, and the last column checks that each backend's summary equals the serial
 one exactly.
 
@@ -57,7 +58,12 @@ def table(groups: int, seed: int = 0) -> pd.DataFrame:
 def child(args) -> None:
     """Run one backend and print a JSON line with its timings (this process is measured)."""
     from perfmodel import fit_groups
+    from perfmodel.autoselect import _one_blas_thread
     from perfmodel.groups import dask_client
+
+    # One BLAS thread here too, as in the pool's and Dask's workers, so the serial baseline is not
+    # slowed by OpenBLAS threads spinning on a 2-core machine.
+    _one_blas_thread()
 
     frame = pd.read_csv(args.table)
     kw = dict(time="time", factors={"p": "p", "N": "N"}, terms=TERMS, cv=args.cv, seed=0)
