@@ -753,7 +753,7 @@ def run_cli(args) -> int:
     if len(skipped) > 10:
         print(f"... and {len(skipped) - 10} more skipped group(s); see {path}", file=sys.stderr)
     if fits.dropped:
-        print(f"warning: {len(fits.dropped)} row(s) dropped (listed in the groups' notes)", file=sys.stderr)
+        print(f"warning: {len(fits.dropped)} row(s) dropped (see the notes and reasons in {path})", file=sys.stderr)
     rate = len(fits) / fits.seconds if fits.seconds > 0 else float("inf")
     print(f"fitted {fits.n_ok} of {len(fits)} group(s) by {', '.join(args.group_by)} ({len(skipped)} skipped) "
           f"in {fits.seconds:.1f} s ({rate:.1f} groups/s, {where})")
