@@ -29,8 +29,10 @@ from __future__ import annotations
 import ast
 import contextlib
 import hashlib
+import inspect
 import math
 import re
+import sys
 import time as _time
 import unicodedata
 from dataclasses import dataclass, field
@@ -40,11 +42,17 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 import pandas as pd
 
-from .data import Measurements
+from tqdm import tqdm
+
+from . import datasets
+from .autoselect import _run, auto_select, exact_settings, n_workers
+from .data import Measurements, read_table
 from .errors import PerfModelError, did_you_mean
+from .evaluate import cross_validate
 from .expression import (ITERATIONS, _evaluate, _lex_check, _names, _render, _split_terms, parse_expression,
                          parse_bounds, with_iterations)
 from .fit import Model
+from .plots import term_styles
 from .result import FitResult
 from .terms import preset_bounds, preset_spec
 
@@ -335,7 +343,6 @@ def _constant_note(meas: Measurements, constant: dict[str, float], changes: list
 # one group (a top-level function: it runs in worker processes and on Dask workers)
 # ----------------------------------------------------------------------------------------
 def _category_shares(result: FitResult, meas: Measurements) -> dict[str, float]:
-    from .plots import term_styles
 
     contrib = result.contributions(meas)
     total = float(contrib.to_numpy().sum())
@@ -370,8 +377,6 @@ def _fit_one(task: dict, meas: Measurements, o: GroupOutcome) -> None:
         raise PerfModelError("every factor is constant in this group (one configuration): nothing to fit")
     k = int(task.get("cv") or 0)
     if task.get("auto"):
-        from .autoselect import auto_select
-
         if constant:
             o.notes.append(_constant_note(meas, constant, ["the search uses the other factors"]))
             meas = Measurements(meas.frame, meas.time, {s: c for s, c in meas.factors.items() if s not in constant},
@@ -380,14 +385,10 @@ def _fit_one(task: dict, meas: Measurements, o: GroupOutcome) -> None:
         o.result = sel.best.result
         o.cv, o.cv_method = dict(sel.best.cv), f"{task['auto_settings'].get('k', 5)}-fold (search)"
     else:
-        from .autoselect import exact_settings
-
         model, meas = _group_model(task, meas, constant, o)
         model = model.clone(**exact_settings(model, meas))  # a linear model's exact optimum in one generation
         o.result = model.fit(meas)
         if k >= 2:
-            from .evaluate import cross_validate
-
             try:
                 v = cross_validate(model, meas, k=k, seed=model.seed)
                 o.cv, o.cv_method = dict(v.metrics), v.method
@@ -454,7 +455,6 @@ def executor_name(executor) -> str:
 
 
 def _execute(tasks: list, executor, workers: int | None, progress: Callable | None) -> list:
-    from .autoselect import _run, n_workers
 
     total = len(tasks)
 
@@ -493,7 +493,6 @@ def dask_client(address: str, workers: int | None = None):
         from distributed import Client, LocalCluster
     except ImportError:
         raise PerfModelError("the Dask backend needs dask.distributed: pip install 'perfmodel[dask]'") from None
-    from .autoselect import n_workers
 
     if address == "local":
         with LocalCluster(n_workers=n_workers(workers), threads_per_worker=1, processes=True,
@@ -624,8 +623,6 @@ def _model_spec(model: Model | None, terms, preset, auto: bool, settings: dict) 
     if auto:
         if terms is not None or preset is not None:
             raise PerfModelError("give terms, a preset or auto=True, not several")
-        from .autoselect import auto_select
-        import inspect
 
         allowed = set(inspect.signature(auto_select).parameters) - {"meas", "progress", "should_stop", "workers"}
         unknown = sorted(set(settings) - allowed)
@@ -672,8 +669,6 @@ def load_table(data: str | None, dataset: str | None = None, time: str | None = 
     REGION/METRIC block) and its PARAMETERs as factors; a dataset brings its suggested time
     column, mapping, terms and group columns; ``time`` and ``factors`` override them.
     """
-    from . import datasets
-    from .data import read_table
 
     factors = dict(factors or {})
     if (data is None) == (dataset is None):
@@ -702,11 +697,8 @@ def load_table(data: str | None, dataset: str | None = None, time: str | None = 
 
 def run_cli(args) -> int:
     """``perfmodel fit DATA --group-by COL ... --out DIR`` (the arguments of ``fit``)."""
-    import sys
 
-    from tqdm import tqdm
 
-    from .expression import parse_bounds
 
     if args.holdout:
         raise PerfModelError("--holdout is not available with --group-by; use --cv K")
