@@ -377,9 +377,13 @@ def _fit_one(task: dict, meas: Measurements, o: GroupOutcome) -> None:
         raise PerfModelError("every factor is constant in this group (one configuration): nothing to fit")
     k = int(task.get("cv") or 0)
     if task.get("auto"):
-        if constant:
-            o.notes.append(_constant_note(meas, constant, ["the search uses the other factors"]))
-            meas = Measurements(meas.frame, meas.time, {s: c for s, c in meas.factors.items() if s not in constant},
+        drop = dict(constant)
+        if {"N", "b"} <= set(meas.factors) and set(_ITERATION_SYMBOLS) & set(meas.factors) - set(constant):
+            for s in _ITERATION_SYMBOLS:  # the iterations I = E·ceil(N/(p·b)) still vary: keep what they need
+                drop.pop(s, None)
+        if drop:
+            o.notes.append(_constant_note(meas, drop, ["the search uses the other factors"]))
+            meas = Measurements(meas.frame, meas.time, {s: c for s, c in meas.factors.items() if s not in drop},
                                 [], meas.name)
         sel = auto_select(meas, **task["auto_settings"], workers=1)
         o.result = sel.best.result

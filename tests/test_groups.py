@@ -183,3 +183,16 @@ def test_same_results_serially_on_the_pool_and_on_dask(tmp_path, capsys):
     api = fit_groups(frame, "framework", time="time_s", factors=FACTORS, terms="1 + N/p + p^e1", cv=2, seed=7,
                      executor="serial").summary
     assert api["c:N/p"].tolist() == first["c:N/p"].tolist()
+
+
+def test_auto_search_per_group_and_a_preset_with_a_fixed_batch():
+    frame = frameworks({"A": (5.0, 2e-3, 1.5), "B": (2.0, 3e-3, 0.5)})
+    auto = fit_groups(frame, "framework", time="time_s", factors=FACTORS, auto=True, max_terms=3, executor="serial")
+    assert (auto.summary["status"] == "ok").all()
+    assert (auto.summary["mape"] < 0.5).all() and (auto.summary["cv_mape"] < 1.0).all()  # noise-free data
+    frame["b"] = 32
+    preset = fit_groups(frame, "framework", time="time_s", factors={**FACTORS, "b": "b"}, preset="data-parallel",
+                        cv=0, executor="serial")
+    r = preset.results[("B",)]
+    assert r.terms == ["1", "I", "I*log2(p)", "p"] and not r.params  # I*b^e_b -> I: no exponent to fit
+    assert "I*b^e_b -> I" in preset.summary["notes"].iloc[1]
