@@ -127,7 +127,7 @@ class GroupFits:
         ``configurations``, ``notes`` and ``model_file`` (set by :meth:`save`)."""
         rows = [_summary_row(self.by, o) for o in self.outcomes]
         frame = pd.DataFrame(rows)
-        lead = [*self.by, "group", "status", "reason", "configurations", "rows", "formula", "expression",
+        lead = [*_by_columns(self.by), "group", "status", "reason", "configurations", "rows", "formula", "expression",
                 "mape", "cv_mape", "cv_method", "r2", "startup_share", "compute_share", "communication_share"]
         rest = [c for c in frame.columns if c not in lead and c not in ("notes", "model_file")]
         coef = [c for c in rest if c.startswith("c:")]
@@ -155,8 +155,17 @@ class GroupFits:
         return path
 
 
+_RESERVED = {"group", "status", "reason", "configurations", "rows", "formula", "expression", "mape", "cv_mape",
+             "cv_method", "r2", "startup_share", "compute_share", "communication_share", "notes", "model_file"}
+
+
+def _by_columns(by: Sequence[str]) -> list[str]:
+    """Summary column names of the group values (``COL (group)`` when COL is a summary column's name)."""
+    return [f"{c} (group)" if c in _RESERVED or c.startswith(("c:", "share:", "param:")) else c for c in by]
+
+
 def _summary_row(by: Sequence[str], o: GroupOutcome) -> dict:
-    row: dict[str, Any] = dict(zip(by, o.key))
+    row: dict[str, Any] = dict(zip(_by_columns(by), o.key))
     row.update(group=o.label, status=o.status, reason=o.reason, configurations=o.n_configurations,
                rows=o.n_rows)
     r = o.result

@@ -196,3 +196,10 @@ def test_auto_search_per_group_and_a_preset_with_a_fixed_batch():
     r = preset.results[("B",)]
     assert r.terms == ["1", "I", "I*log2(p)", "p"] and not r.params  # I*b^e_b -> I: no exponent to fit
     assert "I*b^e_b -> I" in preset.summary["notes"].iloc[1]
+
+
+def test_a_group_column_named_like_a_summary_column_keeps_its_values():
+    frame = frameworks({"A": (5.0, 2e-3, 1.5), "B": (2.0, 3e-3, 0.5)}).rename(columns={"framework": "group"})
+    s = fit_groups(frame, "group", time="time_s", factors=FACTORS, terms="1 + N/p + log2(p)", cv=0,
+                   executor="serial").summary
+    assert s["group (group)"].tolist() == ["A", "B"] and s["status"].tolist() == ["ok", "ok"]
