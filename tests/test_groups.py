@@ -203,3 +203,22 @@ def test_a_group_column_named_like_a_summary_column_keeps_its_values():
     s = fit_groups(frame, "group", time="time_s", factors=FACTORS, terms="1 + N/p + log2(p)", cv=0,
                    executor="serial").summary
     assert s["group (group)"].tolist() == ["A", "B"] and s["status"].tolist() == ["ok", "ok"]
+
+
+def test_hundreds_of_groups_through_the_command_on_the_pool_and_on_dask(tmp_path, capsys):
+    pytest.importorskip("distributed")
+    rng = np.random.default_rng(5)
+    a, b, c = rng.uniform(1, 10, 300), rng.uniform(1e-4, 1e-3, 300), rng.uniform(0.1, 1, 300)
+    frame = pd.concat([frameworks({f"path/{i:03d}": (a[i], b[i], c[i])}) for i in range(300)], ignore_index=True)
+    csv = tmp_path / "paths.csv"
+    frame.rename(columns={"framework": "callpath"}).to_csv(csv, index=False)
+    common = ["fit", str(csv), "--time", "time_s", "--factor", "p=workers", "--factor", "N=samples",
+              "--terms", "1 + N/p + log2(p)", "--group-by", "callpath", "--cv", "0", "--workers", "2"]
+    out = {}
+    for name, extra in (("pool", []), ("dask", ["--dask", "local"])):
+        assert main([*common, *extra, "--out", str(tmp_path / name)]) == 0, capsys.readouterr().err
+        assert "fitted 300 of 300 group(s)" in capsys.readouterr().out
+        out[name] = pd.read_csv(tmp_path / name / "summary.csv")
+    pd.testing.assert_frame_equal(out["pool"], out["dask"], check_exact=True)
+    assert out["dask"]["c:N/p"].to_numpy() == pytest.approx(b, rel=1e-5)
+    assert len(list((tmp_path / "dask").glob("*.json"))) == 300
