@@ -57,6 +57,8 @@ from .result import FitResult
 from .terms import preset_bounds, preset_spec
 
 EXECUTORS = ("serial", "processes")
+#: Most groups in one process-pool task.
+CHUNK_MAX = 32
 MISSING_LABEL = "(missing)"
 #: Symbols the iteration count ``I = E·ceil(N/(p·b))`` depends on.
 _ITERATION_SYMBOLS = ("N", "b", "p", "E")
@@ -361,6 +363,11 @@ def _category_shares(result: FitResult, meas: Measurements) -> dict[str, float]:
     return out
 
 
+def fit_chunk(tasks: list) -> list:
+    """:func:`fit_group` for each task (one process-pool task)."""
+    return [fit_group(t) for t in tasks]
+
+
 def fit_group(task: dict) -> GroupOutcome:
     """Fit one group (see :func:`fit_groups`); user errors become a ``skipped`` outcome."""
     t0 = _time.perf_counter()
@@ -482,7 +489,15 @@ def _execute(tasks: list, executor, workers: int | None, progress: Callable | No
             raise PerfModelError(f"unknown executor {executor!r}; use {', '.join(EXECUTORS)} or a "
                                  "dask.distributed.Client")
         count = 1 if executor == "serial" else n_workers(workers)
-        return _run(fit_group, tasks, count, report, None, adaptive=True)
+        if count == 1:
+            return _run(fit_group, tasks, 1, report, None)
+        # Batches of groups per pool task: the pool hands out one task per idle worker and waits for
+        # this process to send the next, which on a busy machine leaves workers idle between groups.
+        size = max(1, min(CHUNK_MAX, math.ceil(total / (count * 8))))
+        chunks = [tasks[i:i + size] for i in range(0, total, size)]
+        ends = [min(total, (i + 1) * size) for i in range(len(chunks))]
+        out = _run(fit_chunk, chunks, count, lambda done: report(ends[done - 1]), None, adaptive=True)
+        return [o for chunk in out for o in chunk]
     if _is_dask_client(executor):
         from distributed import as_completed
 
