@@ -12,7 +12,9 @@ counts the group fits (plus ``--cv`` refits per group) over the wall time of the
 call; Dask's cluster start-up is timed separately. Every process computes with one BLAS thread
 (the pool's initialiser; Dask's nanny sets OPENBLAS_NUM_THREADS=1; the serial run sets it). The ratio column is against the serial run
 of the same invocation, and the last column checks that each backend's summary equals the serial
-one exactly.
+one exactly. CPU s is the user + system time of the process and all its workers (Dask: start-up
+included): on a machine shared with other jobs, wall time shows the share of the cores this job got,
+CPU time what the fits cost.
 
 A multi-node cluster runs the same command: start ``dask scheduler`` on one node and
 ``dask worker tcp://SCHEDULER:8786 --nworkers 4 --nthreads 1`` on each of the others (each with
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -68,6 +71,7 @@ def child(args) -> None:
     frame = pd.read_csv(args.table)
     kw = dict(time="time", factors={"p": "p", "N": "N"}, terms=TERMS, cv=args.cv, seed=0)
     startup = 0.0
+    cpu0 = cpu_seconds()
     if args.child == "dask":
         t0 = time.perf_counter()
         with dask_client("local", args.workers) as client:
@@ -79,8 +83,15 @@ def child(args) -> None:
         t0 = time.perf_counter()
         fits = fit_groups(frame, "call_path", executor=args.child, workers=args.workers, **kw)
         seconds = time.perf_counter() - t0
+    cpu = cpu_seconds() - cpu0  # pool and Dask worker processes are reaped by now
     fits.summary.drop(columns=["notes"]).to_csv(args.out, index=False)
-    print(json.dumps({"seconds": seconds, "startup": startup, "ok": fits.n_ok, "groups": len(fits)}))
+    print(json.dumps({"seconds": seconds, "startup": startup, "cpu": cpu, "ok": fits.n_ok, "groups": len(fits)}))
+
+
+def cpu_seconds() -> float:
+    """User + system CPU seconds of this process and of its reaped descendants."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def measure(cmd: list[str]) -> tuple[dict, float]:
@@ -131,7 +142,7 @@ def main(argv=None) -> int:
 
     workers = n_workers(args.workers)
     fits_per_group = 1 + (args.cv if args.cv >= 2 else 0)
-    print(f"{args.groups} groups × 12 configurations, terms {TERMS!r}, cv {args.cv}; {os.cpu_count()} CPUs, "
+    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: {args.groups} groups × 12 configurations, terms {TERMS!r}, cv {args.cv}; {os.cpu_count()} CPUs, "
           f"{workers} workers; load average {os.getloadavg()[0]:.2f} at start\n")
     rows, summaries = [], {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -145,7 +156,8 @@ def main(argv=None) -> int:
             summaries[backend] = pd.read_csv(out)
             rows.append((backend, info, peak))
     base = rows[0][1]["seconds"]
-    head = ("backend", "workers", "groups ok", "wall s", "fits/s", "× serial", "start-up s", "peak MiB", "same as serial")
+    head = ("backend", "workers", "groups ok", "wall s", "fits/s", "× serial", "start-up s", "CPU s", "peak MiB",
+            "same as serial")
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for backend, info, peak in rows:
@@ -153,7 +165,8 @@ def main(argv=None) -> int:
         name = {"serial": "serial", "processes": "process pool", "dask": "Dask LocalCluster"}[backend]
         print(f"| {name} | {1 if backend == 'serial' else workers} | {info['ok']}/{info['groups']} | "
               f"{info['seconds']:.1f} | {info['groups'] * fits_per_group / info['seconds']:.1f} | "
-              f"{base / info['seconds']:.2f} | {info['startup']:.1f} | {peak:.0f} | {'yes' if same else 'NO'} |")
+              f"{base / info['seconds']:.2f} | {info['startup']:.1f} | {info['cpu']:.1f} | {peak:.0f} | "
+              f"{'yes' if same else 'NO'} |")
     return 0
 
 
