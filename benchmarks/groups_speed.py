@@ -14,7 +14,7 @@ call; Dask's cluster start-up is timed separately. Every process computes with o
 of the same invocation, and the last column checks that each backend's summary equals the serial
 one exactly. CPU s is the user + system time of the process and all its workers (Dask: start-up
 included): on a machine shared with other jobs, wall time shows the share of the cores this job got,
-CPU time what the fits cost.
+CPU time what the fits cost; the header says how many cores a CPU loop got at the start.
 
 A multi-node cluster runs the same command: start ``dask scheduler`` on one node and
 ``dask worker tcp://SCHEDULER:8786 --nworkers 4 --nthreads 1`` on each of the others (each with
@@ -94,6 +94,27 @@ def cpu_seconds() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+def _burn(seconds: float) -> None:
+    t = time.process_time()
+    while time.process_time() - t < seconds:
+        pass
+
+
+def cores_available(workers: int, seconds: float = 1.0) -> float:
+    """How many cores this job gets now: a CPU loop of ``seconds`` in ``workers`` processes against one."""
+    import multiprocessing as mp
+
+    t0 = time.perf_counter()
+    _burn(seconds)
+    one = time.perf_counter() - t0
+    with mp.get_context("spawn").Pool(workers) as pool:
+        pool.map(_burn, [0.05] * workers)  # start the workers first
+        t0 = time.perf_counter()
+        pool.map(_burn, [seconds] * workers)
+        many = time.perf_counter() - t0
+    return workers * one / many
+
+
 def measure(cmd: list[str]) -> tuple[dict, float]:
     """Run ``cmd``; return its JSON line and the peak summed RSS (MiB) of its process tree."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -144,6 +165,8 @@ def main(argv=None) -> int:
     fits_per_group = 1 + (args.cv if args.cv >= 2 else 0)
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: {args.groups} groups × 12 configurations, terms {TERMS!r}, cv {args.cv}; {os.cpu_count()} CPUs, "
           f"{workers} workers; load average {os.getloadavg()[0]:.2f} at start\n")
+    print(f"cores available to this job at the start: {cores_available(workers):.2f} of {workers} "
+          "(a CPU loop in that many processes against one)\n")
     rows, summaries = [], {}
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "table.csv"
