@@ -755,7 +755,7 @@ def run_cli(args) -> int:
         if args.dask:
             executor = stack.enter_context(dask_client(args.dask, args.workers))
         bar = stack.enter_context(tqdm(total=None, unit="group", desc="fitting groups", file=sys.stderr,
-                                       disable=None, dynamic_ncols=True))
+                                       disable=not sys.stderr.isatty(), dynamic_ncols=True))
 
         def progress(done: int, total: int) -> None:
             if bar.total != total:

@@ -222,3 +222,13 @@ def test_hundreds_of_groups_through_the_command_on_the_pool_and_on_dask(tmp_path
     pd.testing.assert_frame_equal(out["pool"], out["dask"], check_exact=True)
     assert out["dask"]["c:N/p"].to_numpy() == pytest.approx(b, rel=1e-5)
     assert len(list((tmp_path / "dask").glob("*.json"))) == 300
+
+
+@pytest.mark.parametrize("executor", ["serial", "processes"])
+def test_progress_is_reported_up_to_the_number_of_groups(executor):
+    frame = frameworks({f"g{i}": (1.0 + i, 1e-3, 0.5) for i in range(40)})
+    calls = []
+    fit_groups(frame, "framework", time="time_s", factors=FACTORS, terms="1 + N/p + log2(p)", cv=0,
+               executor=executor, workers=2, progress=lambda done, total: calls.append((done, total)))
+    assert calls and calls[-1] == (40, 40) and all(t == 40 for _, t in calls)
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
