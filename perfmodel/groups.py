@@ -403,11 +403,19 @@ def _fit_one(task: dict, meas: Measurements, o: GroupOutcome) -> None:
                                 [], meas.name)
         sel = auto_select(meas, **task["auto_settings"], workers=1)
         o.result = sel.best.result
+        o.notes.extend(o.result.warnings)
         o.cv, o.cv_method = dict(sel.best.cv), f"{task['auto_settings'].get('k', 5)}-fold (search)"
     else:
         model, meas = _group_model(task, meas, constant, o)
+        if task.get("min_configurations") is None:
+            expr, _ = model.resolve(meas)
+            names = [f"c{k}" for k in range(len(expr.terms))] + list(expr.params)
+            if o.n_configurations < len(names):
+                raise PerfModelError(f"{o.n_configurations} configuration(s) cannot determine {len(names)} fitted "
+                                     f"parameters ({', '.join(names)})")
         model = model.clone(**exact_settings(model, meas))  # a linear model's exact optimum in one generation
         o.result = model.fit(meas)
+        o.notes.extend(o.result.warnings)
         if k >= 2:
             try:
                 v = cross_validate(model, meas, k=k, seed=model.seed)
@@ -557,7 +565,7 @@ def fit_groups(frame, by: str | Sequence[str], *, time: str | None = None, facto
         A model without free parameters gets its exact optimum in one DE generation, as in
         :func:`perfmodel.autoselect.lambda_path` (the same fit as a thousand generations).
     min_configurations : skip groups with fewer distinct configurations (default: as many as the
-        model has fitted parameters, which :meth:`Model.fit` requires anyway).
+        group's model has fitted parameters, whatever λ).
     executor : ``"serial"``, ``"processes"`` (default; a pool of ``workers`` processes, started
         only when the work justifies it) or a ``dask.distributed.Client``.
     progress : ``progress(done, total)`` after each group.

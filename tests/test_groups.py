@@ -232,3 +232,14 @@ def test_progress_is_reported_up_to_the_number_of_groups(executor):
                executor=executor, workers=2, progress=lambda done, total: calls.append((done, total)))
     assert calls and calls[-1] == (40, 40) and all(t == 40 for _, t in calls)
     assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+
+
+def test_a_group_with_fewer_configurations_than_parameters_is_skipped_whatever_lambda():
+    frame = frameworks({"A": (5.0, 2e-3, 1.5)})
+    pair = frame[frame["workers"] <= 2].assign(framework="pair").drop_duplicates(["workers"])
+    fits = fit_groups(pd.concat([frame, pair], ignore_index=True), "framework", time="time_s", factors=FACTORS,
+                      terms="1 + N/p + log2(p)", lam=0.01, cv=0, executor="serial")
+    s = fits.summary.set_index("group")
+    assert s.loc["A", "status"] == "ok"
+    assert s.loc["pair", "status"] == "skipped"
+    assert s.loc["pair", "reason"] == "2 configuration(s) cannot determine 3 fitted parameters (c0, c1, c2)"
