@@ -17,6 +17,7 @@ from .errors import PerfModelError  # noqa: E402
 from .evaluate import cross_validate, holdout, metrics  # noqa: E402
 from .expression import parse_expression  # noqa: E402
 from .fit import Model  # noqa: E402
+from .groups import fit_groups  # noqa: E402
 from .result import FitResult  # noqa: E402
 from .terms import PRESETS, library, preset_spec  # noqa: E402
 
@@ -38,4 +39,4 @@ def contributions(result: FitResult, data):
 
 __all__ = ["Measurements", "Model", "FitResult", "PerfModelError", "fit", "predict", "contributions",
            "read_csv", "read_extrap", "read_table", "metrics", "cross_validate", "holdout",
-           "parse_expression", "library", "preset_spec", "PRESETS"]
+           "parse_expression", "library", "preset_spec", "PRESETS", "fit_groups"]

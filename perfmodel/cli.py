@@ -65,12 +65,21 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--popsize", type=int, default=15)
     f.add_argument("--maxiter", type=int, default=1000)
     f.add_argument("--tol", type=float, default=0.01)
-    f.add_argument("--cv", type=int, default=0, metavar="K", help="also report K-fold cross-validation")
+    f.add_argument("--cv", type=int, default=None, metavar="K", help="also report K-fold cross-validation "
+                   "(with --group-by: default 5, 0 for none)")
     f.add_argument("--holdout", metavar="QUERY", help="also fit without rows matching QUERY (e.g. 'p > 8') "
                    "and report the error on them")
     f.add_argument("--replicates", type=int, default=200,
                    help="bootstrap replicates stored for prediction intervals (default 200; 0: no intervals)")
-    f.add_argument("--out", required=True, help="model JSON to write")
+    f.add_argument("--out", required=True, help="model JSON to write (with --group-by: a directory)")
+    g = f.add_argument_group("groups", "fit the same model to every group of rows; writes OUT/summary.csv "
+                             "and one model JSON per fitted group")
+    g.add_argument("--group-by", action="append", default=[], metavar="COL",
+                   help="group by this column (repeatable; Extra-P files: region, metric)")
+    g.add_argument("--min-configurations", type=int, metavar="K", help="skip groups with fewer configurations")
+    g.add_argument("--workers", type=int, metavar="N", help="worker processes (default: all cores)")
+    g.add_argument("--dask", metavar="ADDRESS", help="run the fits on a Dask cluster: a scheduler address "
+                   "(tcp://host:8786) or 'local' for a LocalCluster on this machine")
 
     p = sub.add_parser("predict", help="predict times for new configurations")
     p.add_argument("model", help="model JSON written by `fit`")
@@ -147,6 +156,10 @@ def _load_measurements(args) -> tuple[Measurements, str | None]:
 
 
 def _cmd_fit(args) -> int:
+    if args.group_by:
+        from .groups import run_cli
+
+        return run_cli(args)
     meas, suggested = _load_measurements(args)
     for d in meas.dropped:
         print(f"warning: dropped {d}", file=sys.stderr)

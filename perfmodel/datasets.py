@@ -24,7 +24,10 @@ import pandas as pd
 
 from .errors import PerfModelError, did_you_mean
 
-DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+#: The datasets' folder: the checkout's top-level ``data/``; an installed wheel ships the same files
+#: as the package data ``perfmodel/_bundled`` (pyproject.toml maps ``data/`` there).
+_PACKAGED = Path(__file__).resolve().parent / "_bundled"
+DATA_DIR = _PACKAGED if (_PACKAGED / "README.md").exists() else Path(__file__).resolve().parent.parent / "data"
 
 KINDS = ("training", "collective", "hpc", "synthetic", "sweep")
 FORMATS = ("csv", "extrap")
@@ -44,6 +47,7 @@ class Dataset:
     terms : suggested expression (fits the data well with default settings).
     kind : ``training``, ``collective``, ``hpc``, ``synthetic`` or ``sweep``.
     rows_filter : column -> value equality filters selecting this dataset's rows of a shared file.
+    groups : columns that split the rows into comparable groups (:func:`perfmodel.fit_groups`).
     """
 
     name: str
@@ -57,6 +61,7 @@ class Dataset:
     terms: str
     kind: str
     rows_filter: dict | None = None
+    groups: tuple = ()
 
     @property
     def path(self) -> Path:
@@ -129,6 +134,14 @@ _CATALOGUE: list[Dataset] = [
     _tf("tf-cnn-inceptionv3-k80-cluster", "Inception-v3 on up to 8 AWS p2.8xlarge (64× K80), TensorFlow 2017",
         "InceptionV3", "aws-k80-cluster", "a cluster of AWS p2.8xlarge instances (8× K80 each)",
         "1 + I*b^e1 + I*log2(p)"),
+    Dataset(
+        name="tf-cnn-all", title="TensorFlow CNN benchmarks 2017: 5 models on 4 platforms, one curve each (groups)",
+        description=("Every synthetic-input row of the TensorFlow benchmarks page: InceptionV3, ResNet-50, "
+                     "ResNet-152, AlexNet and VGG16 on a DGX-1, GCE and AWS K80 servers and an AWS K80 cluster, "
+                     "as seconds per ImageNet epoch; fit one model per model × platform"),
+        source=_TF_SRC, filename="tf_cnn/tf_cnn_benchmarks_2017.csv", format="csv", time="epoch_time_s",
+        factors={"p": "gpus", "b": "batch_per_gpu", "N": "samples"}, terms="1 + I*b^e1 + I*log2(p)",
+        kind="training", rows_filter={"data": "synthetic"}, groups=("model", "platform")),
     _tf("tf-cnn-vgg16-dgx1", "VGG16 on DGX-1 (8× P100), TensorFlow 2017", "VGG16", "dgx1-p100",
         "an NVIDIA DGX-1 (8× P100)", "1 + I*b^e1 + I*log2(p)"),
     Dataset(

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from perfmodel import Model
+from perfmodel import Model, fit_groups
 from perfmodel.data import Measurements
 from perfmodel.datasets import (DATA_DIR, DEFAULT_DATASET, KINDS, Dataset, get_dataset, list_datasets,
                                 load_dataset, load_frame)
@@ -108,6 +108,12 @@ def test_dataset_loads(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_dataset_fits_with_suggested_terms(name):
     ds = get_dataset(name)
+    if ds.groups:  # one model per group: every group must fit as well as a single-curve dataset
+        fits = fit_groups(load_frame(name), ds.groups, time=ds.time_column, factors=dict(ds.factors),
+                          terms=ds.terms, cv=0, executor="serial")
+        assert fits.n_ok == len(fits) >= 2, fits.summary[["group", "reason"]]
+        assert fits.summary["mape"].max() < MAPE_BOUND[ds.kind], fits.summary[["group", "mape"]]
+        return
     result = Model(ds.terms).fit(load_dataset(name))
     for key, value in result.metrics.items():
         assert math.isfinite(value) or key == "adj_r2", f"{name}: metric {key} = {value}"

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def pages() -> list:
-    """Data, Model, Results, Scaling, [Compare if present], Export.
+    """Data, Model, Results, Scaling, [Compare, Groups if present], Export.
 
     No page icons: a Material icon becomes the tab's favicon, which the browser fetches online,
     and emoji need a colour-emoji font that headless browsers often lack."""
@@ -30,6 +30,8 @@ def pages() -> list:
     ]
     if (ROOT / "pages" / "compare.py").exists():
         out.append(st.Page("pages/compare.py", title="Compare"))
+    if (ROOT / "pages" / "groups.py").exists():
+        out.append(st.Page("pages/groups.py", title="Groups"))
     out.append(st.Page("pages/export.py", title="Export"))
     return out
 

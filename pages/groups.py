@@ -1,0 +1,105 @@
+"""Groups: the same terms fitted to every framework, model or GPU type, compared side by side."""
+
+import numpy as np
+import streamlit as st
+
+from perfmodel import PerfModelError
+from perfmodel.group_plots import (MODES, best_scaling, common_range_end, group_scaling_data,
+                                   group_scaling_figure, group_split_data, group_split_figure, group_table)
+from perfmodel.plots import FACTOR_WORDS, fmt_num
+from ui import groups_panel
+from ui.nav import guard
+
+guard()
+ss = st.session_state
+
+st.title("Groups")
+st.caption("One model per group, the same terms for all: which group scales better, and which term is why. "
+           "Every group is fitted with the session's λ, loss and seed and cross-validated (5-fold); the command "
+           "line does the same with `perfmodel fit DATA --group-by COL --out DIR`.")
+
+tables = groups_panel.tables()
+c = st.columns([3, 3])
+label = c[0].selectbox("Table", list(tables), key="w:g:table",
+                       help="The current data when it has columns to group by, or the bundled TensorFlow "
+                            "benchmarks table (5 CNN models on 4 platforms).")
+table = tables[label]
+columns = table["columns"]
+by_key = f"w:g:by:{table['key']}"
+if by_key not in ss:
+    ss[by_key] = list(table["groups"]) or columns[:1]
+by = c[1].multiselect("Group by", columns, key=by_key,
+                      help="Rows with equal values in these columns form one group (framework, model, GPU type…).")
+terms_key = f"w:g:terms:{table['key']}"
+if terms_key not in ss:
+    ss[terms_key] = table["terms"]
+terms = st.text_input("Terms (the same for every group)", key=terms_key,
+                      help="Start-up, compute and communication terms, e.g. 1 + I*b^e1 + I*log2(p). A factor that "
+                           "is constant within a group is left out of that group's terms (noted in the table).")
+if not by:
+    st.info("Choose at least one column to group by.", icon=":material/info:")
+    st.stop()
+
+try:
+    with st.spinner("Fitting every group…"):
+        fits = groups_panel.run(table, by, terms)
+except PerfModelError as exc:
+    st.error(str(exc), icon=":material/error:")
+    st.stop()
+
+skipped = [o for o in fits.outcomes if o.status != "ok"]
+st.markdown(f"**{fits.n_ok} of {len(fits)} groups fitted** by {', '.join(by)} in {fits.seconds:.1f} s"
+            + (f"; {len(skipped)} skipped (reasons in the table)" if skipped else "") + ".")
+labels = [o.label for o in fits.outcomes if o.result is not None]
+if not labels:
+    st.warning("No group could be fitted; see the reasons below.", icon=":material/warning:")
+    st.dataframe(group_table(fits), hide_index=True)
+    st.stop()
+
+symbols = sorted({s for o in fits.outcomes if o.result is not None for s in o.result.factors},
+                 key=lambda s: (s != "p", s))
+c = st.columns([3, 2, 2])
+shown_key = f"w:g:shown:{table['key']}:{'|'.join(by)}"
+if shown_key not in ss or not set(ss[shown_key]) <= set(labels):
+    ss[shown_key] = groups_panel.default_shown(fits)
+shown = c[0].multiselect("Groups on the charts", labels, key=shown_key,
+                         help="Every group is in the table below; the charts show the ones chosen here (at first: "
+                              "the groups that differ only in the first group column).")
+x = c[1].selectbox("Scale along", symbols, key="w:g:x",
+                   format_func=lambda s: f"{s}: {FACTOR_WORDS.get(s, (s,))[0]}")
+mode = c[2].radio("Curves", MODES, key="w:g:mode", horizontal=True,
+                  format_func=lambda m: {"time": "predicted time", "speedup": "speedup"}[m],
+                  help="Speedup is each group's time at its smallest measured value over its time at x.")
+
+curves = group_scaling_data(fits, x, "speedup", labels=shown)
+at = common_range_end(curves)
+if at is not None and len(curves) > 1:
+    best = best_scaling(curves, at, "speedup")
+    worst = min(((cv.label, float(np.interp(at, cv.x, cv.y))) for cv in curves), key=lambda e: e[1])
+    split = group_split_data(fits, {x: at}, labels=[best[0], worst[0]])
+    why = {lab: {k: v[i] / split.total[i] * 100 for k, v in split.parts.items()} for i, lab in enumerate(split.labels)}
+    st.markdown(f"At {x} = {fmt_num(at)} (measured in every group shown), **{best[0]}** scales best "
+                f"({best[1]:.2f}× speedup; its time {why[best[0]]['compute']:.0f} % compute, "
+                f"{why[best[0]]['communication']:.0f} % communication) and **{worst[0]}** least "
+                f"({worst[1]:.2f}×; {why[worst[0]]['compute']:.0f} % compute, "
+                f"{why[worst[0]]['communication']:.0f} % communication, "
+                f"{why[worst[0]]['start-up']:.0f} % start-up).")
+
+scaling_curves = curves if mode == "speedup" else None
+st.plotly_chart(group_scaling_figure(fits, x, mode, labels=shown, curves=scaling_curves), width="stretch")
+
+values = sorted({float(v) for m in fits.data if x in m.factors and m.n_rows for v in m.values(x)})
+if values:
+    default = at if at in values else values[-1]
+    at_split = st.select_slider(f"Split the time at {x} =", options=values, value=default, format_func=fmt_num,
+                                key=f"w:g:at:{x}",
+                                help="The other factors are held at each group's most frequent measured value.")
+    st.plotly_chart(group_split_figure(fits, {x: at_split}, labels=shown), width="stretch")
+
+st.subheader("Constants and shares per group")
+summary_table = group_table(fits)
+st.dataframe(summary_table, hide_index=True, width="stretch",
+             column_config={c_: st.column_config.NumberColumn(format="%.4g") for c_ in summary_table.columns
+                            if c_ not in ("group", "status", "reason / notes", "configurations")})
+st.download_button("Download summary.csv", fits.summary.to_csv(index=False).encode("utf-8"), "summary.csv",
+                   "text/csv", icon=":material/download:")

@@ -1,0 +1,241 @@
+"""Figures that compare groups' models: ``(GroupFits) -> go.Figure``.
+
+As in :mod:`perfmodel.plots`, each ``*_figure`` function builds on a ``*_data`` function returning
+plain arrays that tests can check; nothing is displayed here and Streamlit is never imported.
+
+* :func:`group_table`: constants, shares and errors side by side, one row per group;
+* :func:`group_split_figure`: each group's predicted time at one configuration, split into
+  start-up, compute and communication (stacked bars);
+* :func:`group_scaling_figure`: the groups' scaling curves along one factor overlaid (time or
+  speedup), solid within each group's measured range and dashed beyond it, measured runs as dots.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from .errors import PerfModelError
+from .groups import GroupFits
+from .plots import (CATEGORY_COLORS, CATEGORY_ORDER, DISCRETE, IDEAL, _set_log_ticks, empty_figure, factor_title,
+                    fmt_num, scaling_data, style, term_styles, time_title, typical_value)
+
+
+def _ok(fits: GroupFits, labels=None) -> list[tuple]:
+    """(outcome, measurements) of the fitted groups, optionally only those whose label is in ``labels``."""
+    out = []
+    for o, meas in zip(fits.outcomes, fits.data):
+        if o.result is None or (labels is not None and o.label not in labels):
+            continue
+        out.append((o, meas))
+    return out
+
+
+def group_table(fits: GroupFits) -> pd.DataFrame:
+    """One row per group: status, errors, the time split by category (%), constants and term shares (%)."""
+    s = fits.summary
+    cols = {"group": "group", "status": "status", "configurations": "configurations", "mape": "MAPE (%)",
+            "cv_mape": "CV MAPE (%)", "startup_share": "start-up (%)", "compute_share": "compute (%)",
+            "communication_share": "communication (%)"}
+    out = s[[c for c in cols if c in s.columns]].rename(columns=cols)
+    for c in ("start-up (%)", "compute (%)", "communication (%)"):
+        if c in out.columns:
+            out[c] = out[c] * 100
+    for c in s.columns:
+        if c.startswith("c:"):
+            out[f"c[{c[2:]}]"] = s[c]
+        elif c.startswith("param:"):
+            out[c[6:]] = s[c]
+    for c in s.columns:
+        if c.startswith("share:"):
+            out[f"share[{c[6:]}] (%)"] = s[c] * 100
+    out["reason / notes"] = [r if r else n for r, n in zip(s["reason"].fillna(""), s["notes"].fillna(""))]
+    return out
+
+
+# -- time split at one configuration ----------------------------------------------------------------
+@dataclass
+class SplitData:
+    labels: list               # group labels (bars), in fits order
+    at: list                   # per group: {symbol: value} the prediction is made at
+    parts: dict                # category -> seconds per group, shape (n_groups,)
+    total: np.ndarray          # seconds per group
+    outside: np.ndarray        # bool per group: the configuration lies outside its measured range
+    winner: dict = field(default_factory=dict)  # category -> label of the group spending least on it
+
+
+def group_split_data(fits: GroupFits, at: dict | None = None, labels=None) -> SplitData:
+    """Each fitted group's predicted time at ``at`` ({symbol: value}; a symbol not given is held at
+    the group's most frequent measured value), split into term categories."""
+    at = dict(at or {})
+    rows = _ok(fits, labels)
+    names, where, outside = [], [], []
+    parts = {c: [] for c in CATEGORY_ORDER}
+    for o, meas in rows:
+        r = o.result
+        env = {s: float(at[s]) if s in at else typical_value(r, s, meas) for s in r.factors}
+        contrib = r.contributions({s: [v] for s, v in env.items()})
+        cats = dict.fromkeys(CATEGORY_ORDER, 0.0)
+        for st, term in zip(term_styles(r), contrib.columns):
+            cats[st.category] += float(contrib[term].iloc[0])
+        for c in CATEGORY_ORDER:
+            parts[c].append(cats[c])
+        names.append(o.label)
+        where.append(env)
+        outside.append(bool(r.outside_range({s: [v] for s, v in env.items()})[0]))
+    arrays = {c: np.array(v, float) for c, v in parts.items()}
+    total = sum(arrays.values()) if rows else np.zeros(0)
+    winner = {c: names[int(np.argmin(v))] for c, v in arrays.items() if v.size and np.any(v > 0)}
+    return SplitData(names, where, arrays, np.asarray(total, float), np.array(outside, bool), winner)
+
+
+def group_split_figure(fits: GroupFits, at: dict | None = None, labels=None, title: str | None = None,
+                       data: SplitData | None = None) -> go.Figure:
+    """Stacked horizontal bars: start-up, compute and communication seconds per group."""
+    d = data or group_split_data(fits, at, labels)
+    title = title if title is not None else "Where each group's time goes"
+    if not d.labels:
+        return empty_figure("no fitted group to show", time_title("predicted time"), "group", title)
+    ticks = [f"{lab} *" if out else lab for lab, out in zip(d.labels, d.outside)]
+    fig = go.Figure()
+    for c in CATEGORY_ORDER:
+        v = d.parts[c]
+        if not np.any(v != 0):
+            continue
+        share = np.divide(v, d.total, out=np.zeros_like(v), where=d.total != 0) * 100
+        fig.add_trace(go.Bar(y=ticks, x=v, orientation="h", name=c, marker_color=CATEGORY_COLORS[c][0],
+                             customdata=share, hovertemplate=f"%{{y}}<br>{c}: %{{x:.4g}} s (%{{customdata:.1f}} %)"
+                                                             "<extra></extra>"))
+    fig.update_layout(barmode="stack")
+    fig.update_yaxes(title_text="", autorange="reversed", type="category")
+    fig.update_xaxes(title_text=time_title("predicted time"), rangemode="tozero")
+    common = {k: v for k, v in d.at[0].items() if all(w.get(k) == v for w in d.at)}
+    sub = ("at " + ", ".join(f"{k} = {fmt_num(v)}" for k, v in common.items())) if common else \
+        "each group at its most frequent measured configuration"
+    if d.outside.any():
+        sub += "; * outside that group's measured range (extrapolated)"
+    fig = style(fig, title, sub, height=max(320, 46 * len(d.labels) + 160), legend="top")
+    fig.update_layout(legend_traceorder="normal")
+    return fig
+
+
+# -- scaling curves overlaid -------------------------------------------------------------------------
+@dataclass
+class GroupCurve:
+    label: str
+    x: np.ndarray
+    y: np.ndarray           # predicted time (s) or speedup
+    inside: np.ndarray      # bool: within this group's measured range
+    points_x: np.ndarray    # measured runs at the curve's fixed values
+    points_y: np.ndarray
+    fixed: dict
+    x0: float               # the group's smallest measured value of the symbol (speedup base)
+
+
+MODES = ("time", "speedup")
+
+
+def group_scaling_data(fits: GroupFits, symbol: str = "p", mode: str = "time", extend: float = 2.0,
+                       labels=None) -> list[GroupCurve]:
+    """Each fitted group's curve along ``symbol`` from its smallest measured value to ``extend`` ×
+    the largest measured value over all groups. ``mode="speedup"``: T(x0)/T(x) with x0 the group's
+    smallest measured value (its measured runs likewise, against the model's T(x0))."""
+    if mode not in MODES:
+        raise PerfModelError(f"unknown mode {mode!r}; known: {', '.join(MODES)}")
+    rows = [(o, m) for o, m in _ok(fits, labels) if symbol in o.result.factors]
+    if not rows:
+        return []
+    x_max = max(o.result.factor_ranges[symbol][1] for o, _ in rows) * float(extend)
+    out = []
+    for o, meas in rows:
+        d = scaling_data(o.result, symbol, None, meas, x_max=x_max)
+        y, py = d.total, d.points_y
+        x0 = float(d.measured_range[0])
+        if mode == "speedup":
+            t0 = float(o.result.predict({symbol: [x0], **{s: [v] for s, v in d.fixed.items()}})[0])
+            y = t0 / d.total
+            py = t0 / d.points_y if d.points_y.size else d.points_y
+        out.append(GroupCurve(o.label, d.x, np.asarray(y, float), d.inside, d.points_x, np.asarray(py, float),
+                              d.fixed, x0))
+    return out
+
+
+def group_scaling_figure(fits: GroupFits, symbol: str = "p", mode: str = "time", extend: float = 2.0,
+                         labels=None, log_x: bool = True, log_y: bool | None = None, title: str | None = None,
+                         curves: list | None = None) -> go.Figure:
+    """The groups' predicted time (or speedup) along ``symbol``, one colour per group."""
+    curves = curves if curves is not None else group_scaling_data(fits, symbol, mode, extend, labels)
+    what = "speedup" if mode == "speedup" else "predicted time"
+    title = title if title is not None else ("Which group scales better" if mode == "speedup"
+                                             else "Run time of each group as it scales")
+    x_title = factor_title(symbol)
+    y_title = "speedup over the smallest measured " + symbol if mode == "speedup" else time_title(what)
+    if not curves:
+        return empty_figure(f"no fitted group has the factor {symbol}", x_title, y_title, title)
+    log_y = log_x if log_y is None else log_y  # log-log: the ideal speedup is a straight line
+    fig = go.Figure()
+    for i, c in enumerate(curves):
+        color = DISCRETE[i % len(DISCRETE)]
+        solid = np.where(c.inside, c.y, np.nan)
+        dashed = np.where(~c.inside | _edges(c.inside), c.y, np.nan)
+        unit = "×" if mode == "speedup" else " s"
+        hover = f"<b>{c.label}</b><br>{symbol} = %{{x:.4g}}<br>{what} %{{y:.4g}}{unit}"
+        fig.add_trace(go.Scatter(x=c.x, y=solid, mode="lines", name=c.label, legendgroup=c.label,
+                                 line=dict(color=color, width=3), hovertemplate=hover + "<extra></extra>"))
+        fig.add_trace(go.Scatter(x=c.x, y=dashed, mode="lines", name=c.label, legendgroup=c.label, showlegend=False,
+                                 line=dict(color=color, width=2, dash="dash"),
+                                 hovertemplate=hover + " (extrapolated)<extra></extra>"))
+        if c.points_x.size:
+            fig.add_trace(go.Scatter(x=c.points_x, y=c.points_y, mode="markers", name=c.label, legendgroup=c.label,
+                                     showlegend=False, marker=dict(color=color, size=8, line=dict(width=1, color="white")),
+                                     hovertemplate=f"<b>{c.label}</b><br>measured: {symbol} = %{{x:.4g}}, "
+                                                   f"%{{y:.4g}}{unit}<extra></extra>"))
+    if mode == "speedup":
+        x0 = min(c.x0 for c in curves)
+        xs = np.unique(np.concatenate([c.x for c in curves]))
+        if x0 > 0:
+            fig.add_trace(go.Scatter(x=xs, y=xs / x0, mode="lines", name="ideal (linear)",
+                                     line=dict(color=IDEAL, width=1.5, dash="dot"), hoverinfo="skip"))
+    fig.update_xaxes(title_text=x_title, type="log" if log_x else "linear")
+    fig.update_yaxes(title_text=y_title, type="log" if log_y else "linear")
+    xs = np.concatenate([c.x for c in curves])
+    ys = np.concatenate([c.y for c in curves] + [c.points_y for c in curves])
+    if log_x and xs.size and xs.min() > 0:
+        _set_log_ticks(fig, "x", float(xs.min()), float(xs.max()), np.concatenate([c.points_x for c in curves]))
+    ys = ys[np.isfinite(ys) & (ys > 0)]
+    if log_y and ys.size:
+        _set_log_ticks(fig, "y", float(ys.min()), float(ys.max()))
+    sub = "solid: within each group's measured range; dashed: extrapolated; dots: measured runs"
+    return style(fig, title, sub, height=520, legend="right")
+
+
+def _edges(inside: np.ndarray) -> np.ndarray:
+    """The inside points next to outside ones, so the dashed part joins the solid line."""
+    edge = np.zeros_like(inside)
+    if inside.size > 1:
+        change = inside[1:] != inside[:-1]
+        edge[1:] |= change & inside[1:]
+        edge[:-1] |= change & inside[:-1]
+    return edge
+
+
+def common_range_end(curves: list[GroupCurve]) -> float | None:
+    """The largest value of the symbol inside every curve's measured range (None if they do not overlap)."""
+    if not curves:
+        return None
+    lo = max(float(c.x[c.inside].min()) for c in curves if c.inside.any()) if all(c.inside.any() for c in curves) else None
+    hi = min(float(c.x[c.inside].max()) for c in curves if c.inside.any()) if lo is not None else None
+    return hi if lo is not None and hi >= lo else None
+
+
+def best_scaling(curves: list[GroupCurve], at: float, mode: str = "speedup") -> tuple[str, float] | None:
+    """(label, value) of the group with the highest speedup (or lowest time) at ``at``."""
+    vals = [(c.label, float(np.interp(at, c.x, c.y))) for c in curves if c.x.size]
+    vals = [v for v in vals if math.isfinite(v[1])]
+    if not vals:
+        return None
+    return max(vals, key=lambda e: e[1]) if mode == "speedup" else min(vals, key=lambda e: e[1])

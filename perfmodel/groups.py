@@ -1,0 +1,789 @@
+"""One model per group: the same terms fitted to every framework, model, GPU type or call path.
+
+A measurement table often holds many curves at once (TensorFlow, MXNet and PyTorch; models ×
+precisions × GPU types; one Extra-P series per call path and metric). :func:`fit_groups` splits the
+validated rows by the values of one or more columns and fits each subset with the same model
+settings, then cross-validates it::
+
+    >>> fits = perfmodel.fit_groups(frame, by=["model", "platform"], time="epoch_time_s",
+    ...                             factors={"p": "gpus", "b": "batch_per_gpu", "N": "samples"},
+    ...                             terms="1 + I*b^e1 + I*log2(p)")
+    >>> fits.summary            # one row per group: status, formula, constants, shares, MAPE
+    >>> fits.results            # {("ResNet-50", "dgx1-p100"): FitResult, ...}
+    >>> fits.save("out/")       # out/summary.csv and one model JSON per fitted group
+
+No group is lost. A group the model cannot be fitted to (too few configurations, a log of a value
+<= 0, every row dropped) is a ``skipped`` row with the reason. A factor that is constant within a
+group cannot be told apart from the intercept there: it is left out of that group's terms (the
+multiplicative pieces that depend only on it are folded into the coefficient, a term that becomes a
+constant is dropped) and the change is noted.
+
+The executor is a parameter, not a second code path: ``"serial"``, ``"processes"`` (the process
+pool of :mod:`perfmodel.autoselect`, one BLAS thread per worker) or a ``dask.distributed.Client``
+(:func:`dask_client` connects to a scheduler or starts a ``LocalCluster``). Every group is fitted
+with the same seed, independently of the others, so every backend gives the same results.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import hashlib
+import inspect
+import math
+import re
+import sys
+import time as _time
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+import pandas as pd
+
+from tqdm import tqdm
+
+from . import datasets
+from .autoselect import _run, auto_select, exact_settings, n_workers
+from .data import Measurements, read_table
+from .errors import PerfModelError, did_you_mean
+from .evaluate import cross_validate
+from .expression import (ITERATIONS, _evaluate, _lex_check, _names, _render, _split_terms, parse_expression,
+                         parse_bounds, with_iterations)
+from .fit import Model
+from .plots import term_styles
+from .result import FitResult
+from .terms import preset_bounds, preset_spec
+
+EXECUTORS = ("serial", "processes")
+#: Most groups in one process-pool task.
+CHUNK_MAX = 32
+MISSING_LABEL = "(missing)"
+#: Symbols the iteration count ``I = E·ceil(N/(p·b))`` depends on.
+_ITERATION_SYMBOLS = ("N", "b", "p", "E")
+
+
+# ----------------------------------------------------------------------------------------
+# results
+# ----------------------------------------------------------------------------------------
+@dataclass
+class GroupOutcome:
+    """What happened to one group: its fit, or why it was skipped.
+
+    key : the group's values, one per ``by`` column (NaN shown as ``(missing)`` in ``label``).
+    status : ``"ok"`` or ``"skipped"``; ``reason`` says why when skipped.
+    notes : what was changed for this group (constant factors left out, rows dropped, no CV).
+    result : the :class:`FitResult` (None when skipped); ``cv`` its cross-validated metrics.
+    """
+
+    key: tuple
+    label: str
+    status: str
+    reason: str = ""
+    notes: list = field(default_factory=list)
+    n_rows: int = 0
+    n_configurations: int = 0
+    result: FitResult | None = None
+    cv: dict = field(default_factory=dict)
+    cv_method: str = ""
+    categories: dict = field(default_factory=dict)  # start-up / compute / communication share
+    seconds: float = 0.0
+
+
+@dataclass
+class GroupFits:
+    """All groups' outcomes, in the order of their first row in the table.
+
+    ``summary`` is one row per group; ``results`` maps each fitted group's key to its result.
+    ``summary, results = fit_groups(...)`` unpacks the two.
+    """
+
+    by: list
+    outcomes: list
+    executor: str
+    seconds: float
+    dropped: list = field(default_factory=list)
+    data: list = field(default_factory=list, repr=False)  # each group's Measurements, as ``outcomes``
+
+    def __iter__(self) -> Iterator:
+        return iter((self.summary, self.results))
+
+    def __len__(self) -> int:
+        return len(self.outcomes)
+
+    @property
+    def results(self) -> dict:
+        return {o.key: o.result for o in self.outcomes if o.result is not None}
+
+    @property
+    def n_ok(self) -> int:
+        return sum(o.status == "ok" for o in self.outcomes)
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        """One row per group: the group's values, ``group`` (a label), ``status``, ``reason``,
+        ``formula`` (with numbers), ``expression``, one ``c:TERM`` and ``share:TERM`` column per
+        term seen in any group, ``param:NAME`` per free parameter, ``startup_share``,
+        ``compute_share``, ``communication_share``, ``mape``, ``cv_mape``, ``r2``, ``rows``,
+        ``configurations``, ``notes`` and ``model_file`` (set by :meth:`save`)."""
+        rows = [_summary_row(self.by, o) for o in self.outcomes]
+        frame = pd.DataFrame(rows)
+        lead = [*_by_columns(self.by), "group", "status", "reason", "configurations", "rows", "formula", "expression",
+                "mape", "cv_mape", "cv_method", "r2", "startup_share", "compute_share", "communication_share"]
+        rest = [c for c in frame.columns if c not in lead and c not in ("notes", "model_file")]
+        coef = [c for c in rest if c.startswith("c:")]
+        share = [c for c in rest if c.startswith("share:")]
+        other = [c for c in rest if c not in coef and c not in share]
+        tail = [c for c in ("notes", "model_file") if c in frame.columns]
+        return frame[[c for c in lead if c in frame.columns] + coef + share + other + tail]
+
+    def save(self, directory) -> Path:
+        """Write ``DIRECTORY/summary.csv`` and one model JSON per fitted group; returns the CSV path."""
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        names = file_names([o.key for o in self.outcomes])
+        summary = self.summary
+        files = []
+        for o, name in zip(self.outcomes, names):
+            if o.result is None:
+                files.append("")
+                continue
+            (out / name).write_text(o.result.to_json(), encoding="utf-8")
+            files.append(name)
+        summary["model_file"] = files
+        path = out / "summary.csv"
+        summary.to_csv(path, index=False, encoding="utf-8")
+        return path
+
+
+_RESERVED = {"group", "status", "reason", "configurations", "rows", "formula", "expression", "mape", "cv_mape",
+             "cv_method", "r2", "startup_share", "compute_share", "communication_share", "notes", "model_file"}
+
+
+def _by_columns(by: Sequence[str]) -> list[str]:
+    """Summary column names of the group values (``COL (group)`` when COL is a summary column's name)."""
+    return [f"{c} (group)" if c in _RESERVED or c.startswith(("c:", "share:", "param:")) else c for c in by]
+
+
+def _summary_row(by: Sequence[str], o: GroupOutcome) -> dict:
+    row: dict[str, Any] = dict(zip(_by_columns(by), o.key))
+    row.update(group=o.label, status=o.status, reason=o.reason, configurations=o.n_configurations,
+               rows=o.n_rows)
+    r = o.result
+    if r is not None:
+        row.update(formula=r.formula(), expression=r.expression, mape=r.metrics.get("mape"),
+                   cv_mape=o.cv.get("mape", math.nan), cv_method=o.cv_method, r2=r.metrics.get("r2"))
+        row.update(startup_share=o.categories.get("start-up", 0.0), compute_share=o.categories.get("compute", 0.0),
+                   communication_share=o.categories.get("communication", 0.0))
+        for k, term in enumerate(r.terms):
+            row[f"c:{term}"] = r.coefficients[f"c{k}"]
+        for term in r.terms:
+            row[f"share:{term}"] = r.shares.get(term, math.nan)
+        for name, v in r.params.items():
+            row[f"param:{name}"] = v
+    row["notes"] = "; ".join(o.notes)
+    return row
+
+
+# ----------------------------------------------------------------------------------------
+# safe file names
+# ----------------------------------------------------------------------------------------
+def _slug(text: str, limit: int = 80) -> str:
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", ascii_text).strip("._-")
+    return slug[:limit] or "group"
+
+
+def file_names(keys: Sequence[tuple]) -> list[str]:
+    """A safe, unique ``.json`` file name per group key (ASCII letters, digits, ``._-``).
+
+    Values are joined with ``__``; a name that had to be changed (accents, spaces, slashes) or
+    that collides gets a short hash of the exact values, so two groups never share a file.
+    """
+    raw = ["__".join(_label_part(v) for v in key) for key in keys]
+    slugs = [_slug("__".join(_slug(_label_part(v), 40) for v in key)) for key in keys]
+    counts: dict[str, int] = {}
+    for s in slugs:
+        counts[s.lower()] = counts.get(s.lower(), 0) + 1
+    out = []
+    for r, s in zip(raw, slugs):
+        if s != r or counts[s.lower()] > 1:
+            s = f"{s}-{hashlib.sha1(r.encode('utf-8')).hexdigest()[:8]}"
+        out.append(f"{s}.json")
+    return out
+
+
+def _label_part(value) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return MISSING_LABEL
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def group_label(key: tuple) -> str:
+    """``("ResNet-50", "dgx1-p100")`` -> ``"ResNet-50 / dgx1-p100"``."""
+    return " / ".join(_label_part(v) for v in key)
+
+
+# ----------------------------------------------------------------------------------------
+# constant factors
+# ----------------------------------------------------------------------------------------
+def _factors_of(node: ast.AST, invert: bool = False) -> list[tuple[bool, ast.AST]]:
+    """Top-level multiplicative pieces of a term: ``[(in_denominator, node), ...]``."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return _factors_of(node.left, invert) + _factors_of(node.right, invert)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        return _factors_of(node.left, invert) + _factors_of(node.right, not invert)
+    return [(invert, node)]
+
+
+def _product(nodes: list[ast.AST]) -> ast.AST | None:
+    out = None
+    for n in nodes:
+        out = n if out is None else ast.BinOp(out, ast.Mult(), n)
+    return out
+
+
+def without_constant_factors(spec: str, symbols: Sequence[str], constant: dict[str, float]) -> tuple[str, list[str]]:
+    """``spec`` with the factors in ``constant`` (symbol -> its one value) left out.
+
+    Each term's multiplicative pieces that depend only on constant symbols (``b^e1`` when ``b`` is
+    constant; ``I`` when N, b, p and E all are) are folded into the term's coefficient; a term left
+    with no varying piece is a constant, i.e. the intercept, and is dropped (or becomes ``1`` when
+    the model has no intercept); a term that turns into a copy of an earlier one is dropped.
+    Returns ``(new_spec, changes)`` with one line per change; ``spec`` unchanged when nothing
+    depends on a constant factor.
+    """
+    const = set(constant)
+    if not const:
+        return spec, []
+    mapped = set(symbols)
+    iteration_deps = {s for s in _ITERATION_SYMBOLS if s in mapped}
+
+    def symbols_of(names: set[str]) -> set[str]:
+        syms = {n for n in names if n in mapped}
+        if ITERATIONS in names:
+            syms |= iteration_deps
+        return syms
+
+    def uses_symbols(names: set[str]) -> bool:
+        return bool({n for n in names if n in mapped} or ITERATIONS in names)
+
+    env = {s: np.array([float(v)]) for s, v in constant.items()}
+    if iteration_deps <= const and {"N", "b"} <= iteration_deps:
+        env = with_iterations(env, (ITERATIONS,))
+    tree = ast.parse(_lex_check(spec).strip(), mode="eval")
+    kept: list[tuple[float, str, bool]] = []
+    changes: list[str] = []
+    folded_into_intercept = False
+    for sign, node in _split_terms(tree.body):
+        before = _render(node)
+        names = _names(node)
+        if not uses_symbols(names) or not (symbols_of(names) & const):
+            kept.append((sign, before, uses_symbols(names)))
+            continue
+        num, den, zero = [], [], None
+        for in_den, piece in _factors_of(node):
+            pnames = _names(piece)
+            if uses_symbols(pnames) and not symbols_of(pnames) - const:
+                if not in_den and _value(piece, env) == 0:
+                    zero = _render(piece)
+                continue  # depends only on constant factors: part of the coefficient now
+            (den if in_den else num).append(piece)
+        if zero is not None:
+            changes.append(f"term {before} is 0 here ({zero} = 0): dropped")
+            continue
+        if not any(uses_symbols(_names(p)) for p in num + den):
+            changes.append(f"term {before} is constant here: dropped (the intercept carries it)")
+            folded_into_intercept = True
+            continue
+        top = _product(num) or ast.Constant(1)
+        bottom = _product(den)
+        after = _render(top if bottom is None else ast.BinOp(top, ast.Div(), bottom))
+        if after != before:
+            changes.append(f"{before} -> {after}")
+        kept.append((sign, after, True))
+    seen: set[str] = set()
+    unique = []
+    for sign, text, varies in kept:
+        if text in seen:
+            changes.append(f"term {text} appears twice after that: kept once")
+            continue
+        seen.add(text)
+        unique.append((sign, text, varies))
+    if folded_into_intercept and all(varies for _, _, varies in unique):
+        unique.insert(0, (1.0, "1", False))
+    if not changes:
+        return spec, []
+    out = ""
+    for i, (sign, text, _) in enumerate(unique):
+        if i == 0:
+            out = ("-" if sign < 0 else "") + text
+        else:
+            out += (" - " if sign < 0 else " + ") + text
+    return out, changes
+
+
+def _value(node: ast.AST, env: dict) -> float | None:
+    """Value of a piece over constant symbols only (None when it has free parameters)."""
+    try:
+        with np.errstate(all="ignore"):
+            return float(np.asarray(_evaluate(node, env, {})).ravel()[0])
+    except (KeyError, PerfModelError):
+        return None
+
+
+def constant_factors(meas: Measurements) -> dict[str, float]:
+    """Symbols whose column holds one value in ``meas``: {symbol: value}."""
+    out = {}
+    for sym in meas.factors:
+        v = meas.values(sym)
+        if v.size and np.all(v == v[0]):
+            out[sym] = float(v[0])
+    return out
+
+
+def _constant_note(meas: Measurements, constant: dict[str, float], changes: list[str]) -> str:
+    what = ", ".join(f"{s} ({meas.factors[s]}) = {_label_part(v)}" for s, v in constant.items())
+    return f"constant in this group: {what}; left out of its terms ({'; '.join(changes)})"
+
+
+# ----------------------------------------------------------------------------------------
+# one group (a top-level function: it runs in worker processes and on Dask workers)
+# ----------------------------------------------------------------------------------------
+def _category_shares(result: FitResult, meas: Measurements) -> dict[str, float]:
+
+    contrib = result.contributions(meas)
+    total = float(contrib.to_numpy().sum())
+    out: dict[str, float] = {}
+    for style, term in zip(term_styles(result), contrib.columns):
+        out[style.category] = out.get(style.category, 0.0) + (float(contrib[term].sum()) / total if total else 0.0)
+    return out
+
+
+def fit_chunk(tasks: list) -> list:
+    """:func:`fit_group` for each task (one process-pool task)."""
+    return [fit_group(t) for t in tasks]
+
+
+def fit_group(task: dict) -> GroupOutcome:
+    """Fit one group (see :func:`fit_groups`); user errors become a ``skipped`` outcome."""
+    t0 = _time.perf_counter()
+    meas: Measurements = task["meas"]
+    o = GroupOutcome(key=task["key"], label=task["label"], status="ok", notes=list(task.get("notes", ())),
+                     n_rows=meas.n_rows, n_configurations=meas.n_configurations if meas.n_rows else 0)
+    try:
+        if meas.n_rows == 0:
+            raise PerfModelError(task.get("empty_reason") or "no usable rows")
+        need = task.get("min_configurations")
+        if need and o.n_configurations < need:
+            raise PerfModelError(f"{o.n_configurations} configuration(s), fewer than the {need} required")
+        _fit_one(task, meas, o)
+    except PerfModelError as exc:
+        o.status, o.reason, o.result, o.cv = "skipped", str(exc), None, {}
+    o.seconds = _time.perf_counter() - t0
+    return o
+
+
+def _fit_one(task: dict, meas: Measurements, o: GroupOutcome) -> None:
+    constant = constant_factors(meas)
+    if len(constant) == len(meas.factors) and meas.factors:
+        raise PerfModelError("every factor is constant in this group (one configuration): nothing to fit")
+    k = int(task.get("cv") or 0)
+    if task.get("auto"):
+        drop = dict(constant)
+        if {"N", "b"} <= set(meas.factors) and set(_ITERATION_SYMBOLS) & set(meas.factors) - set(constant):
+            for s in _ITERATION_SYMBOLS:  # the iterations I = E·ceil(N/(p·b)) still vary: keep what they need
+                drop.pop(s, None)
+        if drop:
+            o.notes.append(_constant_note(meas, drop, ["the search uses the other factors"]))
+            meas = Measurements(meas.frame, meas.time, {s: c for s, c in meas.factors.items() if s not in drop},
+                                [], meas.name)
+        sel = auto_select(meas, **task["auto_settings"], workers=1)
+        o.result = sel.best.result
+        o.notes.extend(o.result.warnings)
+        o.cv, o.cv_method = dict(sel.best.cv), f"{task['auto_settings'].get('k', 5)}-fold (search)"
+    else:
+        model, meas = _group_model(task, meas, constant, o)
+        if task.get("min_configurations") is None:
+            expr, _ = model.resolve(meas)
+            names = [f"c{k}" for k in range(len(expr.terms))] + list(expr.params)
+            if o.n_configurations < len(names):
+                raise PerfModelError(f"{o.n_configurations} configuration(s) cannot determine {len(names)} fitted "
+                                     f"parameters ({', '.join(names)})")
+        model = model.clone(**exact_settings(model, meas))  # a linear model's exact optimum in one generation
+        o.result = model.fit(meas)
+        o.notes.extend(o.result.warnings)
+        if k >= 2:
+            try:
+                v = cross_validate(model, meas, k=k, seed=model.seed)
+                o.cv, o.cv_method = dict(v.metrics), v.method
+                o.result.validation[v.method] = v.metrics
+            except PerfModelError as exc:
+                o.notes.append(f"no cross-validation: {exc}")
+    o.categories = _category_shares(o.result, meas)
+
+
+def _group_model(task: dict, meas: Measurements, constant: dict, o: GroupOutcome) -> tuple[Model, Measurements]:
+    """The task's model for this group, with its constant factors left out of the terms."""
+    settings = dict(task["settings"])
+    terms, preset, bounds = task.get("terms"), task.get("preset"), dict(task.get("bounds") or {})
+    if not constant:
+        return Model(terms, preset=preset, bounds=bounds or None, **settings), meas
+    symbols = list(meas.factors)
+    if preset is not None:
+        positive = [s for s in symbols if meas.values(s).min() >= 1]
+        terms = preset_spec(preset, symbols, positive)
+        bounds = {**preset_bounds(preset, symbols), **bounds}
+    spec, changes = without_constant_factors(terms, symbols, constant)
+    if not changes:
+        return Model(terms, bounds=bounds or None, **settings), meas
+    named = _names(ast.parse(_lex_check(terms).strip(), mode="eval"))
+    shown = {s: v for s, v in constant.items() if s in named} or constant
+    o.notes.append(_constant_note(meas, shown, changes))
+    expr, _ = parse_expression(spec, symbols, {})
+    old, _ = parse_expression(terms, symbols, {})
+    old_index = {t.text: i for i, t in enumerate(old.terms)}
+    kept_bounds = {}
+    for name, b in bounds.items():
+        m = re.fullmatch(r"c(\d+)", name)
+        if m is None:
+            if name in expr.params:
+                kept_bounds[name] = b
+            continue
+        old_text = old.terms[int(m.group(1))].text if int(m.group(1)) < len(old.terms) else None
+        for j, t in enumerate(expr.terms):
+            if old_text is not None and old_index.get(t.text) == int(m.group(1)):
+                kept_bounds[f"c{j}"] = b
+    used = set(expr.symbols)
+    if ITERATIONS in used:
+        used |= {s for s in _ITERATION_SYMBOLS if s in meas.factors}
+    factors = {s: c for s, c in meas.factors.items() if s in used or s not in constant}
+    meas = Measurements(meas.frame, meas.time, factors, [], meas.name)
+    return Model(spec, bounds=kept_bounds or None, **settings), meas
+
+
+# ----------------------------------------------------------------------------------------
+# executors
+# ----------------------------------------------------------------------------------------
+def _is_dask_client(obj) -> bool:
+    return type(obj).__module__.startswith("distributed") and hasattr(obj, "submit") and hasattr(obj, "gather")
+
+
+def executor_name(executor) -> str:
+    if executor is None:
+        return "processes"
+    if isinstance(executor, str):
+        return executor
+    if _is_dask_client(executor):
+        return f"dask ({getattr(executor.scheduler, 'address', 'client')})"
+    return type(executor).__name__
+
+
+def _execute(tasks: list, executor, workers: int | None, progress: Callable | None) -> list:
+
+    total = len(tasks)
+
+    def report(done: int) -> None:
+        if progress is not None:
+            progress(done, total)
+
+    if executor is None:
+        executor = "processes"
+    if isinstance(executor, str):
+        if executor not in EXECUTORS:
+            raise PerfModelError(f"unknown executor {executor!r}; use {', '.join(EXECUTORS)} or a "
+                                 "dask.distributed.Client")
+        count = 1 if executor == "serial" else n_workers(workers)
+        if count == 1:
+            return _run(fit_group, tasks, 1, report, None)
+        # Batches of groups per pool task: the pool hands out one task per idle worker and waits for
+        # this process to send the next, which on a busy machine leaves workers idle between groups.
+        size = max(1, min(CHUNK_MAX, math.ceil(total / (count * 8))))
+        chunks = [tasks[i:i + size] for i in range(0, total, size)]
+        ends = [min(total, (i + 1) * size) for i in range(len(chunks))]
+        out = _run(fit_chunk, chunks, count, lambda done: report(ends[done - 1]), None, adaptive=True)
+        return [o for chunk in out for o in chunk]
+    if _is_dask_client(executor):
+        from distributed import as_completed
+
+        futures = executor.map(fit_group, tasks, pure=False)
+        index = {f.key: i for i, f in enumerate(futures)}
+        results: list = [None] * total
+        for done, f in enumerate(as_completed(futures), start=1):
+            results[index[f.key]] = f.result()
+            report(done)
+        return results
+    raise PerfModelError(f"executor must be 'serial', 'processes' or a dask.distributed.Client, "
+                         f"got {type(executor).__name__}")
+
+
+@contextlib.contextmanager
+def dask_client(address: str, workers: int | None = None):
+    """A ``dask.distributed.Client``: ``"local"`` starts a ``LocalCluster`` of ``workers`` processes
+    (one thread each) on this machine and closes it afterwards; any other text is a scheduler
+    address such as ``tcp://10.0.0.5:8786``."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise PerfModelError("the Dask backend needs dask.distributed: pip install 'perfmodel[dask]'") from None
+
+    if address == "local":
+        with LocalCluster(n_workers=n_workers(workers), threads_per_worker=1, processes=True,
+                          dashboard_address=None) as cluster, Client(cluster) as client:
+            yield client
+        return
+    try:
+        client = Client(address, timeout="10s")
+    except (OSError, TimeoutError) as exc:
+        raise PerfModelError(f"cannot reach the Dask scheduler at {address!r}: {exc}") from None
+    with client:
+        yield client
+
+
+# ----------------------------------------------------------------------------------------
+# the one function
+# ----------------------------------------------------------------------------------------
+def fit_groups(frame, by: str | Sequence[str], *, time: str | None = None, factors: dict | None = None,
+               terms: str | None = None, preset: str | None = None, auto: bool = False,
+               model: Model | None = None, cv: int = 5, min_configurations: int | None = None,
+               executor="processes", workers: int | None = None, progress: Callable | None = None,
+               name: str = "", **settings) -> GroupFits:
+    """Fit the same model to every group of rows with equal values in the ``by`` columns.
+
+    Parameters
+    ----------
+    frame : a DataFrame (one row per run) or :class:`Measurements` (its kept rows are grouped).
+    by : a column name or a list of them; NaN values form a group of their own.
+    time, factors : the time column and the symbol -> column mapping (as :class:`Measurements`);
+        taken from ``frame`` when it is Measurements.
+    terms / preset / auto : the model (an expression, a preset name, or the automatic search per
+        group); or ``model``, a configured :class:`Model` whose terms and settings are used.
+    cv : k of the k-fold cross-validation reported per group (0: none).
+        A model without free parameters gets its exact optimum in one DE generation, as in
+        :func:`perfmodel.autoselect.lambda_path` (the same fit as a thousand generations).
+    min_configurations : skip groups with fewer distinct configurations (default: as many as the
+        group's model has fitted parameters, whatever λ).
+    executor : ``"serial"``, ``"processes"`` (default; a pool of ``workers`` processes, started
+        only when the work justifies it) or a ``dask.distributed.Client``.
+    progress : ``progress(done, total)`` after each group.
+    **settings : :class:`Model` settings (lam, loss, penalty, seed, bounds, DE settings) or, with
+        ``auto``, :func:`perfmodel.autoselect.auto_select`'s (lam, loss, penalty, seed, max_terms,
+        k, ...). Anything not given keeps the library's default.
+
+    Returns :class:`GroupFits` (``summary``, ``results``, ``save(dir)``).
+    Raises :class:`PerfModelError` for an unknown ``by``/time/factor column or a bad setting.
+    """
+    t0 = _time.perf_counter()
+    by = [by] if isinstance(by, str) else list(by or [])
+    if not by:
+        raise PerfModelError("name at least one column to group by")
+    if isinstance(frame, Measurements):
+        time, factors, frame, base_dropped = frame.time, dict(frame.factors), frame.frame, list(frame.dropped)
+    else:
+        base_dropped = []
+    if not isinstance(frame, pd.DataFrame) or frame.empty:
+        raise PerfModelError("the data has no rows")
+    frame = frame.copy()
+    frame.columns = [str(c) for c in frame.columns]
+    columns = list(frame.columns)
+    if time is None:
+        raise PerfModelError("name the time column (time=...)")
+    factors = dict(factors or {})
+    if len(set(by)) != len(by):
+        raise PerfModelError(f"a group column is named twice: {', '.join(by)}")
+    for col in by:
+        if col not in columns:
+            raise PerfModelError(f"group column {col!r} not found{did_you_mean(col, columns)}; "
+                                 f"columns are: {', '.join(columns)}")
+        if col == time:
+            raise PerfModelError(f"group column {col!r} is the time column; group by another column")
+        for sym, fcol in factors.items():
+            if fcol == col:
+                raise PerfModelError(f"group column {col!r} is mapped to factor {sym!r}; a group holds one "
+                                     "value of it, so it cannot also be a factor")
+    spec = _model_spec(model, terms, preset, auto, settings)
+    if spec.get("terms") is not None:  # a bad term is the same mistake in every group: say it once
+        parse_expression(spec["terms"], list(factors), parse_bounds(spec.get("bounds") or {}), columns=columns)
+    keep = list(dict.fromkeys([*by, time, *factors.values(), *(["status"] if "status" in columns else [])]))
+    slim = frame[keep]
+    meas = Measurements.from_frame(slim, time, factors, name=name)
+    # Row numbers of Measurements are 1-based positions in ``frame``; group keys by position.
+    group_keys = pd.MultiIndex.from_frame(slim[by].reset_index(drop=True)) if len(by) > 1 else \
+        pd.Index(slim[by[0]].reset_index(drop=True))
+    codes, uniques = pd.factorize(group_keys, use_na_sentinel=False)
+    dropped_by_group: dict[int, list] = {}
+    for d in meas.dropped:
+        dropped_by_group.setdefault(int(codes[d.row - 1]), []).append(d)
+    kept_codes = codes[meas.rows - 1]
+    order = np.argsort(kept_codes, kind="stable")
+    bounds_of = np.searchsorted(kept_codes[order], np.arange(len(uniques) + 1))
+    tasks = []
+    for g in range(len(uniques)):
+        key = tuple(uniques[g]) if len(by) > 1 else (uniques[g],)
+        key = tuple(_plain(v) for v in key)
+        rows = order[bounds_of[g]:bounds_of[g + 1]]
+        sub = Measurements(meas.frame.iloc[rows], time, dict(factors), [], name)
+        dropped = dropped_by_group.get(g, [])
+        notes = []
+        if dropped and rows.size:
+            notes.append(f"{len(dropped)} row(s) dropped: " + "; ".join(str(d) for d in dropped[:3]) +
+                         ("; ..." if len(dropped) > 3 else ""))
+        empty = (f"all {len(dropped)} row(s) were dropped: " + "; ".join(str(d) for d in dropped[:3])
+                 + ("; ..." if len(dropped) > 3 else "")) if dropped else "no rows"
+        tasks.append({**spec, "key": key, "label": group_label(key), "meas": sub, "notes": notes,
+                      "empty_reason": empty, "cv": cv, "min_configurations": min_configurations})
+    outcomes = _execute(tasks, executor, workers, progress)
+    return GroupFits(by, outcomes, executor_name(executor), _time.perf_counter() - t0,
+                     base_dropped + list(meas.dropped), [t["meas"] for t in tasks])
+
+
+def _plain(v):
+    """numpy scalars -> Python scalars (stable keys, JSON-able)."""
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def _model_spec(model: Model | None, terms, preset, auto: bool, settings: dict) -> dict:
+    """What every group's task needs to build its model, validated once here."""
+    if model is not None:
+        if terms is not None or preset is not None or auto or settings:
+            raise PerfModelError("give either model=Model(...) or terms/preset/auto with settings, not both")
+        params = model.get_params()
+        terms, preset, bounds = params.pop("terms"), params.pop("preset"), params.pop("bounds")
+        model._check_settings()
+        return {"terms": terms, "preset": preset, "bounds": bounds, "settings": params, "auto": False}
+    if auto:
+        if terms is not None or preset is not None:
+            raise PerfModelError("give terms, a preset or auto=True, not several")
+
+        allowed = set(inspect.signature(auto_select).parameters) - {"meas", "progress", "should_stop", "workers"}
+        unknown = sorted(set(settings) - allowed)
+        if unknown:
+            raise PerfModelError(f"unknown setting(s) for the automatic search: {', '.join(unknown)}")
+        return {"auto": True, "auto_settings": dict(settings)}
+    if terms is None and preset is None:
+        raise PerfModelError("choose the model: terms='...', preset=NAME, auto=True or model=Model(...)")
+    bounds = settings.pop("bounds", None)
+    try:
+        m = Model(terms, preset=preset, bounds=bounds, **settings)
+    except TypeError as exc:
+        raise PerfModelError(str(exc)) from None
+    m._check_settings()
+    params = m.get_params()
+    for k in ("terms", "preset", "bounds"):
+        params.pop(k)
+    return {"terms": terms, "preset": preset, "bounds": bounds, "settings": params, "auto": False}
+
+
+# ----------------------------------------------------------------------------------------
+# the command line's table (a file or a bundled dataset, not yet split)
+# ----------------------------------------------------------------------------------------
+@dataclass
+class Table:
+    """A table to group: rows, time column, symbol -> column mapping, suggested terms and groups."""
+
+    frame: pd.DataFrame
+    time: str
+    factors: dict
+    name: str
+    terms: str | None = None
+    groups: tuple = ()
+
+
+_EXTRAP_COLUMNS = ("region", "metric", "repetition", "time")
+
+
+def load_table(data: str | None, dataset: str | None = None, time: str | None = None,
+               factors: dict | None = None, fmt: str | None = None) -> Table:
+    """The table of a file (CSV or Extra-P text) or a bundled dataset, for :func:`fit_groups`.
+
+    An Extra-P file's long table has ``region`` and ``metric`` columns (group by them to fit every
+    REGION/METRIC block) and its PARAMETERs as factors; a dataset brings its suggested time
+    column, mapping, terms and group columns; ``time`` and ``factors`` override them.
+    """
+
+    factors = dict(factors or {})
+    if (data is None) == (dataset is None):
+        raise PerfModelError("give either DATA (a file or dataset name) or --dataset NAME")
+    name = dataset
+    if name is None and not Path(data).exists():
+        name = data
+    if name is not None:
+        known = [d.name for d in datasets.list_datasets()]
+        if name not in known:
+            raise PerfModelError(f"{name!r} is neither a file nor a bundled dataset{did_you_mean(name, known)}; "
+                                 f"datasets: {', '.join(known)}")
+        ds = datasets.get_dataset(name)
+        return Table(datasets.load_frame(name), time or ds.time_column, factors or dict(ds.factors), ds.name,
+                     ds.terms, tuple(getattr(ds, "groups", ()) or ()))
+    path = Path(data)
+    frame = read_table(path, fmt)
+    if set(_EXTRAP_COLUMNS) <= set(frame.columns) and list(frame.columns)[-1] == "time" and fmt != "csv":
+        params = [c for c in frame.columns if c not in _EXTRAP_COLUMNS]
+        return Table(frame, time or "time", factors or {p: p for p in params}, path.name, None, ("region", "metric"))
+    if not time:
+        raise PerfModelError("name the time column with --time COL (columns: "
+                             f"{', '.join(map(str, frame.columns))})")
+    return Table(frame, time, factors, path.name)
+
+
+def run_cli(args) -> int:
+    """``perfmodel fit DATA --group-by COL ... --out DIR`` (the arguments of ``fit``)."""
+
+
+
+    if args.holdout:
+        raise PerfModelError("--holdout is not available with --group-by; use --cv K")
+    table = load_table(args.data, args.dataset, args.time, dict(args.factor), args.format)
+    frame = table.frame
+    for column, value in (("region", args.region), ("metric", args.metric)):
+        if value is not None:
+            if column not in frame.columns:
+                raise PerfModelError(f"--{column} needs an Extra-P file (no {column!r} column)")
+            frame = frame[frame[column] == value]
+            if frame.empty:
+                raise PerfModelError(f"no rows with {column} {value!r}")
+    de = dict(strategy=args.strategy, popsize=args.popsize, maxiter=args.maxiter, tol=args.tol)
+    cv = 5 if args.cv is None else int(args.cv)
+    if args.auto:
+        how = dict(auto=True, lam=args.lam, loss=args.loss, penalty=args.penalty, seed=args.seed,
+                   max_terms=args.max_terms, final_de=de)
+    else:
+        terms = args.terms if args.terms is not None or args.preset is not None else table.terms
+        if terms is None and args.preset is None:
+            raise PerfModelError("choose the model: --terms 'SPEC', --preset NAME or --auto")
+        how = dict(terms=terms, preset=args.preset, lam=args.lam, penalty=args.penalty, loss=args.loss,
+                   bounds=parse_bounds(args.bounds) or None, nonneg=not args.allow_negative, seed=args.seed, **de)
+    with contextlib.ExitStack() as stack:
+        executor = "processes" if args.workers is None or args.workers > 1 else "serial"
+        if args.dask:
+            executor = stack.enter_context(dask_client(args.dask, args.workers))
+        bar = stack.enter_context(tqdm(total=None, unit="group", desc="fitting groups", file=sys.stderr,
+                                       disable=not sys.stderr.isatty(), dynamic_ncols=True))
+
+        def progress(done: int, total: int) -> None:
+            if bar.total != total:
+                bar.total = total
+            bar.update(done - bar.n)
+
+        fits = fit_groups(frame, args.group_by, time=table.time, factors=table.factors, cv=cv,
+                          min_configurations=args.min_configurations, executor=executor, workers=args.workers,
+                          progress=progress, name=table.name, **how)
+        where = executor_name(executor)
+    path = fits.save(args.out)
+    skipped = [o for o in fits.outcomes if o.status != "ok"]
+    for o in skipped[:10]:
+        print(f"skipped {o.label}: {o.reason}", file=sys.stderr)
+    if len(skipped) > 10:
+        print(f"... and {len(skipped) - 10} more skipped group(s); see {path}", file=sys.stderr)
+    if fits.dropped:
+        print(f"warning: {len(fits.dropped)} row(s) dropped (see the notes and reasons in {path})", file=sys.stderr)
+    rate = len(fits) / fits.seconds if fits.seconds > 0 else float("inf")
+    print(f"fitted {fits.n_ok} of {len(fits)} group(s) by {', '.join(args.group_by)} ({len(skipped)} skipped) "
+          f"in {fits.seconds:.1f} s ({rate:.1f} groups/s, {where})")
+    print(f"saved {path} and {fits.n_ok} model file(s) in {args.out}")
+    return 0

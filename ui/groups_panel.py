@@ -1,0 +1,114 @@
+"""The Groups page's choices (which table, which group columns, which terms) and its cached fits.
+
+The page compares one model per group. Its table is the current data when that has columns to group
+by, and the bundled TensorFlow CNN table (models × platforms, :data:`GROUP_DATASET`) otherwise, so
+the page works on a first visit. The fits go through :func:`perfmodel.fit_groups` (the CLI's
+``--group-by`` calls the same function) with the session's λ, loss, penalty, seed and DE settings.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+from perfmodel import fit_groups
+from perfmodel.datasets import get_dataset, load_frame
+from perfmodel.groups import GroupFits
+
+from . import state
+
+GROUP_DATASET = "tf-cnn-all"
+#: A column with more distinct values than this (or than half the rows) is an identifier, not a group.
+MAX_GROUPS = 2000
+CV_K = 5
+
+
+def candidate_columns(frame: pd.DataFrame, time: str, factors: dict) -> list[str]:
+    """Columns that split ``frame`` into groups: not the time or a factor, 2+ values, repeated values."""
+    used = {time, *factors.values()}
+    out = []
+    for c in frame.columns:
+        if c in used:
+            continue
+        n = frame[c].nunique(dropna=False)
+        numeric = pd.api.types.is_numeric_dtype(frame[c])
+        if 2 <= n <= min(MAX_GROUPS, max(2, len(frame) // 2)) and (not numeric or n <= 50):
+            out.append(str(c))
+    return out
+
+
+def tables() -> dict[str, dict]:
+    """{label: table} to choose from; the first is the default.
+
+    A table is {"key", "title", "frame", "time", "factors", "terms", "bounds", "groups"}."""
+    ss = st.session_state
+    data, out = ss.get("data"), {}
+    current = None
+    if data is not None and ss.get("meas") is not None:
+        cols = candidate_columns(data["frame"], data["time"], data["factors"])
+        suggested = ()
+        if data.get("source") == "bundled":
+            suggested = get_dataset(data["name"]).groups
+        spec = state.current_spec()
+        current = {"key": ss.get("data_key"), "title": data.get("title") or data.get("name"), "frame": data["frame"],
+                   "time": data["time"], "factors": dict(data["factors"]), "terms": spec,
+                   "bounds": state.effective_bounds(spec), "groups": tuple(c for c in suggested if c in cols),
+                   "columns": cols}
+    bundled = None
+    if data is None or data.get("name") != GROUP_DATASET:
+        ds = get_dataset(GROUP_DATASET)
+        frame = load_frame(GROUP_DATASET)
+        bundled = {"key": GROUP_DATASET, "title": ds.title, "frame": frame, "time": ds.time_column,
+                   "factors": dict(ds.factors), "terms": ds.terms, "bounds": {}, "groups": tuple(ds.groups),
+                   "columns": candidate_columns(frame, ds.time_column, dict(ds.factors))}
+    # The current data first when it comes with groups (or is the user's own table with group columns).
+    if current is not None and current["columns"] and (current["groups"] or data.get("source") != "bundled"):
+        out[f"Current data: {current['title']}"] = current
+        if bundled is not None:
+            out[f"Bundled: {bundled['title']}"] = bundled
+    else:
+        if bundled is not None:
+            out[f"Bundled: {bundled['title']}"] = bundled
+        if current is not None and current["columns"]:
+            out[f"Current data: {current['title']}"] = current
+    return out
+
+
+def settings_for(table: dict, terms: str) -> dict:
+    """The session's fit settings with ``terms`` (bounds kept only for the table's own terms)."""
+    s = dict(state.fit_settings())
+    s["terms"] = terms
+    s["bounds"] = {k: list(v) for k, v in sorted(table["bounds"].items())} if terms == table["terms"] else {}
+    return s
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _fit(key: str, by_json: str, settings_json: str, time: str, factors_json: str, _frame) -> GroupFits:
+    s = json.loads(settings_json)
+    return fit_groups(_frame, json.loads(by_json), time=time, factors=json.loads(factors_json), terms=s["terms"],
+                      bounds={k: tuple(v) for k, v in s["bounds"].items()} or None, lam=s["lam"],
+                      penalty=s["penalty"], loss=s["loss"], seed=s["seed"], strategy=s["strategy"],
+                      popsize=s["popsize"], maxiter=s["maxiter"], tol=s["tol"], cv=CV_K, executor="processes")
+
+
+def run(table: dict, by: list[str], terms: str) -> GroupFits:
+    """Fit ``terms`` to every group of ``table`` by the ``by`` columns (cached; raises PerfModelError)."""
+    settings = settings_for(table, terms)
+    return _fit(str(table["key"]), json.dumps(list(by)), json.dumps(settings, sort_keys=True), table["time"],
+                json.dumps(table["factors"], sort_keys=True), table["frame"])
+
+
+def default_shown(fits: GroupFits, most: int = 8) -> list[str]:
+    """The groups charted at first: those that differ from the first fitted group only in the first
+    ``by`` column (e.g. every model on one platform), or else the first ``most``."""
+    ok = [o for o in fits.outcomes if o.result is not None]
+    if not ok:
+        return []
+    if len(fits.by) > 1:
+        rest = ok[0].key[1:]
+        same = [o.label for o in ok if o.key[1:] == rest]
+        if len(same) >= 2:
+            return same[:most]
+    return [o.label for o in ok[:most]]
