@@ -45,7 +45,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from . import datasets
-from .autoselect import _run, auto_select, exact_settings, n_workers
+from .autoselect import _run, auto_select, exact_settings, n_workers, plausible
 from .data import Measurements, read_table
 from .errors import PerfModelError, did_you_mean
 from .evaluate import cross_validate
@@ -403,18 +403,18 @@ def _fit_one(task: dict, meas: Measurements, o: GroupOutcome) -> None:
                                 [], meas.name)
         sel = auto_select(meas, **task["auto_settings"], workers=1)
         o.result = sel.best.result
+        if task.get("replicates"):
+            best, others, scores, noise = plausible(sel)
+            best.compute_intervals(meas, candidates=others or None, scores=scores if others else None,
+                                   noise_scale=noise, replicates=int(task["replicates"]))
         o.notes.extend(o.result.warnings)
         o.cv, o.cv_method = dict(sel.best.cv), f"{task['auto_settings'].get('k', 5)}-fold (search)"
     else:
         model, meas = _group_model(task, meas, constant, o)
-        if task.get("min_configurations") is None:
-            expr, _ = model.resolve(meas)
-            names = [f"c{k}" for k in range(len(expr.terms))] + list(expr.params)
-            if o.n_configurations < len(names):
-                raise PerfModelError(f"{o.n_configurations} configuration(s) cannot determine {len(names)} fitted "
-                                     f"parameters ({', '.join(names)})")
         model = model.clone(**exact_settings(model, meas))  # a linear model's exact optimum in one generation
-        o.result = model.fit(meas)
+        o.result = model.fit(meas)  # more parameters than configurations: refused at λ = 0 only, as a single fit
+        if task.get("replicates"):
+            o.result.compute_intervals(meas, replicates=int(task["replicates"]))
         o.notes.extend(o.result.warnings)
         if k >= 2:
             try:
@@ -550,7 +550,7 @@ def fit_groups(frame, by: str | Sequence[str], *, time: str | None = None, facto
                terms: str | None = None, preset: str | None = None, auto: bool = False,
                model: Model | None = None, cv: int = 5, min_configurations: int | None = None,
                executor="processes", workers: int | None = None, progress: Callable | None = None,
-               name: str = "", **settings) -> GroupFits:
+               name: str = "", replicates: int = 0, **settings) -> GroupFits:
     """Fit the same model to every group of rows with equal values in the ``by`` columns.
 
     Parameters
@@ -564,8 +564,10 @@ def fit_groups(frame, by: str | Sequence[str], *, time: str | None = None, facto
     cv : k of the k-fold cross-validation reported per group (0: none).
         A model without free parameters gets its exact optimum in one DE generation, as in
         :func:`perfmodel.autoselect.lambda_path` (the same fit as a thousand generations).
-    min_configurations : skip groups with fewer distinct configurations (default: as many as the
-        group's model has fitted parameters, whatever λ).
+    min_configurations : skip groups with fewer distinct configurations (default: none; as for a single
+        fit, a group with more fitted parameters than configurations is fitted when λ > 0, with a warning).
+    replicates : bootstrap replicates for each group's prediction intervals (0: none; see
+        :meth:`perfmodel.FitResult.compute_intervals`).
     executor : ``"serial"``, ``"processes"`` (default; a pool of ``workers`` processes, started
         only when the work justifies it) or a ``dask.distributed.Client``.
     progress : ``progress(done, total)`` after each group.
@@ -634,7 +636,8 @@ def fit_groups(frame, by: str | Sequence[str], *, time: str | None = None, facto
         empty = (f"all {len(dropped)} row(s) were dropped: " + "; ".join(str(d) for d in dropped[:3])
                  + ("; ..." if len(dropped) > 3 else "")) if dropped else "no rows"
         tasks.append({**spec, "key": key, "label": group_label(key), "meas": sub, "notes": notes,
-                      "empty_reason": empty, "cv": cv, "min_configurations": min_configurations})
+                      "empty_reason": empty, "cv": cv, "min_configurations": min_configurations,
+                      "replicates": int(replicates)})
     outcomes = _execute(tasks, executor, workers, progress)
     return GroupFits(by, outcomes, executor_name(executor), _time.perf_counter() - t0,
                      base_dropped + list(meas.dropped), [t["meas"] for t in tasks])
@@ -772,6 +775,7 @@ def run_cli(args) -> int:
 
         fits = fit_groups(frame, args.group_by, time=table.time, factors=table.factors, cv=cv,
                           min_configurations=args.min_configurations, executor=executor, workers=args.workers,
+                          replicates=args.replicates or 0,
                           progress=progress, name=table.name, **how)
         where = executor_name(executor)
     path = fits.save(args.out)

@@ -43,7 +43,7 @@ CONSTANTS = {"TensorFlow": (5.0, 2e-3, 1.5), "MXNet": (2.0, 3e-3, 0.5), "PyTorch
 
 def test_constants_of_each_group_are_recovered_and_saved(tmp_path):
     fits = fit_groups(frameworks(CONSTANTS), "framework", time="time_s", factors=FACTORS,
-                      terms="1 + N/p + log2(p)", executor="serial")
+                      terms="1 + N/p + log2(p)", lam=0, executor="serial")  # noise-free: exact at λ = 0
     summary, results = fits
     assert list(summary["framework"]) == list(CONSTANTS)  # first-seen order, names kept exactly
     assert (summary["status"] == "ok").all() and (summary["configurations"] == 12).all()
@@ -75,7 +75,7 @@ def test_one_row_groups_empty_groups_and_missing_values_are_skipped_not_lost():
                         {"framework": "broken", "workers": 8, "samples": 10_000, "time_s": -1.0}])
     nan_group = frame[frame["framework"] == "A"].assign(framework=np.nan)
     fits = fit_groups(pd.concat([frame, one, bad, nan_group], ignore_index=True), ["framework"],
-                      time="time_s", factors=FACTORS, terms="1 + N/p + log2(p)", executor="serial")
+                      time="time_s", factors=FACTORS, terms="1 + N/p + log2(p)", lam=0, executor="serial")
     s = fits.summary.set_index("group")
     assert list(s.index) == ["A", "B", "lonely", "broken", "(missing)"]
     assert s.loc["lonely", "status"] == "skipped"
@@ -93,7 +93,7 @@ def test_a_constant_factor_is_left_out_of_that_groups_terms():
     fixed = frameworks({"fixed-b": (2.0, 3e-3, 0.5)}).assign(b=32)
     fixed["time_s"] += 0.05 * 32  # folded into the intercept: 2 + 1.6
     fits = fit_groups(pd.concat([frame, fixed], ignore_index=True), "framework", time="time_s",
-                      factors={**FACTORS, "b": "b"}, terms="1 + N/p + log2(p) + b", executor="serial")
+                      factors={**FACTORS, "b": "b"}, terms="1 + N/p + log2(p) + b", lam=0, executor="serial")
     varied, fixed_r = fits.results[("varied",)], fits.results[("fixed-b",)]
     assert varied.terms == ["1", "N/p", "log2(p)", "b"]
     assert varied.coefficients["c3"] == pytest.approx(0.05, rel=1e-5)
@@ -141,7 +141,7 @@ def test_a_thousand_groups_on_the_process_pool():
     frame = pd.DataFrame({"path": np.repeat([f"main/kernel_{i:04d}" for i in range(1000)], p.size),
                           "p": np.tile(p, 1000)})
     frame["time"] = np.repeat(a, p.size) + np.repeat(b, p.size) / frame["p"]
-    fits = fit_groups(frame, "path", time="time", factors={"p": "p"}, terms="1 + 1/p", cv=0,
+    fits = fit_groups(frame, "path", time="time", factors={"p": "p"}, terms="1 + 1/p", cv=0, lam=0,
                       executor="processes", workers=2)
     s = fits.summary
     assert len(s) == 1000 and (s["status"] == "ok").all()
@@ -153,7 +153,7 @@ def test_extrap_regions_are_groups(tmp_path, capsys):
     """Extra-P's one_parameter_6 input: region met2 is (p/1000)^2 and met4 is p^2, per its generator."""
     out = tmp_path / "regions"
     code = main(["fit", str(ROOT / "data/extrap/text_one_parameter_6.txt"), "--terms", "1 + p^e1",
-                 "--bounds", "e1=0:3", "--group-by", "region", "--cv", "0", "--workers", "1", "--out", str(out)])
+                 "--bounds", "e1=0:3", "--lambda", "0", "--group-by", "region", "--cv", "0", "--workers", "1", "--out", str(out)])
     assert code == 0, capsys.readouterr().err
     s = pd.read_csv(out / "summary.csv").set_index("region")
     assert list(s.index) == ["met1", "met2", "met3", "met4"] and (s["status"] == "ok").all()
@@ -213,7 +213,7 @@ def test_hundreds_of_groups_through_the_command_on_the_pool_and_on_dask(tmp_path
     csv = tmp_path / "paths.csv"
     frame.rename(columns={"framework": "callpath"}).to_csv(csv, index=False)
     common = ["fit", str(csv), "--time", "time_s", "--factor", "p=workers", "--factor", "N=samples",
-              "--terms", "1 + N/p + log2(p)", "--group-by", "callpath", "--cv", "0", "--workers", "2"]
+              "--terms", "1 + N/p + log2(p)", "--lambda", "0", "--group-by", "callpath", "--cv", "0", "--workers", "2"]
     out = {}
     for name, extra in (("pool", []), ("dask", ["--dask", "local"])):
         assert main([*common, *extra, "--out", str(tmp_path / name)]) == 0, capsys.readouterr().err
@@ -234,12 +234,26 @@ def test_progress_is_reported_up_to_the_number_of_groups(executor):
     assert [d for d, _ in calls] == sorted(d for d, _ in calls)
 
 
-def test_a_group_with_fewer_configurations_than_parameters_is_skipped_whatever_lambda():
+def test_a_group_with_fewer_configurations_than_parameters_follows_the_single_fit_rule():
+    """As for one fit: refused at λ = 0, fitted with a warning at λ > 0 (the penalty decides)."""
     frame = frameworks({"A": (5.0, 2e-3, 1.5)})
     pair = frame[frame["workers"] <= 2].assign(framework="pair").drop_duplicates(["workers"])
-    fits = fit_groups(pd.concat([frame, pair], ignore_index=True), "framework", time="time_s", factors=FACTORS,
-                      terms="1 + N/p + log2(p)", lam=0.01, cv=0, executor="serial")
-    s = fits.summary.set_index("group")
-    assert s.loc["A", "status"] == "ok"
-    assert s.loc["pair", "status"] == "skipped"
-    assert s.loc["pair", "reason"] == "2 configuration(s) cannot determine 3 fitted parameters (c0, c1, c2)"
+    both = pd.concat([frame, pair], ignore_index=True)
+    s = fit_groups(both, "framework", time="time_s", factors=FACTORS, terms="1 + N/p + log2(p)", lam=0, cv=0,
+                   executor="serial").summary.set_index("group")
+    assert s.loc["A", "status"] == "ok" and s.loc["pair", "status"] == "skipped"
+    assert s.loc["pair", "reason"].startswith("2 distinct configuration(s) cannot determine 3 fitted parameters "
+                                              "(c0, c1, c2) at λ = 0")
+    s = fit_groups(both, "framework", time="time_s", factors=FACTORS, terms="1 + N/p + log2(p)", lam=0.01, cv=0,
+                   executor="serial").summary.set_index("group")
+    assert s.loc["pair", "status"] == "ok" and "more unknowns than measurements" in s.loc["pair", "notes"]
+
+
+def test_group_fits_carry_intervals_when_asked(tmp_path):
+    frame = frameworks({"A": (5.0, 2e-3, 1.5), "B": (2.0, 3e-3, 0.5)}, noise=0.03, seed=2)
+    fits = fit_groups(frame, "framework", time="time_s", factors=FACTORS, terms="1 + N/p + log2(p)", cv=0,
+                      replicates=50, executor="serial")
+    r = fits.results[("B",)]
+    out = r.predict({"workers": [64], "samples": [frame["samples"].iloc[0]]}, interval=0.9)
+    truth = 2.0 + 3e-3 * frame["samples"].iloc[0] / 64 + 0.5 * 6
+    assert out["predicted_low"][0] < truth < out["predicted_high"][0]
