@@ -405,6 +405,7 @@ class Measurements:
         cvs = []
         for g in np.flatnonzero(counts > 1):
             vals = y[cfg == g]
+            vals = vals / vals.max()  # times near 1e308: the spread relative to the mean, without overflow
             cvs.append(vals.std(ddof=1) / vals.mean() * 100)
         ranges = {sym: (float(self.values(sym).min()), float(self.values(sym).max()),
                         int(len(np.unique(self.values(sym))))) for sym in self.factors}
