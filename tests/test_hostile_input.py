@@ -267,16 +267,18 @@ def test_messages_name_the_path(tmp_path, capsys):
     one_line_error(code, err, f"{path}: the file is empty")
 
 
-def test_no_runtime_warning_lines_on_a_successful_fit(tmp_path):
+@pytest.mark.parametrize("args", [["--terms", "1/0 + m"], ["--terms", "1 + m", "--lambda", "1e308"]])
+def test_an_error_is_one_line_without_warnings_from_a_real_process(args, tmp_path):
     proc = subprocess.run([sys.executable, "-m", "perfmodel", "fit", str(RCV1), "--time", "time_s", "--factor",
-                           "m=cores", "--terms", "1 + m", "--lambda", "1e5", "--out", str(tmp_path / "m.json")],
+                           "m=cores", *args, "--out", str(tmp_path / "m.json")],
                           capture_output=True, text=True, cwd=ROOT)
-    assert proc.returncode == 0
-    assert "RuntimeWarning" not in proc.stderr and ".py:" not in proc.stderr, proc.stderr
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("error: "), proc.stderr
 
 
 def test_extrap_reader_names_the_file(tmp_path):
     path = tmp_path / "x.txt"
     path.write_text("PARAMETER p\nPOINTS 1 2\nDATA 1\n")
-    with pytest.raises(PerfModelError, match="x.txt"):
+    with pytest.raises(PerfModelError) as info:
         read_extrap(path)
+    assert str(info.value).startswith(f"{path}:")
