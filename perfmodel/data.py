@@ -96,7 +96,10 @@ def read_csv(source: Source, name: str | None = None, min_columns: int = 2) -> p
         msg = str(exc).replace("\n", " ")
         raise PerfModelError(f"{name}: not a valid CSV table: {msg}") from None
     # pandas renames a repeated header ("p", "p" -> "p", "p.1"), so the names are checked as written.
-    header = next(csv.reader(io.StringIO(text), delimiter=delimiter, skipinitialspace=True), [])
+    try:  # lines end at \n, \r\n or \r, as for pandas
+        header = next(csv.reader(io.StringIO(text, newline=None), delimiter=delimiter, skipinitialspace=True), [])
+    except csv.Error as exc:
+        raise PerfModelError(f"{name}: not a valid CSV table: {exc}") from None
     header = [h.strip() for h in header]
     dupes = sorted({h for h in header if header.count(h) > 1})
     if dupes:
