@@ -284,12 +284,11 @@ def test_extrap_reader_names_the_file(tmp_path):
     assert str(info.value).startswith(f"{path}:")
 
 
-@pytest.mark.parametrize("content", [b"1e-5|\r|region\n\\|3.\n1e308|0\n|1", b"a,b\r1,2\r3,4\r"])
-def test_bare_carriage_returns_in_a_csv_are_line_ends_or_a_clear_error(content):
+def test_bare_carriage_returns_in_a_csv_are_line_ends_or_a_clear_error():
     """Inputs found by scripts/fuzz.py (the header check once raised csv.Error on them)."""
+    frame = read_csv(b"a,b\r1,2\r3,4\r")
+    assert list(frame.columns) == ["a", "b"] and frame.to_numpy().tolist() == [[1, 2], [3, 4]]
     try:
-        frame = read_csv(content)
+        read_csv(b"1e-5|\r|region\n\\|3.\n1e308|0\n|1")
     except PerfModelError as exc:
         assert str(exc).startswith("upload: ")
-    else:
-        assert list(frame.columns) == ["a", "b"] and frame.shape == (2, 2)
