@@ -300,8 +300,8 @@ class Measurements:
             raise PerfModelError(f"time column {time!r} not found{did_you_mean(time, columns)}; "
                                  f"columns are: {', '.join(columns)}")
         for sym, col in factors.items():
-            if not str(sym).isidentifier():
-                raise PerfModelError(f"symbol {sym!r} is not a valid name (letters, digits, _)")
+            if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", str(sym)):
+                raise PerfModelError(f"symbol {sym!r} is not a valid name (a letter, then letters, digits, _)")
             if _keyword.iskeyword(str(sym)):
                 raise PerfModelError(f"symbol {sym!r} is a Python keyword, which a term cannot use; "
                                      "choose another symbol")

@@ -17,7 +17,7 @@ import keyword
 import jsonschema
 
 from .errors import PerfModelError
-from .expression import FUNCTIONS, ITERATIONS
+from .expression import FUNCTIONS
 
 FORMAT = "perfmodel.fit/1"
 #: Largest number accepted where a finite value is required (NaN passes "number", inf does not).
@@ -27,7 +27,7 @@ _FLOAT_MAX = 1.7976931348623157e308
 _MAX_INT_DIGITS = 300
 
 _IDENT = "^[A-Za-z][A-Za-z0-9_]*$"
-_RESERVED = sorted(set(keyword.kwlist) | set(FUNCTIONS) | {ITERATIONS})
+_RESERVED = sorted(set(keyword.kwlist) | set(FUNCTIONS))
 
 _finite = {"type": "number", "minimum": -_FLOAT_MAX, "maximum": _FLOAT_MAX}
 _number = {"type": "number"}  # NaN and ±inf allowed (metrics of a degenerate fit)
@@ -109,7 +109,7 @@ def _describe(error: jsonschema.ValidationError) -> str:
         return f"{where} is {_short(error.instance)}, {side} allowed value {error.validator_value:g}"
     if v in ("pattern", "not") and isinstance(error.instance, str):
         return (f"{where} has the name {_short(error.instance)}, which is not allowed here (a symbol is an "
-                "identifier, not a Python keyword, function or 'I'; coefficients are c0, c1, ...)")
+                "identifier, not a Python keyword or function; coefficients are c0, c1, ...)")
     if v == "const":
         return f"{where} must be {error.validator_value!r}, got {_short(error.instance)}"
     if v == "enum":
