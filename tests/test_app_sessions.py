@@ -60,6 +60,8 @@ def test_a_link_with_a_seed_outside_32_bits_is_ignored_with_a_notice(seed):
     assert any(f"ignored the link's seed {seed!r}" in w.value for w in at.warning)
     at.switch_page("pages/model.py").run()
     assert not at.exception
+    box = at.number_input(key="w:seed")
+    assert (box.min, box.max) == (0, 2 ** 32 - 1)  # the Seed box cannot leave numpy's range either
 
 
 def test_a_term_with_an_integer_too_large_for_a_float_is_an_error_not_an_exception():
