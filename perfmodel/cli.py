@@ -234,12 +234,8 @@ def main(argv: list[str] | None = None) -> int:
         warnings.simplefilter("always", RuntimeWarning)
         code = _main(argv)
     if code == 0:
-        seen = []
-        for w in caught:
-            text = f"warning: {w.category.__name__}: {str(w.message).splitlines()[0] if str(w.message) else ''}"
-            if text not in seen:
-                seen.append(text)
-        for text in seen:
+        lines = [f"warning: {w.category.__name__}: {(str(w.message).splitlines() or [''])[0]}" for w in caught]
+        for text in dict.fromkeys(lines):  # each distinct warning once, in order
             print(text, file=sys.stderr)
     return code
 

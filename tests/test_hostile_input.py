@@ -292,3 +292,16 @@ def test_bare_carriage_returns_in_a_csv_are_line_ends_or_a_clear_error():
         read_csv(b"1e-5|\r|region\n\\|3.\n1e308|0\n|1")
     except PerfModelError as exc:
         assert str(exc).startswith("upload: ")
+
+
+def test_numerical_warnings_of_a_successful_run_are_one_line_each(monkeypatch, capsys):
+    import perfmodel.cli as cli
+
+    def noisy(args):
+        for _ in range(3):
+            warnings.warn("overflow encountered in square\n  x = um.square(x, out=x)", RuntimeWarning)
+        return 0
+
+    monkeypatch.setattr(cli, "_cmd_datasets", noisy)
+    code, _, err = run(["datasets"], capsys)
+    assert code == 0 and err == "warning: RuntimeWarning: overflow encountered in square\n"
