@@ -170,7 +170,7 @@ with st.form("fit"):
                       "judged on configurations it has not seen. Leave-one-out refits once per configuration.")
     with st.expander("Differential evolution settings", icon=":material/settings:"):
         d = st.columns(5)
-        d[0].number_input("Seed", key="w:seed", step=1, min_value=0,
+        d[0].number_input("Seed", key="w:seed", step=1, min_value=0, max_value=state.MAX_SEED,
                           help="Random seed of the search: the same seed gives the same result.")
         d[1].number_input("Population size", key="w:popsize", min_value=4, max_value=200, step=1,
                           help="Population size multiplier (SciPy's popsize): candidates = popsize × parameters.")

@@ -8,13 +8,13 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import warnings
 from pathlib import Path
 
-
-from .data import Measurements, READERS, measurements_from_extrap, read_table
+from .data import Measurements, READERS, measurements_from_extrap, read_csv, read_table
 from .errors import PerfModelError
 from .expression import parse_bounds
-from .fit import DEFAULT_LAM, LOSSES, PENALTIES, STRATEGIES, Model
+from .fit import DEFAULT_LAM, LOSSES, MAX_SEED, PENALTIES, STRATEGIES, Model
 from .result import FitResult
 from .terms import PRESETS
 
@@ -29,6 +29,16 @@ def _factor(text: str) -> tuple[str, str]:
     if not m:
         raise argparse.ArgumentTypeError(f"{text!r} must look like SYM=COLUMN, e.g. p=processors")
     return m.group(1), m.group(2)
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"{text} is outside [0, {MAX_SEED}]")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--bounds", action="append", default=[], metavar="NAME=LO:HI",
                    help="bounds of a free parameter (e1=0:2) or coefficient (c1=-10:10)")
     f.add_argument("--allow-negative", action="store_true", help="coefficients may be negative")
-    f.add_argument("--seed", type=int, default=0)
+    f.add_argument("--seed", type=_seed, default=0, help=f"random seed, 0 to {MAX_SEED}")
     f.add_argument("--format", choices=sorted(READERS), help="input format (guessed when omitted)")
     f.add_argument("--region", help="Extra-P region to fit (default: the first)")
     f.add_argument("--metric", help="Extra-P metric to fit (default: the first)")
@@ -186,12 +196,17 @@ def _cmd_fit(args) -> int:
         model = Model(args.terms, preset=args.preset, **common)
         result = model.fit(meas)
         report = None
-    if args.cv and model is not None:
+    if args.auto and (args.cv or args.holdout):
+        # The chosen terms, refitted with the same settings on each split; the search saw every row.
+        model = selection.best.model(**de)
+        print("note: --cv/--holdout with --auto validate the chosen terms; the search that chose them "
+              "saw every row", file=sys.stderr)
+    if args.cv:
         from .evaluate import cross_validate
 
         v = cross_validate(model, meas, k=args.cv, seed=args.seed)
         result.validation[v.method] = v.metrics
-    if args.holdout and model is not None:
+    if args.holdout:
         from .evaluate import holdout
 
         _, v = holdout(model, meas, args.holdout)
@@ -209,7 +224,7 @@ def _cmd_fit(args) -> int:
 
 def _cmd_predict(args) -> int:
     result = FitResult.load(args.model)
-    frame = read_table(Path(args.data), "csv")
+    frame = read_csv(Path(args.data), min_columns=1)
     out = frame.copy()
     if args.interval is not None:
         pred = result.predict(frame, interval=args.interval)
@@ -316,6 +331,19 @@ def _cmd_datasets(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command. Numerical warnings are caught: on success each distinct one is printed as
+    one ``warning:`` line, on an error only the error line is printed."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RuntimeWarning)
+        code = _main(argv)
+    if code == 0:
+        lines = [f"warning: {w.category.__name__}: {(str(w.message).splitlines() or [''])[0]}" for w in caught]
+        for text in dict.fromkeys(lines):  # each distinct warning once, in order
+            print(text, file=sys.stderr)
+    return code
+
+
+def _main(argv: list[str] | None) -> int:
     try:
         args = build_parser().parse_args(argv)
         handler = {"fit": _cmd_fit, "predict": _cmd_predict, "show": _cmd_show, "advise": _cmd_advise,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import keyword as _keyword
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,19 +40,27 @@ _GUESSES = {
 }
 
 
-def _text_of(source: Source) -> tuple[str, str]:
-    """Return (text, name) for a path, raw bytes or an open file."""
+#: Column names an Extra-P file produces besides its parameters (a parameter may not take one).
+EXTRAP_COLUMNS = ("region", "metric", "repetition", "time")
+
+
+def _text_of(source: Source, name: str | None = None) -> tuple[str, str]:
+    """Return (text, name) for a path, raw bytes or an open file.
+
+    ``name`` is what messages call the file; by default the path as given, else "upload"."""
     if isinstance(source, (str, Path)):
         path = Path(source)
         if not path.exists():
             raise PerfModelError(f"file not found: {path}")
+        if path.is_dir():
+            raise PerfModelError(f"{path}: is a folder, not a file")
         data = path.read_bytes()
-        name = path.name
+        name = name or str(source)
     elif isinstance(source, bytes):
-        data, name = source, "upload"
+        data, name = source, name or "upload"
     else:
         data = source.read()
-        name = getattr(source, "name", "upload")
+        name = name or str(getattr(source, "name", "upload"))
     if isinstance(data, str):
         return data, name
     for enc in ("utf-8-sig", "latin-1"):
@@ -62,13 +71,15 @@ def _text_of(source: Source) -> tuple[str, str]:
     raise PerfModelError(f"{name}: not a text file")  # pragma: no cover
 
 
-def read_csv(source: Source) -> pd.DataFrame:
+def read_csv(source: Source, name: str | None = None, min_columns: int = 2) -> pd.DataFrame:
     """Read a delimited text file (delimiter sniffed among , ; tab |) into a DataFrame.
 
-    Column names are stripped of surrounding spaces; values are kept as read
-    (validation happens in :class:`Measurements`).
+    Column names are stripped of surrounding spaces and must be distinct; values are kept as
+    read (validation happens in :class:`Measurements`). ``name`` is what messages call the
+    file; ``min_columns`` is 2 for measurements (a factor and a time), 1 for new
+    configurations to predict.
     """
-    text, name = _text_of(source)
+    text, name = _text_of(source, name)
     if not text.strip():
         raise PerfModelError(f"{name}: the file is empty")
     if "\x00" in text[:4096]:
@@ -84,12 +95,22 @@ def read_csv(source: Source) -> pd.DataFrame:
     except pd.errors.ParserError as exc:
         msg = str(exc).replace("\n", " ")
         raise PerfModelError(f"{name}: not a valid CSV table: {msg}") from None
+    # pandas renames a repeated header ("p", "p" -> "p", "p.1"), so the names are checked as written.
+    try:  # lines end at \n, \r\n or \r, as for pandas
+        header = next(csv.reader(io.StringIO(text, newline=None), delimiter=delimiter, skipinitialspace=True), [])
+    except csv.Error as exc:
+        raise PerfModelError(f"{name}: not a valid CSV table: {exc}") from None
+    header = [h.strip() for h in header]
+    dupes = sorted({h for h in header if header.count(h) > 1})
+    if dupes:
+        raise PerfModelError(f"{name}: duplicate column name(s): {', '.join(map(repr, dupes))}")
     frame.columns = [str(c).strip() for c in frame.columns]
     dupes = sorted({c for c in frame.columns if list(frame.columns).count(c) > 1})
     if dupes:
-        raise PerfModelError(f"{name}: duplicate column name(s): {', '.join(dupes)}")
-    if frame.shape[1] < 2:
-        raise PerfModelError(f"{name}: found {frame.shape[1]} column, need at least a factor and a time "
+        raise PerfModelError(f"{name}: duplicate column name(s): {', '.join(map(repr, dupes))}")
+    if frame.shape[1] < min_columns:
+        need = "at least a factor and a time" if min_columns >= 2 else "at least one factor column"
+        raise PerfModelError(f"{name}: found {frame.shape[1]} column, need {need} "
                              f"(delimiter detected: {delimiter!r})")
     frame = frame.apply(lambda col: col.str.strip())
     # Columns that are entirely numeric become numbers; the rest stay text for validation.
@@ -103,13 +124,14 @@ def read_csv(source: Source) -> pd.DataFrame:
 _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 
 
-def read_extrap(source: Source) -> pd.DataFrame:
+def read_extrap(source: Source, name: str | None = None) -> pd.DataFrame:
     """Read Extra-P's text format into a long table.
 
     Columns: one per ``PARAMETER`` (in file order), then ``region``, ``metric``,
     ``repetition`` (from 1) and ``time`` (the measured value). One row per repetition.
+    Parameter names are distinct identifiers other than those four.
     """
-    text, name = _text_of(source)
+    text, name = _text_of(source, name)
     params: list[str] = []
     points: list[tuple[float, ...]] = []
     region, metric = None, ""
@@ -127,8 +149,13 @@ def read_extrap(source: Source) -> pd.DataFrame:
             if points:
                 raise PerfModelError(f"{where}: PARAMETER after POINTS")
             for pname in rest.split():
-                if not pname.isidentifier():
+                if not pname.isidentifier() or _keyword.iskeyword(pname):
                     raise PerfModelError(f"{where}: parameter name {pname!r} is not an identifier")
+                if pname in EXTRAP_COLUMNS:
+                    raise PerfModelError(f"{where}: parameter name {pname!r} is reserved for the "
+                                         f"column of that name ({', '.join(EXTRAP_COLUMNS)}); rename it")
+                if pname in params:
+                    raise PerfModelError(f"{where}: parameter {pname!r} is declared twice")
                 params.append(pname)
         elif keyword == "POINTS":
             if not params:
@@ -181,7 +208,7 @@ def read_extrap(source: Source) -> pd.DataFrame:
         if count != len(points):
             raise PerfModelError(f"{name}: region {reg!r} metric {met!r} has {count} DATA lines "
                                  f"for {len(points)} POINTS")
-    return pd.DataFrame(rows, columns=[*params, "region", "metric", "repetition", "time"])
+    return pd.DataFrame(rows, columns=[*params, *EXTRAP_COLUMNS])
 
 
 def looks_like_extrap(text_start: str) -> bool:
@@ -197,15 +224,16 @@ def looks_like_extrap(text_start: str) -> bool:
 READERS = {"csv": read_csv, "extrap": read_extrap}
 
 
-def read_table(source: Source, fmt: str | None = None) -> pd.DataFrame:
-    """Read ``source`` with the reader for ``fmt`` ("csv", "extrap"), guessing it when None."""
-    if fmt is None:
-        text, _ = _text_of(source)
-        fmt = "extrap" if looks_like_extrap(text[:2000]) else "csv"
-        source = text.encode()
-    if fmt not in READERS:
+def read_table(source: Source, fmt: str | None = None, name: str | None = None) -> pd.DataFrame:
+    """Read ``source`` with the reader for ``fmt`` ("csv", "extrap"), guessing it when None.
+
+    ``name`` is what messages call the file (default: the path as given, or "upload")."""
+    if fmt is not None and fmt not in READERS:
         raise PerfModelError(f"unknown format {fmt!r}; known: {', '.join(READERS)}")
-    return READERS[fmt](source)
+    text, name = _text_of(source, name)
+    if fmt is None:
+        fmt = "extrap" if looks_like_extrap(text[:2000]) else "csv"
+    return READERS[fmt](text.encode("utf-8"), name=name)
 
 
 def guess_roles(columns: Iterable[str]) -> dict[str, str]:
@@ -272,8 +300,11 @@ class Measurements:
             raise PerfModelError(f"time column {time!r} not found{did_you_mean(time, columns)}; "
                                  f"columns are: {', '.join(columns)}")
         for sym, col in factors.items():
-            if not str(sym).isidentifier():
-                raise PerfModelError(f"symbol {sym!r} is not a valid name (letters, digits, _)")
+            if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", str(sym)):
+                raise PerfModelError(f"symbol {sym!r} is not a valid name (a letter, then letters, digits, _)")
+            if _keyword.iskeyword(str(sym)):
+                raise PerfModelError(f"symbol {sym!r} is a Python keyword, which a term cannot use; "
+                                     "choose another symbol")
             if col not in columns:
                 raise PerfModelError(f"column {col!r} for symbol {sym!r} not found"
                                      f"{did_you_mean(col, columns)}; columns are: {', '.join(columns)}")
@@ -377,6 +408,7 @@ class Measurements:
         cvs = []
         for g in np.flatnonzero(counts > 1):
             vals = y[cfg == g]
+            vals = vals / vals.max()  # times near 1e308: the spread relative to the mean, without overflow
             cvs.append(vals.std(ddof=1) / vals.mean() * 100)
         ranges = {sym: (float(self.values(sym).min()), float(self.values(sym).max()),
                         int(len(np.unique(self.values(sym))))) for sym in self.factors}

@@ -6,6 +6,7 @@ configurations, so a model is always judged on configurations it has not seen.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -35,17 +36,23 @@ def metrics(y: np.ndarray, pred: np.ndarray, n_params: int = 0) -> dict[str, flo
     pred = np.asarray(pred, float)
     if y.shape != pred.shape or y.size == 0:
         raise PerfModelError(f"metrics need equal, non-empty shapes, got {y.shape} and {pred.shape}")
-    err = pred - y
-    pct = np.abs(err) / np.abs(y) * 100
-    denom = np.abs(y) + np.abs(pred)
-    with np.errstate(invalid="ignore", over="ignore"):
+    # Times near the float limits (1e308, 1e-300) are compared in a unit where they are near 1,
+    # so that squares and sums stay finite; RMSE is returned in the original unit.
+    top = float(np.max(np.abs(y)))
+    unit = top if math.isfinite(top) and top > 0 and not 1e-100 <= top <= 1e100 else 1.0
+    y, pred = y / unit, pred / unit
+    with np.errstate(all="ignore"):
+        err = pred - y
+        pct = np.abs(err) / np.abs(y) * 100
+        denom = np.abs(y) + np.abs(pred)
         smape = np.mean(np.where(denom > 0, 2 * np.abs(err) / np.where(denom > 0, denom, 1), 0)) * 100
-    ss_res = float(np.sum(err ** 2))
-    ss_tot = float(np.sum((y - y.mean()) ** 2))
+        ss_res = float(np.sum(err ** 2))
+        ss_tot = float(np.sum((y - y.mean()) ** 2))
+        rmse = float(np.sqrt(np.mean(err ** 2))) * unit
     r2 = 1 - ss_res / ss_tot if ss_tot > 0 else float("nan")
     n = y.size
     adj = 1 - (1 - r2) * (n - 1) / (n - n_params - 1) if n - n_params - 1 > 0 else float("nan")
-    return {"mape": float(np.mean(pct)), "smape": float(smape), "rmse": float(np.sqrt(np.mean(err ** 2))),
+    return {"mape": float(np.mean(pct)), "smape": float(smape), "rmse": rmse,
             "r2": float(r2), "adj_r2": float(adj), "max_pct_error": float(np.max(pct))}
 
 

@@ -97,15 +97,30 @@ def _lex_check(spec: str) -> str:
     return spec.replace("^", "**")
 
 
+def _number(value) -> float:
+    """A literal's value as a float; integers too large for a float are infinite."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
 def _const_value(node: ast.AST) -> float | None:
     """Value of a subtree made only of numbers and operators, else None."""
+    with np.errstate(all="ignore"):
+        return _const_value_of(node)
+
+
+def _const_value_of(node: ast.AST) -> float | None:
     if isinstance(node, ast.Constant):
-        return float(node.value)
+        if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
+            return None
+        return _number(node.value)
     if isinstance(node, ast.UnaryOp):
-        v = _const_value(node.operand)
+        v = _const_value_of(node.operand)
         return None if v is None else (-v if isinstance(node.op, ast.USub) else v)
     if isinstance(node, ast.BinOp):
-        a, b = _const_value(node.left), _const_value(node.right)
+        a, b = _const_value_of(node.left), _const_value_of(node.right)
         if a is None or b is None:
             return None
         if isinstance(node.op, ast.Pow):
@@ -153,8 +168,8 @@ def _validate(tree: ast.AST, source: str) -> None:
         if isinstance(node, ast.Constant):
             if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
                 raise _fail("only plain numbers are allowed as constants", source, node)
-            if not math.isfinite(float(node.value)) or abs(float(node.value)) > 1e300:
-                raise _fail("number out of range", source, node)
+            if not math.isfinite(_number(node.value)) or abs(_number(node.value)) > 1e300:
+                raise _fail("number out of range (limit 1e300)", source, node)
             continue
         if isinstance(node, ast.Name):
             continue
@@ -363,6 +378,8 @@ def parse_expression(spec: str, symbols, bounds: dict | None = None,
     except SyntaxError as exc:
         where = f" at position {exc.offset}" if exc.offset else ""
         raise PerfModelError(f"cannot parse the expression{where}: {exc.msg}") from None
+    except (RecursionError, MemoryError):
+        raise PerfModelError("the expression is nested too deeply; simplify it") from None
     source = source.strip()
     _validate(tree, source)
     pieces = _split_terms(tree.body)
@@ -462,6 +479,10 @@ def evaluate_query(query: str, env: dict[str, np.ndarray]) -> np.ndarray:
         tree = ast.parse(source, mode="eval")
     except SyntaxError as exc:
         raise PerfModelError(f"cannot parse the query {query!r}: {exc.msg}") from None
+    except (RecursionError, MemoryError):
+        raise PerfModelError(f"the query {query!r} is nested too deeply") from None
+    if not env:
+        raise PerfModelError("the data has no numeric column a query could name")
     n = len(next(iter(env.values())))
 
     def ev(node):

@@ -46,6 +46,11 @@ PENALTIES = ("l1", "l2")
 STRATEGIES = ("best1bin", "best1exp", "rand1bin", "rand1exp", "rand2bin", "rand2exp",
               "randtobest1bin", "currenttobest1bin", "best2bin", "best2exp")
 BIG = 1e12  # cost of an invalid candidate (non-finite or non-positive prediction with log loss)
+MAX_SEED = 2 ** 32 - 1  # numpy's seeds are unsigned 32-bit integers
+MAX_LAMBDA = 1e6  # at λ = 1 a term carrying the whole mean time already costs as much as a 100 % error
+#: Times inside this range are fitted as they are; outside it they are scaled by a power of two.
+_PLAIN_TIMES = (1e-100, 1e100)
+_MAX_TIME_SPAN = 1e200
 
 #: The default regularisation weight of the library, the CLI and the app. Any λ > 0 makes a fit with
 #: more fitted parameters than configurations well-posed (of the models that fit equally well, the
@@ -195,6 +200,7 @@ class Model:
             info["underdetermined"] = (n_cfg, n_par)
         info["seconds"] = _time.perf_counter() - t0
         coefs, theta = problem.natural(z)
+        coefs = coefs * problem.yscale  # back from the internal time unit
         return FitResult.build(self, expr, meas, coefs, theta, problem, z, info)
 
     def _check_settings(self) -> None:
@@ -208,9 +214,29 @@ class Model:
             raise PerfModelError(f"λ must be a number, got {self.lam!r}") from None
         if not (math.isfinite(lam) and lam >= 0):
             raise PerfModelError(f"λ must be a finite number >= 0, got {self.lam!r}")
+        if lam > MAX_LAMBDA:
+            raise PerfModelError(f"λ = {lam:g} is too large (limit {MAX_LAMBDA:g}; already λ = 1 drives "
+                                 "every penalised term towards 0)")
         if not isinstance(self.seed, (int, np.integer)) or isinstance(self.seed, bool):
             raise PerfModelError(f"seed must be an integer, got {self.seed!r}")
+        if not 0 <= int(self.seed) <= MAX_SEED:
+            raise PerfModelError(f"seed must be within [0, {MAX_SEED}], got {self.seed}")
         self.de.validate()
+
+
+def time_scale(y: np.ndarray) -> float:
+    """The internal unit of time: 1 for ordinary times, else a power of two near their middle.
+
+    Every loss is unchanged when times and coefficients are scaled together, and a power of two
+    scales exactly; this keeps squares and sums of times like 1e308 or 1e-300 finite. Raises
+    :class:`PerfModelError` when the times span too many orders of magnitude for any unit."""
+    lo, hi = float(np.min(y)), float(np.max(y))
+    if _PLAIN_TIMES[0] <= lo and hi <= _PLAIN_TIMES[1]:
+        return 1.0
+    if hi / lo > _MAX_TIME_SPAN or not math.isfinite(hi / lo):
+        raise PerfModelError(f"the times span from {lo:g} to {hi:g} s, more than {math.log10(_MAX_TIME_SPAN):.0f} "
+                             "orders of magnitude; check the time column's unit")
+    return math.ldexp(1.0, min(1023, max(-1022, math.floor((math.log2(lo) + math.log2(hi)) / 2))))
 
 
 def as_measurements(data, time: str | None = None, factors: dict | None = None) -> Measurements:
@@ -238,7 +264,8 @@ class Problem:
     def __init__(self, expr: Expression, meas: Measurements, loss: str, penalty: str, lam: float,
                  cbounds: dict, nonneg: bool):
         self.expr = expr
-        y = meas.y
+        self.yscale = time_scale(meas.y)
+        y = meas.y / self.yscale  # in an internal unit where the times are near 1 (see time_scale)
         self.n = len(y)
         self.ybar = float(y.mean())
         self.loss, self.penalty, self.lam = loss, penalty, lam
@@ -288,7 +315,13 @@ class Problem:
 
     def _weighted_scale(self, T: np.ndarray) -> np.ndarray:
         """mean over *rows* of |term|, from per-configuration values (last axis)."""
-        s = np.abs(T) @ self.counts / self.n
+        a = np.abs(T)
+        with np.errstate(all="ignore"):
+            s = a @ self.counts / self.n
+            big = ~np.isfinite(s) & np.all(np.isfinite(a), axis=-1)
+            if np.any(big):  # terms near the float limit: the sum overflows, the mean does not
+                top = np.max(a, axis=-1)
+                s = np.where(big, (a / np.where(top > 0, top, 1.0)[..., None]) @ self.counts / self.n * top, s)
         return np.where((s > 0) & np.isfinite(s), s, 1.0)
 
     # -- parameter spaces ---------------------------------------------------
@@ -390,8 +423,11 @@ class Problem:
         if not np.all(np.isfinite(T)):
             return None
         s = self.scales(T)
-        A = (self.sqrtA[:, None] * T.T * self.ybar / s[None, :]) / math.sqrt(self.n)
+        with np.errstate(all="ignore"):
+            A = (self.sqrtA[:, None] * (T.T / s[None, :]) * self.ybar) / math.sqrt(self.n)
         t = self.sqrtA * self.m / math.sqrt(self.n)
+        if not (np.all(np.isfinite(A)) and np.all(np.isfinite(t))):
+            return None
         lo = self.clo * s / self.ybar
         hi = self.chi * s / self.ybar
         if self.lam == 0 or self.penalty == "l2":

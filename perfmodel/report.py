@@ -20,6 +20,7 @@ import plotly.graph_objects as go
 
 from . import __version__
 from .data import Measurements
+from .errors import PerfModelError
 from .evaluate import METRIC_LABELS
 from .plots import TIME_UNIT, fmt_num, report_figures, term_styles
 
@@ -108,23 +109,45 @@ def latex_snippet(result) -> str:
 
 
 def python_snippet(result) -> str:
-    """A self-contained Python function computing the fitted model with numpy."""
-    symbols = list(result.factors)
-    expr = result.python_expression()
-    args = ", ".join(symbols)
-    doc = f"Predicted time ({TIME_UNIT}) of the model fitted by perfmodel {__version__}: {result.formula()}"
-    lines = ["import numpy as np", "", "", f"def predict({args}):", f'    """{doc}', "",
-             "    Arguments: " + ", ".join(f"{s} = column {c!r}" for s, c in result.factors.items()),
+    """A self-contained Python function computing the fitted model with numpy.
+
+    The code is generated only from a validated model (the result is round-tripped through the
+    model-file loader, so symbols are identifiers and terms are re-rendered by the safe parser)
+    and numbers written with ``repr``; column names and the dataset name, which come from the
+    data, appear only as ``repr`` string literals. Raises :class:`PerfModelError` otherwise.
+    """
+    from .result import FitResult
+
+    checked = FitResult.from_dict(result.to_dict())
+    symbols = list(checked.factors)
+    numpy = next(a for a in ("np", "numpy", "_np") if a not in symbols)
+    expr = checked.python_expression(numpy=numpy)
+    formula = checked.formula()
+    if not _SAFE_DOC.fullmatch(formula):  # pragma: no cover - the parser renders only these characters
+        raise PerfModelError("the model's formula has characters that cannot go into generated code")
+    doc = f"Predicted time ({TIME_UNIT}) of the model fitted by perfmodel {__version__}: {formula}"
+    lines = [f"import numpy as {numpy}" if numpy != "numpy" else "import numpy", "",
+             "#: Data column of each argument (as in the measurements the model was fitted to).",
+             f"COLUMNS = {dict(checked.factors)!r}",
+             f"DATASET = {checked.dataset!r}", "", "",
+             f"def predict({', '.join(symbols)}):", f'    """{doc}', "",
+             "    Arguments: " + (", ".join(symbols) or "none") + " (see COLUMNS); arrays or numbers.",
              '    """']
-    for s in symbols:
-        lines.append(f"    {s} = np.asarray({s}, dtype=float)")
+    for sym in symbols:
+        lines.append(f"    {sym} = {numpy}.asarray({sym}, dtype=float)")
     # The iteration count I = E·ceil(N/(p·b)) takes E = 1 and p = 1 when they are not factors.
     for name, why in (("E", "one epoch (E is not a factor of this model)"),
                       ("p", "one worker (p is not a factor of this model)")):
         if name not in symbols and re.search(rf"(?<![A-Za-z0-9_.]){name}(?![A-Za-z0-9_(])", expr):
             lines.append(f"    {name} = 1.0  # {why}")
     lines.append(f"    return {expr}")
-    return "\n".join(lines) + "\n"
+    code = "\n".join(lines) + "\n"
+    compile(code, "predict.py", "exec")  # generated code must at least be valid Python
+    return code
+
+
+#: Characters a formula rendered from a validated model consists of.
+_SAFE_DOC = re.compile(r"[A-Za-z0-9_ =+\-*/^().,·]*")
 
 
 # -- HTML report -----------------------------------------------------------------------------------

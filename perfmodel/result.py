@@ -16,8 +16,7 @@ from .diagnostics import dropped_terms, fit_warnings, prediction_warnings
 from .errors import PerfModelError
 from .evaluate import metrics as compute_metrics
 from .expression import Expression, parse_expression
-
-FORMAT = "perfmodel.fit/1"
+from .schema import FORMAT, loads as schema_loads, validate_model_dict
 
 
 @dataclass
@@ -101,8 +100,10 @@ class FitResult:
         pred = res.predict(meas)
         res.metrics = compute_metrics(meas.y, pred, res.n_params)
         contrib = res.contributions(meas)
-        total = float(contrib.to_numpy().sum())
-        res.shares = {t: (float(contrib[t].sum()) / total if total else float("nan")) for t in res.terms}
+        unit = float(np.max(np.abs(contrib.to_numpy()))) or 1.0  # sums of times near 1e308 stay finite
+        unit = unit if math.isfinite(unit) else 1.0
+        total = float((contrib / unit).to_numpy().sum())
+        res.shares = {t: (float((contrib[t] / unit).sum()) / total if total else float("nan")) for t in res.terms}
         with np.errstate(all="ignore"):
             res.warnings += fit_warnings(res, meas, problem.term_matrix(np.asarray(theta, float)))
         return res
@@ -254,23 +255,26 @@ class FitResult:
             out = _replace_name(out, name, _fmt(v, digits))
         return out
 
-    def python_expression(self) -> str:
-        """A plain Python/numpy expression of the fitted model over the factor symbols."""
+    def python_expression(self, numpy: str = "np") -> str:
+        """A plain Python/numpy expression of the fitted model over the factor symbols.
+
+        Built from the terms as re-rendered by the safe parser and numbers written with
+        ``repr``, so it holds only names, numbers, operators and ``numpy.<function>`` calls."""
+        expr = self._expression()
         parts = []
-        for k, (term, sign) in enumerate(zip(self.terms, self.signs)):
-            c = sign * self.coefficients[f"c{k}"]
-            body = repr(c) if term == "1" else f"{c!r} * ({term})"
-            parts.append(body)
+        for k, term in enumerate(expr.terms):
+            c = _literal(term.sign * float(self.coefficients[f"c{k}"]))
+            parts.append(c if term.text == "1" else f"{c} * ({term.text})")
         text = " + ".join(parts).replace("^", "**")
-        for name, v in self.params.items():
-            text = _replace_name(text, name, f"({v!r})")
+        for name in expr.params:
+            text = _replace_name(text, name, f"({_literal(float(self.params[name]))})")
         for fn in ("log2", "log10", "log", "sqrt", "ceil", "floor", "exp", "abs", "min", "max"):
             np_fn = {"min": "minimum", "max": "maximum"}.get(fn, fn)
-            text = _replace_call(text, fn, f"np.{np_fn}")
-        if "I" in self._expression().symbols:
+            text = _replace_call(text, fn, f"{numpy}.{np_fn}")
+        if "I" in expr.symbols:
             epochs = "E * " if "E" in self.factors else ""
             workers = "p * " if "p" in self.factors else ""
-            text = _replace_name(text, "I", f"({epochs}np.ceil(N / ({workers}b)))")
+            text = _replace_name(text, "I", f"({epochs}{numpy}.ceil(N / ({workers}b)))")
         return text
 
     def latex(self, digits: int = 4) -> str:
@@ -341,41 +345,50 @@ class FitResult:
 
     @classmethod
     def from_dict(cls, d: dict) -> "FitResult":
-        if not isinstance(d, dict) or d.get("format") != FORMAT:
-            raise PerfModelError(f"not a perfmodel model file (expected format {FORMAT!r})")
+        """A result from a parsed model file, validated against :data:`perfmodel.schema.MODEL_SCHEMA`
+        and against its own expression (terms, signs, coefficients, parameters)."""
+        validate_model_dict(d)
         fields = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
-        from dataclasses import MISSING
-
-        required = [k for k, f in cls.__dataclass_fields__.items()
-                    if f.default is MISSING and f.default_factory is MISSING]
-        missing = [k for k in required if k not in fields]
-        if missing:
-            raise PerfModelError(f"model file lacks field(s): {', '.join(missing)}")
         res = cls(**fields)
         expr = res._expression()  # validates the stored expression with the same safe parser
-        if [t.text for t in expr.terms] != list(res.terms) or len(res.coefficients) != len(res.terms) \
-                or set(res.params) != set(expr.params):
+        names = [f"c{k}" for k in range(len(expr.terms))]
+        if [t.text for t in expr.terms] != list(res.terms) or list(res.coefficients) != names \
+                or set(res.params) != set(expr.params) or set(res.param_bounds) != set(expr.params):
             raise PerfModelError("model file is inconsistent: its terms, coefficients and parameters "
                                  "do not match its expression")
+        signs = [t.sign for t in expr.terms]
+        if list(res.signs) != signs:
+            raise PerfModelError(f"model file is inconsistent: signs {[int(v) for v in res.signs]} do not "
+                                 f"match the signs of the expression's terms {[int(v) for v in signs]}")
+        bad = [k for k, v in res.coefficients.items() if not math.isfinite(v)]
+        bad += [k for k, v in res.params.items() if not math.isfinite(v)]
+        if bad:
+            raise PerfModelError(f"model file: {bad[0]} is not a finite number")
+        unknown = sorted(set(res.factor_ranges) - set(res.factors))
+        if unknown:
+            raise PerfModelError(f"model file: factor_ranges names {unknown[0]!r}, which is not a factor")
         return res
 
     @classmethod
-    def from_json(cls, text: str) -> "FitResult":
-        try:
-            d = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise PerfModelError(f"the model file is not valid JSON: {exc.msg} at line {exc.lineno}") from None
-        return cls.from_dict(d)
+    def from_json(cls, text: str | bytes) -> "FitResult":
+        return cls.from_dict(schema_loads(text))
 
     @classmethod
     def load(cls, path) -> "FitResult":
         p = Path(path)
         if not p.exists():
             raise PerfModelError(f"model file not found: {p}")
+        if p.is_dir():
+            raise PerfModelError(f"{p}: is a folder, not a model file")
         try:
-            return cls.from_json(p.read_text())
+            return cls.from_json(p.read_bytes())
         except PerfModelError as exc:
             raise PerfModelError(f"{p}: {exc}") from None
+
+
+def _literal(v: float) -> str:
+    """A Python literal for a float (``float('nan')`` and ``float('inf')`` where repr has no literal)."""
+    return repr(v) if math.isfinite(v) else f"float({str(v)!r})"
 
 
 def _fmt(v: float, digits: int) -> str:

@@ -16,12 +16,20 @@ How it measures
       ``shell=True`` the substituted string is run by ``/bin/sh`` instead (the user's choice).
       ``{{`` and ``}}`` stand for literal braces.
     * An optional warm-up run (the first configuration still to do; not recorded) precedes the sweep.
-    * A run that exceeds ``timeout`` seconds is killed (its whole process group on POSIX).
+    * A run that exceeds ``timeout`` seconds is killed (its whole process group on POSIX). The time is
+      taken when the job's own process exits, and the timeout holds even when a process the job started
+      keeps its stderr open.
+    * SIGTERM or SIGINT to the sweep (``timeout``, ``kill``, systemd, batch schedulers, Ctrl-C) is passed
+      on to the running job's process group; the job gets :data:`TERM_GRACE_S` seconds to exit (then
+      SIGKILL), the run is recorded as ``interrupted`` and the sweep stops, so a resumed sweep never runs
+      beside a job of the old one.
 
 What it records (one CSV row per run, see :data:`FIXED_COLUMNS`)
     one column per grid factor (the value as given), ``repetition`` (1-based), ``time_s``, ``status``
-    (``ok`` = exit code 0, ``failed`` = non-zero exit code or the program could not be started,
-    ``timeout``), ``exit_code``, ``stderr_tail`` (last 400 characters, newlines shown as `` | ``),
+    (``ok`` = exit code 0, ``failed`` = non-zero exit code, the program could not be started, or it
+    exited leaving processes behind; ``timeout``; ``interrupted`` = the sweep was stopped by a signal),
+    ``exit_code``, ``stderr_tail`` (last 400 characters, newlines shown as `` | ``, other control
+    characters escaped as ``\\xNN``; only the last :data:`STDERR_KEEP_BYTES` are kept while it runs),
     ``started_at`` (UTC, ISO 8601) and ``command`` (the substituted command).
     **Only rows with status ``ok`` are measurements**: failed and timed-out runs stay in the file so
     nothing is lost, and :func:`read_timings` (and the dataset catalogue) leave them out of fits.
@@ -29,8 +37,8 @@ What it records (one CSV row per run, see :data:`FIXED_COLUMNS`)
 Crash safety and resuming
     The CSV is append-only; every row is flushed and ``fsync``-ed as soon as its run ends, so a crash or
     a kill loses at most the run in progress. Rerunning the same sweep with the same ``out`` skips every
-    (configuration, repetition) already in the file, whatever its status (delete a row to redo it), so
-    no row is ever duplicated. An incomplete last line (a crash in the middle of a write) is removed.
+    (configuration, repetition) already in the file with status ``ok``, ``failed`` or ``timeout``
+    (delete a row to redo it); an ``interrupted`` run is run again and both rows are kept. An incomplete last line (a crash in the middle of a write) is removed.
     The sweep refuses to append to a file whose columns or command differ from this sweep's.
 """
 
@@ -44,11 +52,14 @@ import math
 import os
 import re
 import shlex
+import selectors
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -60,8 +71,14 @@ from .errors import PerfModelError
 #: Columns after the grid factors, in this order.
 FIXED_COLUMNS = ["repetition", "time_s", "status", "exit_code", "stderr_tail", "started_at", "command"]
 #: Values of the ``status`` column.
-STATUSES = ("ok", "failed", "timeout")
+STATUSES = ("ok", "failed", "timeout", "interrupted")
 STDERR_TAIL_CHARS = 400
+#: Bytes of a run's stderr kept while it runs (the rest is read and discarded).
+STDERR_KEEP_BYTES = 64 * 1024
+#: Seconds a job gets to exit after SIGTERM/SIGINT is passed on, before SIGKILL.
+TERM_GRACE_S = 10.0
+#: Seconds to wait, once the job has exited, for its stderr to close.
+EOF_GRACE_S = 0.5
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")
@@ -152,6 +169,8 @@ def validate_grid(command: str, grid: dict[str, list[str]]) -> dict[str, list[st
     """Check names and values of the grid against the command template; returns a clean copy."""
     if not isinstance(command, str) or not command.strip():
         raise PerfModelError("--command is empty")
+    if any(unicodedata.category(ch) == "Cc" and ch not in "\t" for ch in command):
+        raise PerfModelError(f"--command {command!r} contains a control character")
     if not grid:
         raise PerfModelError("no --grid given: give at least one NAME=v1,v2,...")
     clean: dict[str, list[str]] = {}
@@ -168,6 +187,8 @@ def validate_grid(command: str, grid: dict[str, list[str]]) -> dict[str, list[st
                 raise PerfModelError(f"--grid {name}: empty value")
             if "\n" in v or "\r" in v:
                 raise PerfModelError(f"--grid {name}: value {v!r} contains a line break")
+            if any(unicodedata.category(ch) == "Cc" for ch in v):
+                raise PerfModelError(f"--grid {name}: value {v!r} contains a control character")
         dup = sorted({v for v in vals if vals.count(v) > 1})
         if dup:
             raise PerfModelError(f"--grid {name}: value {dup[0]!r} is listed twice")
@@ -273,42 +294,181 @@ def _append(path: Path, columns: list[str], record: RunRecord, names: list[str])
 
 
 # ------------------------------------------------------------------------------------------- running
+class SweepInterrupted(Exception):
+    """The sweep received SIGTERM or SIGINT; the run in progress was stopped and recorded."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+class _Signals:
+    """While a sweep runs in the main thread: SIGTERM/SIGINT set a flag and are passed on to the
+    process group of the job in progress (elsewhere they keep their usual meaning)."""
+
+    def __init__(self):
+        self.received: int | None = None
+        self.job_pgid: int | None = None
+        self._previous: dict = {}
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc):
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+    def _handle(self, signum, _frame):
+        first = self.received is None
+        self.received = signum
+        if self.job_pgid is not None:
+            _signal_group(self.job_pgid, signum if first else signal.SIGKILL)
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    if os.name == "posix":
+        try:
+            os.killpg(pgid, signum)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _group_alive(pgid: int) -> bool:
+    if os.name != "posix":  # pragma: no cover
+        return False
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - a process of another user took the id
+        return False
+    return True
+
+
+def _escape_controls(text: str) -> str:
+    """Control and line-separator characters as ``\\xNN`` / ``\\uNNNN`` (NUL, ESC, U+2028, ...)."""
+    return "".join(ch if ch == " " or unicodedata.category(ch) not in ("Cc", "Cf", "Zl", "Zp", "Cs")
+                   else ch.encode("unicode_escape").decode("ascii") for ch in text)
+
+
 def _tail(text: str) -> str:
     text = text.strip().replace("\r\n", "\n").replace("\r", "\n").replace("\n", " | ")
-    return text[-STDERR_TAIL_CHARS:]
+    return _escape_controls(text[-STDERR_TAIL_CHARS:])[-STDERR_TAIL_CHARS:]
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
     if os.name == "posix":
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    proc.kill()
+        _signal_group(proc.pid, signal.SIGKILL)
+    try:
+        proc.kill()
+    except ProcessLookupError:  # pragma: no cover
+        pass
 
 
-def run_once(command: list[str] | str, timeout: float | None, shell: bool) -> tuple[float, str, int | None, str]:
-    """Run one command; returns (seconds, status, exit code, stderr tail). Stdout is discarded."""
+class _StderrTail:
+    """Reads a pipe without blocking, keeping only its last :data:`STDERR_KEEP_BYTES`."""
+
+    def __init__(self, pipe):
+        self.pipe = pipe
+        self.data = bytearray()
+        self.eof = False
+        os.set_blocking(pipe.fileno(), False)
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(pipe, selectors.EVENT_READ)
+
+    def pump(self, timeout: float) -> None:
+        """Read what arrives within ``timeout`` seconds (returns early at EOF)."""
+        deadline = time.monotonic() + timeout
+        while not self.eof:
+            left = deadline - time.monotonic()
+            if left <= 0 or not self.selector.select(left):
+                return
+            while True:
+                try:
+                    chunk = os.read(self.pipe.fileno(), 65536)
+                except BlockingIOError:
+                    break
+                if not chunk:
+                    self.eof = True
+                    break
+                self.data += chunk
+                if len(self.data) > STDERR_KEEP_BYTES:
+                    del self.data[:-STDERR_KEEP_BYTES]
+
+    def close(self) -> str:
+        self.selector.close()
+        self.pipe.close()
+        return self.data.decode("utf-8", "replace")
+
+
+def run_once(command: list[str] | str, timeout: float | None, shell: bool,
+             signals: _Signals | None = None) -> tuple[float, str, int | None, str]:
+    """Run one command; returns (seconds, status, exit code, stderr tail). Stdout is discarded.
+
+    The time is the wall clock from start until the job's own process exits. A run is ``timeout``
+    when it lasts longer than ``timeout`` seconds, ``interrupted`` when ``signals`` received
+    SIGTERM/SIGINT meanwhile, ``failed`` when it exits non-zero or leaves processes behind."""
     start = time.perf_counter()
     try:
         proc = subprocess.Popen(command, shell=shell, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, start_new_session=(os.name == "posix"))
-    except OSError as exc:
+    except (OSError, ValueError) as exc:
         return time.perf_counter() - start, "failed", None, _tail(f"cannot start: {exc}")
+    if signals is not None:
+        signals.job_pgid = proc.pid
+    err = _StderrTail(proc.stderr)
+    notes: list[str] = []
+    status = None
     try:
-        _, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        _, err = proc.communicate()
+        while proc.poll() is None:
+            err.pump(0.05)
+            if err.eof:  # stderr closed: nothing more to read, just wait (in small steps, for signals)
+                try:
+                    proc.wait(0.05)
+                except subprocess.TimeoutExpired:
+                    pass
+            if signals is not None and signals.received is not None:
+                status = "interrupted"
+                deadline = time.monotonic() + TERM_GRACE_S
+                while proc.poll() is None and time.monotonic() < deadline:
+                    err.pump(0.05)
+                if proc.poll() is None:
+                    _kill_group(proc)
+                    notes.append(f"[killed {TERM_GRACE_S:g} s after {signal.Signals(signals.received).name}]")
+                else:
+                    notes.append(f"[stopped by {signal.Signals(signals.received).name}]")
+                break
+            if timeout is not None and time.perf_counter() - start > timeout and proc.poll() is None:
+                _kill_group(proc)
+                status = "timeout"
+                notes.append(f"[killed after {timeout:g} s]")
+                break
+        proc.wait()
         elapsed = time.perf_counter() - start
-        return elapsed, "timeout", None, _tail(err.decode("utf-8", "replace") + f" [killed after {timeout:g} s]")
-    except BaseException:  # KeyboardInterrupt: do not leave the job running
+        err.pump(EOF_GRACE_S)
+        if not err.eof or _group_alive(proc.pid):
+            # The job exited but something it started lives on (holding stderr open, or in its group).
+            _signal_group(proc.pid, signal.SIGKILL)
+            err.pump(EOF_GRACE_S)
+            if status is None:
+                status = "failed"
+                notes.append("[exited but left process(es) running; its process group was killed" +
+                             ("" if err.eof else "; one outside the group still holds stderr open") + "]")
+    except BaseException:  # an unexpected error here: do not leave the job running
         _kill_group(proc)
         proc.wait()
         raise
-    elapsed = time.perf_counter() - start
-    status = "ok" if proc.returncode == 0 else "failed"
-    return elapsed, status, proc.returncode, _tail(err.decode("utf-8", "replace"))
+    finally:
+        if signals is not None:
+            signals.job_pgid = None
+        text = err.close()
+    if status is None:
+        status = "ok" if proc.returncode == 0 else "failed"
+    code = None if status == "timeout" else proc.returncode
+    return elapsed, status, code, _tail(" ".join([text, *notes]) if notes else text)
 
 
 def _fmt_duration(seconds: float | None) -> str:
@@ -392,11 +552,11 @@ def run_sweep(command: str, grid: dict[str, list[str]], repeat: int = 1, out: st
         raise PerfModelError(f"--out {path}: folder {path.parent} does not exist")
     report = progress or print_progress
 
-    with _Lock(path):
+    with _Lock(path), _Signals() as signals:
         existing = _read_existing(path, columns)
         _check_same_command(path, existing, command, names, shell)
         done_keys = {(tuple(r[n] for n in names), int(r["repetition"])) for r in existing
-                     if r["repetition"].isdigit()}
+                     if r["repetition"].isdigit() and r["status"] != "interrupted"}
         times: dict[tuple, list[float]] = {}
         for r in existing:
             if r["status"] == "ok":
@@ -414,14 +574,18 @@ def run_sweep(command: str, grid: dict[str, list[str]], repeat: int = 1, out: st
         if pending and warmup:
             cmd = build_command(command, pending[0][0], shell)
             print(f"sweep: warm-up run: {command_text(cmd)}", file=sys.stderr, flush=True)
-            run_once(cmd, timeout, shell)
+            run_once(cmd, timeout, shell, signals)
         while pending:
+            if signals.received is not None:
+                raise SweepInterrupted(signals.received)
             config, rep = pending[0]
             cmd = build_command(command, config, shell)
             started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-            elapsed, status, code, tail = run_once(cmd, timeout, shell)
+            elapsed, status, code, tail = run_once(cmd, timeout, shell, signals)
             record = RunRecord(config, rep, elapsed, status, code, tail, started, command_text(cmd))
             _append(path, columns, record, names)
+            if status == "interrupted":
+                raise SweepInterrupted(signals.received)
             pending.pop(0)
             done += 1
             if status == "ok":
@@ -520,6 +684,10 @@ def run_cli(args: argparse.Namespace) -> int:
     except PerfModelError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except SweepInterrupted as exc:
+        print(f"sweep stopped by {exc}; the run in progress was stopped and recorded as 'interrupted'; "
+              f"rerun the same command to resume ({args.out})", file=sys.stderr)
+        return 128 + exc.signum
     except KeyboardInterrupt:
         print(f"\nsweep interrupted; rerun the same command to resume ({args.out})", file=sys.stderr)
         return 130

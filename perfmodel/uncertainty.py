@@ -167,7 +167,8 @@ class _Design:
         self.theta0 = np.array([result.params[p] for p in self.expr.params], float)
         with np.errstate(all="ignore"):
             T0 = pr.term_matrix(self.theta0)
-        self.pen_scale = np.where(pr.penalised, pr.scales(T0) / pr.ybar, 0.0)  # d u_k / d c_k
+        self.ybar = pr.ybar * pr.yscale  # the mean time in seconds (the problem works in an internal unit)
+        self.pen_scale = np.where(pr.penalised, pr.scales(T0) / self.ybar, 0.0)  # d u_k / d c_k
         lo_t = np.array([self.expr.bounds[p][0] for p in self.expr.params], float)
         hi_t = np.array([self.expr.bounds[p][1] for p in self.expr.params], float)
         self.lo = np.concatenate([pr.clo, lo_t])
@@ -195,7 +196,7 @@ class _Design:
         if self.loss == "relative":
             w, v = 1.0 / Y ** 2, Y
         elif self.loss == "absolute":
-            w, v = np.full(Y.shape, 1.0 / self.problem.ybar ** 2), Y
+            w, v = np.full(Y.shape, 1.0 / self.ybar ** 2), Y
         else:
             w, v = np.ones(Y.shape), np.log(Y)
         A = w @ self.onehot

@@ -7,7 +7,7 @@ tabs never see each other's data. Keys:
 ``data``       dict: source ("bundled"/"upload"), name, title, description, origin, frame (the table
                as read), time, factors, region/metric (Extra-P uploads)
 ``meas``       the validated :class:`perfmodel.Measurements` (None when the mapping is invalid)
-``data_key``   hash of the measurements and the mapping (cache key of every fit)
+``data_key``   hash of everything in the measurements that reaches an output (cache key of every fit)
 ``lib_terms``  {library key: term text} of the checked library terms
 ``custom_terms`` the other terms, as typed ("+"-separated)
 ``bounds``     {free parameter: (low, high)}
@@ -30,7 +30,7 @@ from perfmodel import Measurements, PerfModelError
 from perfmodel.data import guess_roles, read_table
 from perfmodel.datasets import DEFAULT_DATASET, get_dataset, list_datasets, load_frame
 from perfmodel.expression import DEFAULT_PARAM_BOUNDS, parse_expression
-from perfmodel.fit import DEFAULT_LAM
+from perfmodel.fit import DEFAULT_LAM, MAX_SEED
 from perfmodel.terms import PRESETS, library, preset_bounds, preset_spec
 
 #: λ choices of the log-scale slider (0 included).
@@ -45,6 +45,10 @@ VALIDATION_METHODS = {"kfold": "5-fold cross-validation (by configuration)",
                       "loco": "leave-one-configuration-out",
                       "none": "none"}
 KFOLD_K = 5
+#: Largest upload in MB (2^20 bytes); ``server.maxUploadSize`` in .streamlit/config.toml says the same,
+#: so the server refuses a larger file before it is read.
+MAX_UPLOAD_MB = 50
+
 SYMBOL_ROLES = ("p", "N", "b", "E")
 
 
@@ -67,10 +71,10 @@ def init() -> None:
     elif "lam" in qp:
         notices.append(f"ignored the link's λ {qp.get('lam')!r} (not a number >= 0)")
     seed = _int(qp.get("seed"))
-    if seed is not None:
+    if seed is not None and 0 <= seed <= MAX_SEED:
         ss["settings"]["seed"] = seed
     elif "seed" in qp:
-        notices.append(f"ignored the link's seed {qp.get('seed')!r} (not an integer)")
+        notices.append(f"ignored the link's seed {qp.get('seed')!r} (not an integer within [0, {MAX_SEED}])")
     name = qp.get("dataset") or DEFAULT_DATASET
     try:
         load_bundled(name)
@@ -104,14 +108,16 @@ def bundled_names() -> list[str]:
 
 
 def data_key(meas: Measurements) -> str:
-    """Hash of the measured values and the mapping (time, symbols -> columns, name)."""
-    cols = [meas.time, *meas.factors.values()]
-    h = hashlib.sha1()
-    h.update(json.dumps({"time": meas.time, "factors": meas.factors, "name": meas.name},
-                        sort_keys=True).encode())
-    h.update(np.ascontiguousarray(meas.frame[cols].to_numpy(dtype=float)).tobytes())
-    h.update(np.ascontiguousarray(meas.rows).tobytes())
-    return h.hexdigest()[:16]
+    """Hash of everything of the measurements that can reach an output: the kept rows (every
+    column, values and types, row numbers), the dropped rows and their reasons, the mapping and
+    the name. Two sessions share a cached fit only when all of it is equal."""
+    frame = meas.frame
+    h = hashlib.sha256()
+    h.update(json.dumps({"time": meas.time, "factors": meas.factors, "name": meas.name,
+                         "columns": [str(c) for c in frame.columns], "dtypes": [str(t) for t in frame.dtypes],
+                         "dropped": [str(d) for d in meas.dropped]}, sort_keys=True).encode())
+    h.update(np.ascontiguousarray(pd.util.hash_pandas_object(frame, index=True).to_numpy()).tobytes())
+    return h.hexdigest()[:32]
 
 
 def _set_data(data: dict, meas: Measurements, spec: str | None) -> None:
@@ -136,9 +142,10 @@ def read_upload(file_name: str, content: bytes) -> pd.DataFrame:
     """Read uploaded bytes (CSV or Extra-P text, guessed); raises PerfModelError."""
     if not content:
         raise PerfModelError(f"{file_name}: the file is empty")
-    if len(content) > 50_000_000:
-        raise PerfModelError(f"{file_name}: the file is {len(content) / 1e6:.0f} MB; the limit is 50 MB")
-    frame = read_table(content)
+    if len(content) > MAX_UPLOAD_MB * 1024 * 1024:
+        raise PerfModelError(f"{file_name}: the file is {len(content) / 2 ** 20:.1f} MB; "
+                             f"the limit is {MAX_UPLOAD_MB} MB")
+    frame = read_table(content, name=file_name)
     if frame.shape[0] == 0:
         raise PerfModelError(f"{file_name}: the table has a header but no rows")
     return frame

@@ -1,0 +1,145 @@
+"""The declared shape of a model file (``perfmodel.fit/1``) as JSON Schema, and its validation.
+
+:func:`validate_model_dict` checks a parsed model file against :data:`MODEL_SCHEMA` and turns
+the first violation into one :class:`PerfModelError` naming the field. What a schema cannot say
+(the terms, signs, coefficients and parameters agree with the expression) is checked by
+:meth:`perfmodel.result.FitResult.from_dict` after parsing the expression.
+
+``uncertainty`` and ``ensemble`` are optional objects whose insides are checked by the code that
+reads them; unknown top-level fields are ignored (a newer writer may add some).
+"""
+
+from __future__ import annotations
+
+import json
+import keyword
+
+import jsonschema
+
+from .errors import PerfModelError
+from .expression import FUNCTIONS
+
+FORMAT = "perfmodel.fit/1"
+#: Largest number accepted where a finite value is required (NaN passes "number", inf does not).
+_FLOAT_MAX = 1.7976931348623157e308
+#: Parse integer literals of more digits than this as floats (then infinite): Python refuses
+#: to convert very long digit strings to int, and no field needs such integers.
+_MAX_INT_DIGITS = 300
+
+_IDENT = "^[A-Za-z][A-Za-z0-9_]*$"
+_RESERVED = sorted(set(keyword.kwlist) | set(FUNCTIONS))
+
+_finite = {"type": "number", "minimum": -_FLOAT_MAX, "maximum": _FLOAT_MAX}
+_number = {"type": "number"}  # NaN and ±inf allowed (metrics of a degenerate fit)
+_symbol = {"type": "string", "pattern": _IDENT, "not": {"enum": _RESERVED}}
+_interval = {"type": "array", "items": _finite, "minItems": 2, "maxItems": 2}
+_metrics = {"type": "object", "required": ["mape"], "additionalProperties": _number}
+
+MODEL_SCHEMA: dict = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "perfmodel model file",
+    "type": "object",
+    "required": ["format", "expression", "terms", "signs", "coefficients", "params", "param_bounds", "time",
+                 "factors", "settings", "cost", "loss", "penalty", "convergence", "metrics", "shares",
+                 "factor_ranges", "n_rows", "n_configurations"],
+    "properties": {
+        "format": {"const": FORMAT},
+        "expression": {"type": "string", "minLength": 1, "maxLength": 2000},
+        "terms": {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1},
+        "signs": {"type": "array", "items": {"enum": [1, -1]}, "minItems": 1},
+        "coefficients": {"type": "object", "propertyNames": {"pattern": "^c(0|[1-9][0-9]*)$"},
+                         "additionalProperties": _finite},
+        "params": {"type": "object", "propertyNames": _symbol, "additionalProperties": _finite},
+        "param_bounds": {"type": "object", "propertyNames": _symbol, "additionalProperties": _interval},
+        "time": {"type": "string"},
+        "factors": {"type": "object", "propertyNames": _symbol, "additionalProperties": {"type": "string"}},
+        "settings": {
+            "type": "object",
+            "required": ["lam", "penalty", "loss", "seed"],
+            "properties": {
+                "lam": {"type": "number", "minimum": 0, "maximum": _FLOAT_MAX},
+                "penalty": {"type": "string"},
+                "loss": {"type": "string"},
+                "seed": {"type": "integer", "minimum": 0, "maximum": 2 ** 32 - 1},
+                "terms": {"type": ["string", "null"]},
+            },
+        },
+        "cost": _number,
+        "loss": _number,
+        "penalty": _number,
+        "convergence": {"type": "object", "properties": {
+            "nit": {"type": "integer"}, "nfev": {"type": "integer"}, "seconds": _number,
+            "message": {"type": "string"}}},
+        "metrics": {**_metrics, "required": ["mape", "r2"]},
+        "shares": {"type": "object", "additionalProperties": _number},
+        "factor_ranges": {"type": "object", "propertyNames": _symbol, "additionalProperties": _interval},
+        "n_rows": {"type": "integer", "minimum": 1},
+        "n_configurations": {"type": "integer", "minimum": 1},
+        "dataset": {"type": "string"},
+        "dropped": {"type": "array", "items": {"type": "string"}},
+        "warnings": {"type": "array", "items": {"type": "string"}},
+        "validation": {"type": "object", "additionalProperties": _metrics},
+        "version": {"type": "string"},
+        "uncertainty": {"type": "object"},
+        "ensemble": {"type": "object"},
+    },
+}
+
+_VALIDATOR = jsonschema.Draft202012Validator(MODEL_SCHEMA)
+
+
+def _short(value, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _describe(error: jsonschema.ValidationError) -> str:
+    where = "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".")
+    where = f"field {where!r}" if where else "the file"
+    v = error.validator
+    if v == "required":
+        missing = [k for k in error.validator_value if k not in (error.instance or {})]
+        return f"{where} lacks field(s): {', '.join(missing)}"
+    if v == "type":
+        want = error.validator_value
+        want = " or ".join(want) if isinstance(want, list) else want
+        return f"{where} must be {want}, got {_short(error.instance)}"
+    if v in ("minimum", "maximum"):
+        side = "below the lowest" if v == "minimum" else "above the highest"
+        return f"{where} is {_short(error.instance)}, {side} allowed value {error.validator_value:g}"
+    if v in ("pattern", "not") and isinstance(error.instance, str):
+        return (f"{where} has the name {_short(error.instance)}, which is not allowed here (a symbol is an "
+                "identifier, not a Python keyword or function; coefficients are c0, c1, ...)")
+    if v == "const":
+        return f"{where} must be {error.validator_value!r}, got {_short(error.instance)}"
+    if v == "enum":
+        return f"{where} must be one of {', '.join(map(repr, error.validator_value))}, got {_short(error.instance)}"
+    return f"{where}: {_short(error.instance)} is not valid ({v} {_short(error.validator_value, 40)})"
+
+
+def validate_model_dict(d) -> None:
+    """Raise :class:`PerfModelError` (one line, naming the field) unless ``d`` fits the schema."""
+    if not isinstance(d, dict) or d.get("format") != FORMAT:
+        raise PerfModelError(f"not a perfmodel model file (expected format {FORMAT!r})")
+    error = jsonschema.exceptions.best_match(_VALIDATOR.iter_errors(d))
+    if error is not None:
+        raise PerfModelError(f"model file: {_describe(error)}")
+
+
+def _parse_int(text: str):
+    return int(text) if len(text.lstrip("-")) <= _MAX_INT_DIGITS else float(text)
+
+
+def loads(text: str | bytes) -> dict:
+    """Parse model-file text or bytes (UTF-8) to a dict; raises :class:`PerfModelError`."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise PerfModelError(f"the model file is not UTF-8 text (byte {exc.start + 1})") from None
+    try:
+        return json.loads(text, parse_int=_parse_int)
+    except json.JSONDecodeError as exc:
+        raise PerfModelError(f"the model file is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    except RecursionError:
+        raise PerfModelError("the model file is nested too deeply to be a model") from None
