@@ -437,7 +437,13 @@ class Problem:
                 t = np.concatenate([t, np.zeros(int(self.penalised.sum()))])
             res = lsq_linear(A, t, bounds=(lo, hi), method="bvls", tol=1e-14, max_iter=10000)
             return res.x
-        return _l1_box_qp(A, t, self.lam * self.penalised, lo, hi)
+        with np.errstate(all="ignore"):
+            if not np.all(np.isfinite(A.T @ A)):  # squares past the float range: leave it to DE
+                return None
+        try:
+            return _l1_box_qp(A, t, self.lam * self.penalised, lo, hi)
+        except np.linalg.LinAlgError:
+            return None
 
     def polish(self, z: np.ndarray, best: float, bounds, vectorized: bool) -> tuple[np.ndarray, float, int]:
         """L-BFGS-B from DE's best within the DE bounds; kept only when it lowers the cost.

@@ -163,19 +163,21 @@ class _Design:
         self.n = meas.n_rows
         self.K, self.M = pr.K, pr.M
         self.loss, self.lam, self.penalty = pr.loss, pr.lam, pr.penalty
-        self.c0 = np.array(list(result.coefficients.values()), float)
+        # The problem works in an internal unit of time (seconds / yscale; 1 for ordinary times), so
+        # times near the float limits stay finite: so do the refits, and they convert at the end.
+        self.yscale = pr.yscale
+        self.c0 = np.array(list(result.coefficients.values()), float) / self.yscale
         self.theta0 = np.array([result.params[p] for p in self.expr.params], float)
         with np.errstate(all="ignore"):
             T0 = pr.term_matrix(self.theta0)
-        self.ybar = pr.ybar * pr.yscale  # the mean time in seconds (the problem works in an internal unit)
-        self.pen_scale = np.where(pr.penalised, pr.scales(T0) / self.ybar, 0.0)  # d u_k / d c_k
+        self.pen_scale = np.where(pr.penalised, pr.scales(T0) / pr.ybar, 0.0)  # d u_k / d c_k
         lo_t = np.array([self.expr.bounds[p][0] for p in self.expr.params], float)
         hi_t = np.array([self.expr.bounds[p][1] for p in self.expr.params], float)
         self.lo = np.concatenate([pr.clo, lo_t])
         self.hi = np.concatenate([pr.chi, hi_t])
         self.onehot = np.zeros((self.n, self.G))
         self.onehot[np.arange(self.n), self.cfg] = 1.0
-        self.fitted_cfg = self.c0 @ T0  # (G,)
+        self.fitted_cfg = self.c0 @ T0  # (G,), internal unit
 
     def terms(self, theta: np.ndarray) -> np.ndarray:
         """Term values for parameter rows ``theta`` (R, M): shape (R, K, G)."""
@@ -196,7 +198,7 @@ class _Design:
         if self.loss == "relative":
             w, v = 1.0 / Y ** 2, Y
         elif self.loss == "absolute":
-            w, v = np.full(Y.shape, 1.0 / self.ybar ** 2), Y
+            w, v = np.full(Y.shape, 1.0 / self.problem.ybar ** 2), Y
         else:
             w, v = np.ones(Y.shape), np.log(Y)
         A = w @ self.onehot
@@ -214,7 +216,8 @@ class _Design:
         return np.where(np.isfinite(out), out, np.inf)
 
     def refit(self, Y: np.ndarray, iters: int = 40) -> tuple[np.ndarray, np.ndarray]:
-        """Refit to row targets ``Y`` (R, n) from the fit's own parameters: ((R, K), (R, M))."""
+        """Refit to row targets ``Y`` (R, n, internal unit) from the fit's own parameters:
+        ((R, K) coefficients in seconds per unit of the term, (R, M))."""
         R = Y.shape[0]
         K, M = self.K, self.M
         P = K + M
@@ -281,7 +284,7 @@ class _Design:
             mu = np.where(better, np.maximum(mu / 3, 1e-9), mu * 4)
             if np.all((gain < 1e-10) & better | (mu > 1e8)):
                 break
-        return x[:, :K], x[:, K:]
+        return x[:, :K] * self.yscale, x[:, K:]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -311,7 +314,7 @@ def _effective_params(result) -> int:
 
 def _residual_noise(design: _Design, meas: Measurements, n_eff: int) -> tuple[Noise, np.ndarray]:
     """The noise estimate and the inflated relative residual of each configuration (G,)."""
-    y = meas.y
+    y = meas.y / design.yscale
     cfg = design.cfg
     G = design.G
     counts = np.bincount(cfg, minlength=G).astype(float)
@@ -349,12 +352,13 @@ def bootstrap(result, meas: Measurements, replicates: int = DEFAULT_REPLICATES, 
     else:  # no residual degrees of freedom: perturb the configuration means by the noise level
         factor = np.exp(noise.sigma * v / math.sqrt(np.mean(np.bincount(design.cfg))))
     factor = np.maximum(factor, 0.05)
-    ybar_cfg = np.bincount(design.cfg, weights=meas.y) / np.bincount(design.cfg)
-    Y = meas.y[None, :] * (design.fitted_cfg / ybar_cfg)[design.cfg][None, :] * factor[:, design.cfg]
+    y = meas.y / design.yscale
+    ybar_cfg = np.bincount(design.cfg, weights=y) / np.bincount(design.cfg)
+    Y = y[None, :] * (design.fitted_cfg / ybar_cfg)[design.cfg][None, :] * factor[:, design.cfg]
     coefs, params = design.refit(Y)
     member = Member(expression=result.expression, param_bounds=dict(result.param_bounds),
                     factors=list(result.factors), weight=1.0,
-                    point_coefficients=design.c0, point_params=design.theta0,
+                    point_coefficients=design.c0 * design.yscale, point_params=design.theta0,
                     coefficients=coefs, params=params, label="fit")
     return member, noise
 
@@ -450,8 +454,9 @@ class Uncertainty:
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(point, low, high) predictions, each shape (n,); ``widen=False`` leaves out the calibration."""
         _check_level(level)
-        preds, weights, points = self.member_predictions(env)
-        t = self.point(points)
+        with np.errstate(all="ignore"):
+            preds, weights, points = self.member_predictions(env)
+            t = self.point(points)
         a = (1 - level) / 2
         with np.errstate(all="ignore"):
             logs = np.log(np.where(preds > 0, preds, np.nan))
@@ -627,6 +632,12 @@ def compute(result, meas: Measurements, *, candidates: list | None = None, score
     ``noise_scale``; the members are weighted ``exp(-(score - best) / noise)``. The ensemble of their
     point fits predicts instead of ``result`` alone when it does better on the extrapolation splits.
     """
+    with np.errstate(all="ignore"):  # non-finite replicates are handled where they arise
+        return _compute(result, meas, candidates, scores, noise_scale, replicates, seed, calibrate,
+                        calibration_replicates)
+
+
+def _compute(result, meas, candidates, scores, noise_scale, replicates, seed, calibrate, calibration_replicates):
     t0 = _time.perf_counter()
     seed = int(result.settings.get("seed", 0)) if seed is None else int(seed)
     allow_ensemble = bool(candidates)

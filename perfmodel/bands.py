@@ -1,0 +1,61 @@
+"""Interval bands and error bars for the charts (:mod:`perfmodel.plots`), from a fit's intervals.
+
+Every function here takes a fitted result and returns plain arrays or adds traces to a figure; a
+result without intervals (``result.has_intervals`` false) gets none, so a chart drawn before its
+intervals are computed simply has no band yet.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .data import Measurements
+from .uncertainty import DEFAULT_LEVEL
+
+BAND_FILL = "rgba(31, 119, 180, 0.18)"
+BAND_LINE = "rgba(31, 119, 180, 0.0)"
+
+
+def interval_at(result, env: dict, level: float = DEFAULT_LEVEL):
+    """(point, low, high) arrays at the configurations ``env`` (symbol -> array), or None."""
+    if not getattr(result, "has_intervals", False):
+        return None
+    out = result.predict(env, interval=level)
+    return (out["predicted_time"].to_numpy(), out["predicted_low"].to_numpy(), out["predicted_high"].to_numpy())
+
+
+def scaling_interval(result, data, level: float = DEFAULT_LEVEL):
+    """(low, high) along a :class:`perfmodel.plots.ScalingData` curve, or None."""
+    env = {data.symbol: data.x, **{s: np.full(data.x.size, v) for s, v in data.fixed.items()}}
+    got = interval_at(result, env, level)
+    return None if got is None else (got[1], got[2])
+
+
+def add_band(fig: go.Figure, x, low, high, *, level: float = DEFAULT_LEVEL, name: str | None = None,
+             row=None, col=None, below: bool = True) -> None:
+    """A shaded band between ``low`` and ``high``, drawn beneath the other traces by default."""
+    name = name or f"{level:.0%} interval"
+    kw = dict(row=row, col=col) if row is not None else {}
+    n_before = len(fig.data)
+    fig.add_trace(go.Scatter(x=x, y=high, mode="lines", line=dict(width=0, color=BAND_LINE), showlegend=False,
+                             hoverinfo="skip", name=name), **kw)
+    fig.add_trace(go.Scatter(x=x, y=low, mode="lines", line=dict(width=0, color=BAND_LINE), fill="tonexty",
+                             fillcolor=BAND_FILL, name=name,
+                             customdata=np.column_stack([low, high]),
+                             hovertemplate="%{x:.4g}: %{customdata[0]:.4g} – %{customdata[1]:.4g} s<extra>"
+                                           + name + "</extra>"), **kw)
+    if below and n_before:
+        fig.data = fig.data[n_before:] + fig.data[:n_before]
+
+
+def parity_intervals(result, meas: Measurements, level: float = DEFAULT_LEVEL):
+    """(low, high) of each measured run's prediction interval, or None."""
+    got = interval_at(result, meas.env(), level)
+    return None if got is None else (got[1], got[2])
+
+
+def headline_range(result, env: dict, level: float = DEFAULT_LEVEL):
+    """(low, high) of one configuration's interval, or None."""
+    got = interval_at(result, env, level)
+    return None if got is None else (float(got[1][0]), float(got[2][0]))

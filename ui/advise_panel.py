@@ -1,0 +1,62 @@
+"""The Scaling page's "What to measure next" panel: perfmodel.advise on the shown fit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from perfmodel import PerfModelError
+from perfmodel.advise import advise
+from perfmodel.plots import fmt_num, fmt_seconds
+
+from .text import escape_md
+
+
+def candidate_values(values, target: float) -> list[float]:
+    """The measured values and the powers of two up to ``target`` (a sweep's usual steps)."""
+    vals = set(float(v) for v in values)
+    if target > 0 and min(vals) > 0:
+        v = 2.0 ** np.floor(np.log2(min(vals)))
+        while v < target:
+            vals.add(float(v))
+            v *= 2
+    return sorted(x for x in vals if x < target or x in values)
+
+
+def show(res, meas, symbol: str, fixed: dict, target_x: float) -> None:
+    """Rank the runs worth measuring next for the prediction at ``symbol = target_x``."""
+    st.subheader("What to measure next")
+    st.caption(f"Which run would narrow the interval at {symbol} = {fmt_num(target_x)} most, per hour of its own "
+               "predicted run time: every plausible model the bootstrap kept is asked what that run would show, "
+               "and a run beyond the measured range also shortens the extrapolation.")
+    target = {**fixed, symbol: float(target_x)}
+    measured = np.unique(meas.values(symbol)) if symbol in meas.factors else [res.factor_ranges[symbol][1]]
+    grid = {symbol: candidate_values(measured, float(target_x))}
+    c = st.columns([1, 3])
+    budget_h = c[0].number_input("Budget (hours of runs, 0: no limit)", min_value=0.0, value=0.0, step=0.5,
+                                 key="w:advise_budget", help="Plan only the runs whose predicted times fit in it.")
+    try:
+        table = advise(res, target, grid, budget=budget_h * 3600 if budget_h > 0 else None)
+    except PerfModelError as exc:
+        st.info(escape_md(str(exc)), icon=":material/info:")
+        return
+    a = table.attrs
+    top = table.iloc[0]
+    if top["gain_pct"] > 0:
+        c[1].success(f"Measure **{symbol} = {fmt_num(top[symbol])}** next: the interval at {symbol} = "
+                     f"{fmt_num(target_x)} would shrink from ±{a['target_halfwidth_pct']:.0f} % to about "
+                     f"±{top['target_halfwidth_pct']:.0f} %, for a run of about {fmt_seconds(top['predicted_time'])}.",
+                     icon=":material/science:")
+    else:
+        c[1].info("No candidate run would narrow the interval at the target noticeably.", icon=":material/info:")
+    view = pd.DataFrame({
+        symbol: table[symbol], "predicted run time": [fmt_seconds(v) for v in table["predicted_time"]],
+        "interval at the target after it (±%)": table["target_halfwidth_pct"].round(1),
+        "narrower by (points)": table["gain_pct"].round(1),
+        "per hour of runs": table["gain_per_hour"].round(1)})
+    if "in_plan" in table:
+        view["in the plan"] = table["in_plan"]
+    st.dataframe(view.head(8), hide_index=True, width="stretch")
+    st.download_button("Download the ranked runs (CSV, for `sweep --plan`)", table.to_csv(index=False),
+                       file_name="measure_next.csv", mime="text/csv", key="advise_csv")

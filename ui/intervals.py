@@ -1,0 +1,45 @@
+"""Intervals for the shown fit: computed after the fit is drawn, cached, never blocking it.
+
+A page draws its charts from ``st.session_state["result"]`` first; :func:`attach`, called at the
+end of the page, then computes the fit's intervals (bootstrap and calibration, about a second) once,
+stores them in the result and reruns, so the charts gain their bands. The intervals are cached with
+``st.cache_data`` keyed by the data key and the fitted model itself, so returning to a fit (another
+λ tried before, another page) costs nothing.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from perfmodel import FitResult, Measurements, PerfModelError
+
+LEVEL = 0.9
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def _intervals(data_key: str, result_json: str, _meas: Measurements) -> dict:
+    res = FitResult.from_json(result_json)
+    res.compute_intervals(_meas)
+    return res.uncertainty
+
+
+def attach() -> None:
+    """Give the session's result its intervals (once per fit), then rerun to draw them."""
+    ss = st.session_state
+    res, meas = ss.get("result"), ss.get("meas")
+    if res is None or meas is None or res.has_intervals or ss.get("intervals_error") == id(res):
+        return
+    with st.spinner(f"Computing the {LEVEL:.0%} intervals (bootstrap and extrapolation check)…"):
+        try:
+            res.uncertainty = _intervals(ss["data_key"], res.to_json(), meas)
+        except PerfModelError as exc:
+            ss["intervals_error"] = id(res)
+            st.caption(f"No intervals for this fit: {exc}")
+            return
+    st.rerun()
+
+
+def ready() -> bool:
+    """True when the shown result carries its intervals."""
+    res = st.session_state.get("result")
+    return bool(res is not None and res.has_intervals)
