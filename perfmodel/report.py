@@ -48,8 +48,11 @@ def constants_table(result) -> pd.DataFrame:
 
     Columns: name, term (formula with fitted exponents), meaning (plain words), category,
     value, unit, share (% of the total predicted time over the data; blank for exponents),
-    bounds (exponents only).
+    bounds (exponents only); with the fit's intervals also ``low`` and ``high`` (its 90 % interval)
+    and ``share low (%)``, ``share high (%)``.
     """
+    ci = result.constant_intervals(0.9) if result.has_intervals else {}
+    si = result.share_intervals(0.9) if result.has_intervals else {}
     rows = []
     for k, s in enumerate(term_styles(result)):
         c = result.coefficients[f"c{k}"] * result.signs[k]
@@ -61,8 +64,18 @@ def constants_table(result) -> pd.DataFrame:
         lo, hi = result.param_bounds.get(name, [float("nan"), float("nan")])
         rows.append({"name": name, "term": "exponent", "meaning": "free exponent", "category": "",
                      "value": float(v), "unit": "–", "share (%)": float("nan"), "bounds": f"[{lo:g}, {hi:g}]"})
-    return pd.DataFrame(rows, columns=["name", "term", "meaning", "category", "value", "unit", "share (%)",
-                                       "bounds"])
+    columns = ["name", "term", "meaning", "category", "value", "unit", "share (%)", "bounds"]
+    if ci:
+        for r in rows:
+            name = r["name"]
+            sign = result.signs[int(name[1:])] if name in result.coefficients else 1
+            lo, hi = sorted(v * sign for v in ci[name])
+            r["low"], r["high"] = lo, hi
+            term = result.terms[int(name[1:])] if name in result.coefficients else None
+            lo_s, hi_s = si.get(term, (float("nan"), float("nan")))
+            r["share low (%)"], r["share high (%)"] = lo_s * 100, hi_s * 100
+        columns = columns[:5] + ["low", "high"] + columns[5:7] + ["share low (%)", "share high (%)"] + columns[7:]
+    return pd.DataFrame(rows, columns=columns)
 
 
 def metrics_table(result, validation: dict | None = None) -> pd.DataFrame:
@@ -231,6 +244,12 @@ def html_report(result, meas: Measurements, figures: dict[str, go.Figure] | None
         "<h2>Constants and exponents</h2>",
         _table(constants_table(result)),
     ]
+    if result.has_intervals:
+        parts += ["<h2>Intervals</h2>",
+                  "<p>90 % intervals: low and high in the table above, bands on the charts below.</p>",
+                  f"<pre>{html.escape(result.intervals_report().split(chr(10), 1)[1])}</pre>"]
+    else:
+        parts.append("<p class='meta'>This fit carries no intervals (fitted with <code>--replicates 0</code>).</p>")
     if result.warnings or result.dropped:
         parts.append("<h2>Warnings</h2>")
         parts += [f"<div class='warn'>{html.escape(w)}</div>" for w in result.warnings]

@@ -562,6 +562,15 @@ def refit_model(result, **changes):
     return Model(result.expression, bounds=bounds or None, **kwargs)
 
 
+def _quick_refit(result, meas: Measurements):
+    """``result``'s model refitted on ``meas`` with the automatic search's DE settings (one generation,
+    i.e. the exact optimum, when the model is linear in its constants)."""
+    from .autoselect import SEARCH_DE, exact_settings
+
+    model = refit_model(result, **SEARCH_DE)
+    return model.clone(**exact_settings(model, meas)).fit(meas)
+
+
 def scale_axis(meas: Measurements) -> str | None:
     """The factor along which "train small, test large" splits are made: ``p``, else ``N``, else
     the factor with the most distinct values (at least three)."""
@@ -704,7 +713,7 @@ def _calibrate(unc: Uncertainty, results: list, weights: list, meas: Measurement
         fits = []
         for res in results:
             try:
-                fits.append(refit_model(res).fit(train_m))
+                fits.append(_quick_refit(res, train_m))
             except PerfModelError:
                 fits.append(None)
         if fits[0] is None:
