@@ -87,7 +87,7 @@ def speed(replicates: int) -> None:
     t0 = time.perf_counter()
     res.compute_intervals(meas, replicates=replicates)
     t_all = time.perf_counter() - t0
-    print(f"\nspeed: 6 parameters (2 free exponents... {res.n_params} fitted), 300 rows, {replicates} replicates")
+    print(f"\nspeed: {res.n_params} fitted parameters (one a free exponent), 300 rows, {replicates} replicates")
     print(f"  fit (differential evolution)          {t_fit:6.3f} s   1.00x")
     print(f"  bootstrap refits                      {t_boot:6.3f} s   {t_boot / t_fit:5.2f}x the fit")
     print(f"  bootstrap + extrapolation calibration {t_all:6.3f} s   {t_all / t_fit:5.2f}x the fit")

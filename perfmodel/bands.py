@@ -35,7 +35,7 @@ def scaling_interval(result, data, level: float = DEFAULT_LEVEL):
 def add_band(fig: go.Figure, x, low, high, *, level: float = DEFAULT_LEVEL, name: str | None = None,
              row=None, col=None, below: bool = True) -> None:
     """A shaded band between ``low`` and ``high``, drawn beneath the other traces by default."""
-    name = name or f"{level:.0%} interval"
+    name = name or f"{level * 100:.0f} % interval"
     kw = dict(row=row, col=col) if row is not None else {}
     n_before = len(fig.data)
     fig.add_trace(go.Scatter(x=x, y=high, mode="lines", line=dict(width=0, color=BAND_LINE), showlegend=False,

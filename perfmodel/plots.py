@@ -22,6 +22,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .bands import add_band, parity_intervals, scaling_interval
 from .data import Measurements
 from .errors import PerfModelError
 from .expression import parse_expression
@@ -453,6 +454,14 @@ def parity_figure(result, meas: Measurements, color_by: str | None = None,
         return empty_figure("No measurements to show", x_title, y_title, title)
     fig = go.Figure()
     add_parity_guides(fig, d.lo, d.hi)
+    band = parity_intervals(result, meas)
+    if band is not None:
+        low, high = band
+        fig.add_trace(go.Scatter(x=d.measured, y=d.predicted, mode="markers", name="90 % interval",
+                                 marker=dict(size=1, opacity=0, color=PREDICTED), hoverinfo="skip",
+                                 error_y=dict(type="data", symmetric=False, array=high - d.predicted,
+                                              arrayminus=d.predicted - low, color="rgba(31, 119, 180, 0.45)",
+                                              thickness=1.2, width=0)))
     tmpl = ("%{text}<br>measured %{x:.4g} s<br>predicted %{y:.4g} s<br>error %{customdata:+.1f} %"
             "<extra></extra>")
     marker = dict(size=10, opacity=0.85, line=dict(width=0.8, color="white"))
@@ -682,6 +691,8 @@ class ScalingData:
     styles: list
     others_outside: list = field(default_factory=list)  # fixed symbols set outside their measured range
     crossover: float | None = None  # first x where communication overtakes compute
+    low: np.ndarray | None = None   # the 90 % interval along the curve (None: the fit has no intervals)
+    high: np.ndarray | None = None
 
 
 def scaling_grid(lo: float, hi: float, integer: bool, n: int = 200) -> np.ndarray:
@@ -756,7 +767,12 @@ def scaling_data(result, symbol: str, fixed: dict | None = None, meas: Measureme
         over = (cats["communication"] > cats["compute"])
         if not over[0] and over.any():
             crossover = float(x[int(np.argmax(over))])
-    return ScalingData(symbol, x, total, contrib, inside, (lo, hi), fixed, px, py, styles, others_out, crossover)
+    d = ScalingData(symbol, x, total, contrib, inside, (lo, hi), fixed, px, py, styles, others_out, crossover)
+    band = scaling_interval(result, d)
+    if band is not None:
+        d.low, d.high = band
+        d.total = result.predict({symbol: x, **{s: np.full(x.size, v) for s, v in fixed.items()}})
+    return d
 
 
 def _extrap_zone(fig: go.Figure, d: ScalingData, log_x: bool = False, row=None, col=None,
@@ -814,6 +830,8 @@ def scaling_figure(result, symbol: str = "p", fixed: dict | None = None, meas: M
     title = title if title is not None else f"Run time as {FACTOR_WORDS.get(symbol, (symbol,))[0]} grow"
     fig = go.Figure()
     _extrap_zone(fig, d, log_x)
+    if d.low is not None:
+        add_band(fig, d.x, d.low, d.high, below=False)
     inside = d.inside
     # Solid inside, dashed outside; each dashed segment includes its boundary point so the line is continuous.
     fig.add_trace(go.Scatter(x=d.x[inside], y=d.total[inside], mode="lines", name="model (measured range)",
@@ -870,6 +888,12 @@ def scaling_contributions_figure(result, symbol: str = "p", fixed: dict | None =
                                                "<extra></extra>"))
     fig.add_trace(go.Scatter(x=d.x, y=d.total, mode="lines", name="total", line=dict(color=MEASURED, width=1.5),
                              hovertemplate=f"{symbol} = %{{x:.4g}}<br>total %{{y:.4g}} s<extra></extra>"))
+    if d.low is not None:
+        for edge, ys in (("low", d.low), ("high", d.high)):
+            fig.add_trace(go.Scatter(x=d.x, y=ys, mode="lines", name="total: 90 % interval", legendgroup="band",
+                                     showlegend=edge == "low", line=dict(color=MEASURED, width=1.2, dash="dot"),
+                                     hovertemplate=f"{symbol} = %{{x:.4g}}<br>total, {edge} end of the 90 % "
+                                                   "interval %{y:.4g} s<extra></extra>"))
     # The areas hide the shaded zone: fade the extrapolated part with a white veil and mark its edges.
     lo, hi = d.measured_range
     for a, b, edge in ((float(d.x.min()), lo, lo), (hi, float(d.x.max()), hi)):
