@@ -321,21 +321,15 @@ def _residual_noise(design: _Design, meas: Measurements, n_eff: int) -> tuple[No
     ybar_cfg = np.bincount(cfg, weights=y, minlength=G) / counts
     rel = ybar_cfg / design.fitted_cfg - 1.0
     df = G - n_eff
+    n_rep = meas.n_rows - G  # degrees of freedom of the spread across repeats
+    s_rep = float(np.sqrt(np.sum((y / ybar_cfg[cfg] - 1.0) ** 2) / n_rep)) if n_rep > 0 else 0.0
     if df >= 1:
-        infl = math.sqrt(G / df)
-        e = (rel - np.average(rel, weights=counts)) * infl
-        sigma = float(np.sqrt(np.sum(rel ** 2) / df))
-        # one measurement's noise: the configuration-mean residual plus the spread of repeats
-        if meas.n_rows > G:
-            within = y / ybar_cfg[cfg] - 1.0
-            s_rep = float(np.sqrt(np.sum(within ** 2) / (meas.n_rows - G)))
-            sigma = float(np.sqrt(sigma ** 2 + s_rep ** 2 * (1 - 1 / np.mean(counts))))
+        e = (rel - np.average(rel, weights=counts)) * math.sqrt(G / df)
+        # one run's noise: the configuration-mean residual plus the part of the repeats' spread it averages out
+        sigma = float(np.sqrt(np.sum(rel ** 2) / df + s_rep ** 2 * (1 - 1 / np.mean(counts))))
         return Noise(sigma, float(df), "residuals"), e
-    if meas.n_rows > G:
-        within = y / ybar_cfg[cfg] - 1.0
-        s_rep = float(np.sqrt(np.sum(within ** 2) / (meas.n_rows - G)))
-        if s_rep > 0:
-            return Noise(max(s_rep, 1e-6), float(meas.n_rows - G), "repeats"), np.zeros(G)
+    if s_rep > 0:
+        return Noise(s_rep, float(n_rep), "repeats"), np.zeros(G)
     return Noise(PRIOR_SIGMA, None, "prior"), np.zeros(G)
 
 
