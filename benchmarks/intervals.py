@@ -47,7 +47,7 @@ def cases(kind: str):
     out = []
     if kind == "datasets":
         for d in list_datasets():
-            if d.kind not in ("training", "sweep", "collective"):
+            if d.kind not in ("training", "sweep", "collective") or d.groups:  # a table of groups: one model each
                 continue
             meas = load_dataset(d.name)
             query = largest_scale_query(meas)
