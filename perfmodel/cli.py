@@ -80,8 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--holdout", metavar="QUERY", help="also fit without rows matching QUERY (e.g. 'p > 8') "
                    "and report the error on them")
     f.add_argument("--replicates", type=int, default=None,
-                   help="bootstrap replicates stored for prediction intervals (default 200; with --group-by 0, "
-                        "since they cost about 0.3 s a group; 0: no intervals)")
+                   help="bootstrap replicates stored for prediction intervals (default 200; 0: no intervals, "
+                        "e.g. for thousands of groups, as they cost about 0.5 s a model)")
     f.add_argument("--out", required=True, help="model JSON to write (with --group-by: a directory)")
     g = f.add_argument_group("groups", "fit the same model to every group of rows; writes OUT/summary.csv "
                              "and one model JSON per fitted group")
@@ -167,7 +167,8 @@ def _load_measurements(args) -> tuple[Measurements, str | None]:
 
 
 def _cmd_fit(args) -> int:
-    if args.replicates is not None and args.replicates < 0:
+    args.replicates = 200 if args.replicates is None else args.replicates
+    if args.replicates < 0:
         raise PerfModelError(f"--replicates must be >= 0, got {args.replicates}")
     if args.group_by:
         from .groups import run_cli
@@ -179,7 +180,6 @@ def _cmd_fit(args) -> int:
     de = dict(strategy=args.strategy, popsize=args.popsize, maxiter=args.maxiter, tol=args.tol)
     common = dict(lam=args.lam, penalty=args.penalty, loss=args.loss, bounds=parse_bounds(args.bounds),
                   nonneg=not args.allow_negative, seed=args.seed, **de)
-    args.replicates = 200 if args.replicates is None else args.replicates
     others, scores, noise = [], None, None
     if args.auto:
         from .autoselect import auto_select, plausible
