@@ -158,6 +158,9 @@ def _cmd_fit(args) -> int:
         result.validation[v.method] = v.metrics
     Path(args.out).write_text(result.to_json())
     print(report or result.report())
+    for name in result.params:
+        if any(w.startswith(f"{name} = ") and "at its bound" in w for w in result.warnings):
+            print(f"hint: widen the bounds of {name} with --bounds {name}=LO:HI", file=sys.stderr)
     print(f"saved {args.out}")
     return 0
 

@@ -445,7 +445,8 @@ def add_parity_guides(fig: go.Figure, lo: float, hi: float) -> None:
 
 
 def parity_figure(result, meas: Measurements, color_by: str | None = None,
-                  cv_predicted: np.ndarray | None = None, title: str | None = "Predicted against measured") -> go.Figure:
+                  cv_predicted: np.ndarray | None = None, title: str | None = "Predicted against measured",
+                  height: int = 520) -> go.Figure:
     """Log–log predicted vs measured time with the y = x line and a ±10 % band."""
     d = parity_data(result, meas, color_by, cv_predicted)
     x_title, y_title = time_title("measured time"), time_title("predicted time")
@@ -490,7 +491,7 @@ def parity_figure(result, meas: Measurements, color_by: str | None = None,
     _set_log_ticks(fig, "x", d.lo, d.hi)
     _set_log_ticks(fig, "y", d.lo, d.hi)
     sub = f"{d.within_band * 100:.0f} % of runs within ±{BAND_PCT:g} %" if d.measured.size else None
-    return style(fig, title, sub, height=520, legend="inside")
+    return style(fig, title, sub, height=height, legend="inside")
 
 
 # -- results: per-term contributions -------------------------------------------------------------
@@ -805,7 +806,7 @@ def _axis_type(log: bool) -> str:
 
 def scaling_figure(result, symbol: str = "p", fixed: dict | None = None, meas: Measurements | None = None,
                    x_max: float | None = None, log_x: bool = False, log_y: bool = False,
-                   title: str | None = None, data: ScalingData | None = None) -> go.Figure:
+                   title: str | None = None, data: ScalingData | None = None, height: int = 480) -> go.Figure:
     """Predicted time along ``symbol``: solid within the measured range, dashed beyond it in a shaded
     extrapolation zone, with the measured runs at the same fixed values overlaid."""
     d = data or scaling_data(result, symbol, fixed, meas, x_max)
@@ -846,7 +847,7 @@ def scaling_figure(result, symbol: str = "p", fixed: dict | None = None, meas: M
         ys = np.concatenate([d.total[d.total > 0], d.points_y[d.points_y > 0]])
         if ys.size:
             _set_log_ticks(fig, "y", ys.min(), ys.max())
-    return style(fig, title, _fixed_text(d), height=480, legend="right")
+    return style(fig, title, _fixed_text(d), height=height, legend="right")
 
 
 def scaling_contributions_figure(result, symbol: str = "p", fixed: dict | None = None,

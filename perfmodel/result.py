@@ -70,8 +70,8 @@ class FitResult:
         for name, (lo, hi) in expr.bounds.items():
             v = params[name]
             if min(v - lo, hi - v) <= 1e-3 * (hi - lo):
-                warnings.append(f"{name} = {v:.4g} is at its bound [{lo:g}, {hi:g}]; widen it with "
-                                f"--bounds {name}=LO:HI if that is not intended")
+                warnings.append(f"{name} = {v:.4g} is at its bound [{lo:g}, {hi:g}]; widen the bounds of "
+                                f"{name} if that is not intended")
         if not info.get("success", True) and not info.get("stopped"):
             warnings.append(f"differential evolution did not converge: {info.get('message')}")
         if info.get("stopped"):

@@ -42,6 +42,15 @@ def charts(at):
     return at.get("plotly_chart")
 
 
+def array(v) -> np.ndarray:
+    """A Plotly array from a figure's JSON (plain list, or base64 ``{"dtype", "bdata"}``)."""
+    if isinstance(v, dict) and "bdata" in v:
+        import base64
+
+        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
+    return np.asarray(v, float)
+
+
 def upload(at, name: str, content: bytes) -> None:
     at.radio(key="w:source").set_value("Upload a file").run()
     at.file_uploader(key="w:upload").set_value((name, content, "text/plain")).run()
@@ -71,7 +80,7 @@ def test_default_dataset_loads_and_fits(app):
     assert app.query_params["lam"] == "0.01" and app.query_params["seed"] == "0"
 
 
-@pytest.mark.parametrize("page, n_charts", [("pages/data.py", 1), ("pages/model.py", 0), ("pages/results.py", 4),
+@pytest.mark.parametrize("page, n_charts", [("pages/data.py", 1), ("pages/model.py", 2), ("pages/results.py", 4),
                                             ("pages/scaling.py", 3), ("pages/export.py", 0)])
 def test_every_page_renders_with_zero_setup(app, page, n_charts):
     app.switch_page(page).run()
@@ -89,22 +98,37 @@ def test_every_widget_has_help(app):
                 assert w.help, f"{page}: {kind} {w.label!r} has no help text"
 
 
-def test_changing_lambda_changes_the_fit(app):
+def test_moving_lambda_refits_without_a_click(app):
     app.switch_page("pages/model.py").run()
     first = app.session_state["result"]
-    app.select_slider(key="w:lam").set_value(1.0)
-    submit(app, "Fit model")
+    formula = app.get("latex")[-1].value
+    app.select_slider(key="w:lam").set_value(1.0).run()  # no "Fit model" click
     assert not app.exception and not errors(app)
     res = app.session_state["result"]
     assert res.settings["lam"] == 1.0
     assert res.coefficients != first.coefficients
     assert res.penalty != first.penalty
     assert app.query_params["lam"] == "1"
-    assert app.success[0].value.startswith("Fitted in")
+    assert app.get("latex")[-1].value.strip("$\n") == res.latex(3) != formula.strip("$\n")  # the formula beside the slider is redrawn
+    strip = json.loads(charts(app)[0].proto.spec)  # the λ strip: both λ tried so far, the current one marked
+    assert sorted(array(strip["data"][-1]["customdata"])) == [0.01, 1.0]
+    assert strip["layout"]["shapes"][0]["x0"] == 1.0
     # back to the first λ: the same model again
-    app.select_slider(key="w:lam").set_value(0.01)
-    submit(app, "Fit model")
+    app.select_slider(key="w:lam").set_value(0.01).run()
     assert app.session_state["result"].coefficients == first.coefficients
+
+
+def test_fit_model_applies_the_other_settings_and_says_so_beside_the_result(app):
+    app.switch_page("pages/model.py").run()
+    app.radio(key="w:penalty").set_value("l2")
+    submit(app, "Fit model")
+    assert not app.exception and not errors(app)
+    assert app.session_state["result"].settings["penalty"] == "l2"
+    [msg] = [s.value for s in app.success]
+    assert msg.startswith("Fitted in")
+    # shown in the fit section (after the Fit subheader), not at the top of the page
+    body = [e for e in app.main]
+    assert app.title[0].value == "Model" and app.subheader[-1].value == "Fit"
 
 
 def test_presets_and_library_checkboxes_edit_the_terms(app):

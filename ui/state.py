@@ -34,8 +34,10 @@ from perfmodel.terms import PRESETS, library, preset_bounds, preset_spec
 
 #: λ choices of the log-scale slider (0 included).
 LAMBDAS = (0.0, 1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3, 1.0)
+#: The λ of a new session (the one place the app reads its default λ from).
+DEFAULT_LAMBDA = 0.01
 DEFAULT_SETTINGS = {
-    "lam": 0.01, "penalty": "l1", "loss": "relative", "seed": 0,
+    "lam": DEFAULT_LAMBDA, "penalty": "l1", "loss": "relative", "seed": 0,
     # Modest differential-evolution settings: a fit of the default dataset takes well under a second.
     "strategy": "best1bin", "popsize": 15, "maxiter": 300, "tol": 0.01,
     "validation": "kfold",
@@ -192,6 +194,11 @@ def apply_upload(file_name: str, frame: pd.DataFrame, time: str, factors: dict,
 def symbols() -> list[str]:
     meas = st.session_state.get("meas")
     return list(meas.factors) if meas is not None else []
+
+
+def model_symbols(meas: Measurements) -> list[str]:
+    """The symbols terms may use: the mapped factors."""
+    return list(meas.factors)
 
 
 def positive_symbols(meas: Measurements) -> list[str]:

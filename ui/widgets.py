@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import streamlit as st
 
 from perfmodel.plots import fmt_num
@@ -10,6 +12,31 @@ from . import fitting
 
 PAGES = {"data": "pages/data.py", "model": "pages/model.py", "results": "pages/results.py",
          "scaling": "pages/scaling.py", "export": "pages/export.py"}
+
+
+#: Characters Markdown (and Streamlit's own :colour[...] / :material/...: / $LaTeX$ syntax) gives a meaning.
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~:$=^&])")
+
+
+def md(text) -> str:
+    """User text (column names, cell values, terms, file names) made inert for ``st.markdown`` and
+    every other element that renders Markdown: each special character is backslash-escaped, so
+    ``I*b^0.9 + I*log2(p)`` keeps its asterisks and ``[x](javascript:…)`` stays text."""
+    return _MD_SPECIAL.sub(r"\\\1", str(text)).replace("\n", " ")
+
+
+def flash(where: str, text: str, kind: str = "success") -> None:
+    """Keep a message for the next run, to be shown by :func:`show_flash` at ``where`` (the place
+    of the action that caused it, not the top of the page)."""
+    st.session_state.setdefault("flashes", {})[where] = (kind, text)
+
+
+def show_flash(where: str) -> None:
+    """Show (once) the message kept for ``where``."""
+    kind, text = st.session_state.get("flashes", {}).pop(where, (None, None))
+    if text:
+        icon = {"success": ":material/check_circle:", "info": ":material/info:"}.get(kind, ":material/info:")
+        getattr(st, kind)(text, icon=icon)
 
 
 def fmt_lambda(v: float) -> str:

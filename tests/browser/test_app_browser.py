@@ -15,6 +15,7 @@ import pytest
 from perfmodel import FitResult
 from perfmodel.datasets import DEFAULT_DATASET, load_dataset
 
+from .harness import IDLE as HARNESS_IDLE
 from .harness import ROOT, open_app, screenshot, wait_for_run
 
 pytestmark = pytest.mark.browser
@@ -40,6 +41,29 @@ def chart(page, x_title: str):
         if any(x_title in (e.text_content() or "") for e in c.locator(".xtitle").all()):
             return c
     raise AssertionError(f"no chart with x-axis title containing {x_title!r}")
+
+
+def figure(locator) -> dict:
+    """The Plotly figure drawn in a chart element, as plotly.js holds it: {"data": [...], "layout": {...}}
+    with the full layout (computed ranges, tick values) under "full" and the drawn tick labels under
+    "ticks" ({axis name: [label, ...]})."""
+    locator.first.wait_for()
+    return locator.first.evaluate("""(el) => {
+        const plain = (v) => JSON.parse(JSON.stringify(v, (k, x) =>
+            (ArrayBuffer.isView(x) ? Array.from(x) : (x && x._inputArray ? Array.from(x._inputArray) : x))));
+        const full = {};
+        for (const [k, ax] of Object.entries(el._fullLayout)) {
+            if (/^[xy]axis\\d*$/.test(k)) full[k] = {range: ax.range, type: ax.type, domain: ax.domain,
+                                                     tickvals: ax.tickvals, title: ax.title && ax.title.text};
+        }
+        const ticks = {};
+        for (const g of el.querySelectorAll('.xaxislayer-above, .yaxislayer-above')) {
+            const name = [...g.classList].find(c => /^[xy]\\d*y?/.test(c)) || g.getAttribute('class');
+            ticks[name] = [...g.querySelectorAll('.xtick text, .ytick text')].map(t => t.textContent);
+        }
+        return {data: plain(el.data), layout: plain(el.layout), full: full, ticks: ticks,
+                legend: el._fullLayout.legend ? {x: el._fullLayout.legend.x, y: el._fullLayout.legend.y} : null};
+    }""")
 
 
 def sidebar_formula(page) -> str:
@@ -93,21 +117,41 @@ def test_upload_map_fit_and_see_metrics(page, tmp_path):
     no_exception(page)
 
 
-def test_moving_lambda_changes_the_constants(page):
+LIVE_FORMULA = ("() => { const k = document.querySelector('.st-key-live_formula .katex-html');"
+                " return k ? k.textContent : null; }")
+
+
+def test_moving_lambda_refits_and_redraws_with_no_other_click(page):
     open_app(page, "model")
-    page.get_by_text("Current fitted model").wait_for()
-    before = sidebar_formula(page)
+    page.locator(".st-key-live_formula .katex").wait_for()
+    before, sidebar_before = page.evaluate(LIVE_FORMULA), sidebar_formula(page)
+    parity_before = sum(len(t["x"]) for t in figure(page.locator(".st-key-live_chart .js-plotly-plot"))["data"]
+                        if t.get("mode") == "markers")
     slider = page.locator('[data-testid="stSlider"]').filter(has_text="λ").locator('input[type="range"]')
     old = slider.input_value()
-    slider.focus()
-    for _ in range(8):  # a much larger λ
+    for _ in range(2):  # 0.01 -> 0.03 -> 0.1: a larger λ, nothing else pressed
+        formula = page.evaluate(LIVE_FORMULA)
+        slider.focus()
         page.keyboard.press("ArrowRight")
+        page.wait_for_function(f"(old) => {{ const v = ({LIVE_FORMULA})(); return v && v !== old; }}", arg=formula)
     assert slider.input_value() != old
-    wait_for_run(page, lambda: page.get_by_role("button", name="Fit model").click())
-    page.get_by_text("Current fitted model").wait_for()
-    after = sidebar_formula(page)
+    # the sidebar and the link follow (a full run after the fragment's)
+    page.wait_for_function("(old) => [...document.querySelectorAll('[data-testid=stSidebar] code')]"
+                           ".some(e => e.innerText.includes('T =') && e.innerText !== old)", arg=sidebar_before)
+    page.wait_for_function(HARNESS_IDLE)
     no_exception(page)
-    assert after != before, "the fitted constants did not change with λ"
+    assert page.evaluate(LIVE_FORMULA) != before
+    assert "lam=0.1" in page.url
+    # the chart beside the formula is drawn again (once)
+    page.wait_for_function("document.querySelectorAll('.st-key-live_chart .js-plotly-plot').length === 1")
+    fig = figure(page.locator(".st-key-live_chart .js-plotly-plot"))
+    assert sum(len(t["x"]) for t in fig["data"] if t.get("mode") == "markers") == parity_before > 0
+    assert page.locator('[data-testid="stMain"]').get_by_text("λ = 0.1").count() >= 1
+    # the λ strip under the slider marks the current λ among the values tried
+    strip = figure(page.locator(".st-key-live_strip .js-plotly-plot"))
+    assert sorted(strip["data"][-1]["customdata"]) == [0.01, 0.03, 0.1]
+    assert strip["layout"]["shapes"][0]["x0"] == 0.1
+    assert not page.js_errors
 
 
 def test_scaling_page_draws_curves_and_extrapolation_zone(page):
