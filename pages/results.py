@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from perfmodel.plots import contributions_figure, parity_figure, residuals_figure, shares_figure
+from perfmodel.plots import contributions_figure, parity_figure, residual_data, residuals_figure, shares_figure
 from perfmodel.report import constants_table, metrics_table
 from ui import fitting
 from ui.nav import guard
@@ -73,12 +73,15 @@ show_cv = c[1].toggle("Cross-validated predictions", value=False, key="w:show_cv
                       disabled=cv.get("predicted") is None,
                       help="Add hollow markers to the parity plot: each run predicted by the model fitted "
                            "without its configuration.")
-left, right = st.columns(2)
-with left:
-    st.plotly_chart(parity_figure(res, meas, color_by=color_by,
-                                  cv_predicted=cv.get("predicted") if show_cv else None),
-                    width="stretch", theme=None, key="parity")
-with right:
-    st.plotly_chart(residuals_figure(res, meas, max_cols=2), width="stretch", theme=None, key="residuals")
+parity = parity_figure(res, meas, color_by=color_by, cv_predicted=cv.get("predicted") if show_cv else None)
+n_panels = len(residual_data(res, meas).symbols)
+if n_panels <= 2:  # parity and residuals side by side
+    left, right = st.columns(2)
+    left.plotly_chart(parity, width="stretch", theme=None, key="parity")
+    right.plotly_chart(residuals_figure(res, meas, max_cols=2), width="stretch", theme=None, key="residuals")
+else:  # one residual panel per factor needs the full width (no lone panel under a grid)
+    left, _ = st.columns(2)
+    left.plotly_chart(parity, width="stretch", theme=None, key="parity")
+    st.plotly_chart(residuals_figure(res, meas, max_cols=3), width="stretch", theme=None, key="residuals")
 
 st.plotly_chart(contributions_figure(res, meas), width="stretch", theme=None, key="contributions")

@@ -20,8 +20,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .plots import (DISCRETE, IDEAL, MEASURED, PREDICTED, add_parity_guides, empty_figure, fmt_num, style,
-                    time_title)
+from .plots import (DISCRETE, IDEAL, MEASURED, PREDICTED, set_log_ticks, add_parity_guides, empty_figure, fmt_num,
+                    square_log_axes, style, time_title)
 
 CHOSEN = "#dc2626"
 MINIMUM = "#6b7280"
@@ -224,8 +224,9 @@ def comparison_parity_figure(comparison, kind: str = "cross-validated",
             hovertemplate="%{text}<br>measured %{x:.4g} s<br>predicted %{y:.4g} s<br>error %{customdata:+.1f} %"
                           "<extra></extra>"))
     rng = [math.log10(d.lo), math.log10(d.hi)]
-    fig.update_xaxes(type="log", range=rng, title_text=x_title)
-    fig.update_yaxes(type="log", range=rng, title_text=y_title, scaleanchor="x", scaleratio=1)
+    square_log_axes(fig, rng, x_title, y_title)
+    set_log_ticks(fig, "x", d.lo, d.hi)
+    set_log_ticks(fig, "y", d.lo, d.hi)
     sub = f"MAPE of the {kind} predictions in the legend" + (f"; best: {d.winner}" if d.winner else "")
     return style(fig, title, sub, height=560, legend="right")
 

@@ -231,7 +231,9 @@ def test_model_page_finds_terms_and_picks_lambda(served_like_a_server):
     at = _app()
     at.session_state["settings"] = {**at.session_state["settings"], "lam": 0.0}  # the λ path: exact, fast fits
     at.switch_page("pages/model.py").run()
-    assert not at.exception and len(at.get("plotly_chart")) == 0  # nothing runs before a click
+    # nothing runs before a click: only the live λ strip and the chart beside the formula are drawn
+    assert not at.exception and len(at.get("plotly_chart")) == 2
+    assert "auto:selection" not in at.session_state and "auto:lampath" not in at.session_state
     _click(at, "Find terms for me")
     sel = at.session_state["auto:selection"]["selection"]
     assert sel.candidates and not at.error
@@ -240,8 +242,9 @@ def test_model_page_finds_terms_and_picks_lambda(served_like_a_server):
     assert at.session_state["bounds"] == {k: tuple(v) for k, v in sel.best.bounds.items()}
     _click(at, "Compute the λ path")
     path = at.session_state["auto:lampath"]["path"]
-    assert np.isfinite(path.chosen) and len(at.get("plotly_chart")) >= 1
+    assert np.isfinite(path.chosen) and len(at.get("plotly_chart")) >= 3
     [use] = [b for b in at.button if b.label.startswith("Use λ")]
     use.click().run()
     assert at.session_state["settings"]["lam"] == path.chosen
+    assert at.session_state["result"].settings["lam"] == path.chosen  # refitted at once, no other click
     assert any("picked by cross-validation" in m.value for m in at.success)

@@ -86,6 +86,7 @@ def _chart(res, meas, kind: str):
 def render() -> None:
     """Draw the component (the Model page calls this once)."""
     ss = st.session_state
+    full_run = ss.pop("run:full", False)  # set by app.py: False when only this fragment reruns
     meas = ss.get("meas")
     if meas is None:
         return
@@ -121,7 +122,6 @@ def render() -> None:
             bar = st.progress(0.0, text="Fitting…")
         refitted = fitting.run_fit(bar, on_fitted=draw)
         bar.empty()
-        state.sync_query_params()
     res = ss.get("result")
     if res is None:
         with notes:
@@ -152,6 +152,7 @@ def render() -> None:
             st.warning(md(w), icon=":material/warning:")
         if cv.get("error"):
             st.warning(f"Cross-validation was not possible: {md(cv['error'])}", icon=":material/warning:")
-    if refitted and st.session_state.get("lam:in_fragment", True):
-        # The formula and chart above are new; a full run brings the sidebar along.
+    if refitted and not full_run:
+        # A run of this fragment alone: the formula and chart above are new; a full run brings the
+        # sidebar and the link along (a full run draws them after the page anyway).
         st.rerun(scope="app")
