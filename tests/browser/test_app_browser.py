@@ -16,7 +16,7 @@ from perfmodel import FitResult
 from perfmodel.datasets import DEFAULT_DATASET, load_dataset
 
 from .harness import IDLE as HARNESS_IDLE
-from .harness import ROOT, open_app, screenshot, wait_for_run
+from .harness import ROOT, figure, open_app, screenshot, wait_for_run
 
 pytestmark = pytest.mark.browser
 
@@ -41,29 +41,6 @@ def chart(page, x_title: str):
         if any(x_title in (e.text_content() or "") for e in c.locator(".xtitle").all()):
             return c
     raise AssertionError(f"no chart with x-axis title containing {x_title!r}")
-
-
-def figure(locator) -> dict:
-    """The Plotly figure drawn in a chart element, as plotly.js holds it: {"data": [...], "layout": {...}}
-    with the full layout (computed ranges, tick values) under "full" and the drawn tick labels under
-    "ticks" ({axis name: [label, ...]})."""
-    locator.first.wait_for()
-    return locator.first.evaluate("""(el) => {
-        const plain = (v) => JSON.parse(JSON.stringify(v, (k, x) =>
-            (ArrayBuffer.isView(x) ? Array.from(x) : (x && x._inputArray ? Array.from(x._inputArray) : x))));
-        const full = {};
-        for (const [k, ax] of Object.entries(el._fullLayout)) {
-            if (/^[xy]axis\\d*$/.test(k)) full[k] = {range: ax.range, type: ax.type, domain: ax.domain,
-                                                     tickvals: ax.tickvals, title: ax.title && ax.title.text};
-        }
-        const ticks = {};
-        for (const g of el.querySelectorAll('.xaxislayer-above, .yaxislayer-above')) {
-            const name = [...g.classList].find(c => /^[xy]\\d*y?/.test(c)) || g.getAttribute('class');
-            ticks[name] = [...g.querySelectorAll('.xtick text, .ytick text')].map(t => t.textContent);
-        }
-        return {data: plain(el.data), layout: plain(el.layout), full: full, ticks: ticks,
-                legend: el._fullLayout.legend ? {x: el._fullLayout.legend.x, y: el._fullLayout.legend.y} : null};
-    }""")
 
 
 def sidebar_formula(page) -> str:
@@ -212,4 +189,22 @@ def test_malformed_upload_shows_error_and_app_keeps_working(page, tmp_path):
     # the bundled data is still in use and the other pages still work
     go_to(page, "Results")
     page.wait_for_selector(f"{PLOT} .scatterlayer .point")
+    no_exception(page)
+
+
+def test_lambda_path_keeps_its_expander_open_with_the_result_and_use_button(page):
+    open_app(page, "model")
+    page.locator(".st-key-live_formula .katex").wait_for()
+    wait_for_run(page, lambda: page.get_by_text("Choose λ by validation (λ path)").click())
+    wait_for_run(page, lambda: page.get_by_role("button", name="Compute the λ path").click(), timeout=120_000)
+    no_exception(page)
+    use = page.get_by_role("button", name=re.compile(r"^Use λ = "))
+    assert use.is_visible()
+    assert page.locator(PLOT).filter(has=page.locator(".gtitle", has_text="Regularisation path")).first.is_visible()
+    label = use.inner_text()
+    wait_for_run(page, lambda: use.click())
+    # λ is set and refitted at once; the message shows beside the button, which stays in view
+    page.get_by_text("picked by cross-validation").first.wait_for()
+    assert page.get_by_role("button", name=re.compile(r"^Use λ = ")).is_visible()
+    page.wait_for_function("(v) => location.search.includes('lam=' + v)", arg=f"{float(label.split('= ')[1]):g}")
     no_exception(page)
