@@ -10,7 +10,7 @@ from perfmodel.evaluate import largest_scale_query
 from perfmodel.selection_plots import PARITY_KINDS, comparison_parity_figure
 from ui import fitting
 from ui.nav import guard
-from ui.widgets import require_result
+from ui.widgets import md, require_result
 
 guard()
 ss = st.session_state
@@ -62,7 +62,7 @@ try:
         (ss["data_key"], json.dumps(key, sort_keys=True), meas, res, auto))
 except PerfModelError as exc:
     bar.empty()
-    st.error(f"The comparison failed: {exc}", icon=":material/error:")
+    st.error(f"The comparison failed: {md(exc)}", icon=":material/error:")
     st.stop()
 bar.empty()
 

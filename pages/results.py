@@ -6,7 +6,7 @@ from perfmodel.plots import contributions_figure, parity_figure, residual_data, 
 from perfmodel.report import constants_table, metrics_table
 from ui import fitting
 from ui.nav import guard
-from ui.widgets import fmt_pct, require_result
+from ui.widgets import fmt_pct, md, require_result
 
 guard()
 ss = st.session_state
@@ -20,10 +20,10 @@ if fitting.is_stale():
             "below.", icon=":material/update:")
 
 st.latex(res.latex(4))
-st.caption(f"{res.n_rows} runs in {res.n_configurations} configurations of {res.dataset or 'the data'}; "
-           f"time column {res.time}; " + ", ".join(f"{s} = {c}" for s, c in res.factors.items()))
+st.caption(f"{res.n_rows} runs in {res.n_configurations} configurations of {md(res.dataset or 'the data')}; "
+           f"time column {md(res.time)}; " + ", ".join(f"{md(s)} = {md(c)}" for s, c in res.factors.items()))
 for w in res.warnings:
-    st.warning(w, icon=":material/warning:")
+    st.warning(md(w), icon=":material/warning:")
 
 # -- metrics ---------------------------------------------------------------------------------------------
 cvm = cv.get("metrics") or {}

@@ -13,6 +13,7 @@ range) shaded and drawn dashed.
 
 from __future__ import annotations
 
+import html
 import math
 import re
 from dataclasses import dataclass, field
@@ -127,8 +128,8 @@ def factor_title(symbol: str, column: str | None = None) -> str:
     if symbol in FACTOR_WORDS:
         words, unit = FACTOR_WORDS[symbol]
         return f"{words} {symbol}" + (f" ({unit})" if unit else "")
-    if column and column != symbol:
-        return f"{column}, {symbol}"
+    if column and column != symbol:  # a column name is user text: no markup in it
+        return f"{html.escape(str(column))}, {symbol}"
     return symbol
 
 

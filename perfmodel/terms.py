@@ -22,6 +22,15 @@ class LibraryTerm:
     meaning: str
 
 
+def effective_symbols(symbols) -> list[str]:
+    """The symbols terms may use: the mapped ones, plus the per-worker batch b = B/p when only the
+    global batch B is mapped."""
+    out = list(symbols)
+    if "B" in out and "b" not in out:
+        out.append("b")
+    return out
+
+
 def iterations(symbols) -> str | None:
     """The iteration-count expression for the mapped symbols (None when nothing scales it)."""
     s = set(symbols)
@@ -49,8 +58,9 @@ def _times(it: str | None, factor: str) -> str:
 
 
 def library(symbols) -> list[LibraryTerm]:
-    """The library terms that make sense for the mapped ``symbols``."""
-    s = set(symbols)
+    """The library terms that make sense for the mapped ``symbols`` (b = B/p counts as mapped
+    when the global batch B is)."""
+    s = set(effective_symbols(symbols))
     it = iterations(s)
     out = [LibraryTerm("constant", "1", "start-up",
                        "fixed start-up/initialisation cost (Hashemi et al.: it dominates at scale)")]
@@ -119,13 +129,15 @@ def preset_spec(name: str, symbols, positive_symbols=None) -> str:
     """
     s = [x for x in symbols]
     if name == "data-parallel":
+        derived_b = "B" in s and "b" not in s
+        s = effective_symbols(s)
         it = iterations(s)
         terms = ["1"]
         if it is not None:
             terms.append(_times(it, "b^e_b") if "b" in s else it)
         if "p" in s:
             terms += [_times(it, "log2(p)"), "p"]
-        extra = [x for x in s if x not in ("p", "N", "b", "E")]
+        extra = [x for x in s if x not in ("p", "N", "b", "E") and not (x == "B" and derived_b)]
         terms += [f"{x}^e_{x}" for x in extra]
         return " + ".join(terms)
     if name == "ernest":

@@ -35,7 +35,8 @@ def app() -> AppTest:
 
 
 def errors(at):
-    return [e.value for e in at.error]
+    """The error messages as shown (Markdown escapes read)."""
+    return [plain(e.value) for e in at.error]
 
 
 def charts(at):
@@ -49,6 +50,11 @@ def array(v) -> np.ndarray:
 
         return np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
     return np.asarray(v, float)
+
+
+def plain(markdown: str) -> str:
+    """What a Markdown source shows once its backslash escapes are read."""
+    return re.sub(r"\\(.)", r"\1", markdown)
 
 
 def upload(at, name: str, content: bytes) -> None:
@@ -72,7 +78,7 @@ def test_default_dataset_loads_and_fits(app):
     assert app.title[0].value == "Data"
     assert len(charts(app)) == 1  # the quick view of time against each factor
     # the sidebar shows the dataset and the fit at a glance
-    sidebar = [m.value for m in app.sidebar.markdown]
+    sidebar = [plain(m.value) for m in app.sidebar.markdown]
     assert any("ResNet-50" in m for m in sidebar)
     assert [m.label for m in app.sidebar.metric] == ["MAPE (fit)", "MAPE (CV)"]
     # the URL carries the view
@@ -179,7 +185,7 @@ def test_upload_csv_map_columns_and_fit():
                 rows.append(f"{p},{b},{n},1,{1 + n / (p * b) * (0.01 * b ** 0.8 + 0.002 * np.log2(p)):.6f}")
     rows.append("16,64,20000,1,oops")
     upload(at, "runs.csv", "\n".join(rows).encode())
-    assert at.success[0].value.startswith("Read runs.csv as CSV: 17 rows")
+    assert plain(at.success[0].value).startswith("Read runs.csv as CSV: 17 rows")
     # first guesses from the column names
     assert at.selectbox(key=[k for k in at.session_state if str(k).endswith(":time")][0]).value == "time_s"
     submit(at, "Use this data")
@@ -187,7 +193,7 @@ def test_upload_csv_map_columns_and_fit():
     ss = at.session_state
     assert ss["data"]["title"] == "runs.csv (uploaded)"
     assert ss["meas"].factors == {"p": "gpus", "N": "samples", "b": "batch", "E": "epochs"}
-    assert "row 17, column 'time_s': non-numeric value 'oops'" in at.warning[0].value
+    assert "row 17, column 'time_s': non-numeric value 'oops'" in plain(at.warning[0].value)
     assert ss["result"] is not None and ss["result"].n_rows == 16
     for page in PAGES[1:]:
         at.switch_page(page).run()
@@ -201,6 +207,53 @@ def test_an_upload_too_small_for_the_default_model_gets_a_simpler_one():
     submit(at, "Use this data")
     assert not at.exception and not errors(at)
     assert at.session_state["result"].expression == "1 + p"  # 2 configurations, 2 constants
+
+
+def test_upload_guesses_gpu_count_and_global_batch_and_takes_a_column_with_spaces():
+    rows = ["GPU count,global batch,message size,epoch time (s)"]
+    for p in (1, 2, 4, 8):
+        for B in (256, 1024):
+            for m in (1, 4):
+                it = 50000 / B
+                rows.append(f"{p},{B},{m},{3 + 2e-3 * it * (B / p) ** 0.9 + 0.01 * it * np.log2(p) + 0.5 * m:.6f}")
+    at = new_app().run()
+    upload(at, "my_timings.csv", "\n".join(rows).encode())
+    keys = {str(k).rsplit(":", 1)[-1]: k for k in at.session_state if str(k).startswith("upload:")}
+    assert at.selectbox(key=keys["time"]).value == "epoch time (s)"
+    assert at.selectbox(key=keys["p"]).value == "GPU count"
+    assert at.selectbox(key=keys["B"]).value == "global batch"
+    assert at.selectbox(key=keys["b"]).value == "— not measured —"
+    at.multiselect(key=keys["others"]).select("message size")
+    submit(at, "Use this data")
+    assert not at.exception and not errors(at)
+    meas, res = at.session_state["meas"], at.session_state["result"]
+    assert meas.factors == {"p": "GPU count", "B": "global batch", "message_size": "message size"}
+    # without N the data size is fixed: iterations ∝ 1/(p·b), with the per-worker batch b = B/p
+    assert res.terms[:3] == ["1", "b^e_b/(p*b)", "log2(p)/(p*b)"]
+    assert res.metrics["mape"] < 5
+    # the sidebar names the columns as they are, escaped for Markdown
+    side = " ".join(plain(m.value) for m in at.sidebar.caption)
+    assert "message_size = message size" in side and "epoch time (s)" in side
+
+
+def test_user_text_is_escaped_wherever_markdown_is_rendered():
+    evil = "[x](javascript:alert(1))"
+    rows = [f"workers,*bold*,{evil}"] + [f"{p},{b},{1 + 10 / p + 0.01 * b}" for p in (1, 2, 4, 8) for b in (1, 2)]
+    at = new_app().run()
+    upload(at, "a_b_c*.csv", "\n".join(rows).encode())
+    submit(at, "Use this data")
+    assert not at.exception
+    shown = [m.value for m in at.sidebar.markdown] + [m.value for m in at.sidebar.caption] + \
+        [m.value for m in at.subheader] + [m.value for m in at.caption] + [m.value for m in at.success]
+    joined = "\n".join(shown)
+    assert evil in plain(joined)  # the text is there, as text
+    assert "](javascript" not in joined and "[x]" not in joined  # no link syntax survives
+    assert "a\\_b\\_c\\*\\.csv" in joined
+    # a term error quoting the terms keeps their asterisks
+    at.switch_page("pages/model.py").run()
+    at.text_input(key="w:custom").input("I*b^0.9*workers").run()
+    [err] = [e.value for e in at.error]
+    assert "I\\*b\\^0\\.9\\*workers" in err
 
 
 def test_upload_extrap_text():
@@ -276,7 +329,7 @@ def test_bad_query_params_fall_back_with_a_warning():
     at = new_app(dataset="no-such-data", lam="minus one", seed="x").run()
     assert not at.exception
     assert at.session_state["data"]["name"] == DEFAULT_DATASET
-    text = at.warning[0].value
+    text = plain(at.warning[0].value)
     assert "no-such-data" in text and "λ" in text and "seed" in text
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -29,8 +30,10 @@ import streamlit as st
 from perfmodel import Measurements, PerfModelError
 from perfmodel.data import guess_roles, read_table
 from perfmodel.datasets import DEFAULT_DATASET, get_dataset, list_datasets, load_frame
-from perfmodel.expression import DEFAULT_PARAM_BOUNDS, parse_expression
-from perfmodel.terms import PRESETS, library, preset_bounds, preset_spec
+from perfmodel.expression import DEFAULT_PARAM_BOUNDS, FUNCTIONS, parse_expression
+from perfmodel.terms import PRESETS, effective_symbols, library, preset_bounds, preset_spec
+
+from .text import md
 
 #: λ choices of the log-scale slider (0 included).
 LAMBDAS = (0.0, 1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3, 1.0)
@@ -46,7 +49,7 @@ VALIDATION_METHODS = {"kfold": "5-fold cross-validation (by configuration)",
                       "loco": "leave-one-configuration-out",
                       "none": "none"}
 KFOLD_K = 5
-SYMBOL_ROLES = ("p", "N", "b", "E")
+SYMBOL_ROLES = ("p", "N", "b", "B", "E")
 
 
 # -- initialisation -----------------------------------------------------------------------------
@@ -66,17 +69,17 @@ def init() -> None:
     if lam is not None and math.isfinite(lam) and lam >= 0:
         ss["settings"]["lam"] = lam
     elif "lam" in qp:
-        notices.append(f"ignored the link's λ {qp.get('lam')!r} (not a number >= 0)")
+        notices.append(f"ignored the link's λ {md(repr(qp.get('lam')))} (not a number ≥ 0)")
     seed = _int(qp.get("seed"))
     if seed is not None:
         ss["settings"]["seed"] = seed
     elif "seed" in qp:
-        notices.append(f"ignored the link's seed {qp.get('seed')!r} (not an integer)")
+        notices.append(f"ignored the link's seed {md(repr(qp.get('seed')))} (not an integer)")
     name = qp.get("dataset") or DEFAULT_DATASET
     try:
         load_bundled(name)
     except PerfModelError as exc:
-        notices.append(f"could not open the linked dataset: {exc}")
+        notices.append(f"could not open the linked dataset: {md(exc)}")
         load_bundled(DEFAULT_DATASET)
     terms = qp.get("terms")
     if terms:
@@ -197,8 +200,22 @@ def symbols() -> list[str]:
 
 
 def model_symbols(meas: Measurements) -> list[str]:
-    """The symbols terms may use: the mapped factors."""
-    return list(meas.factors)
+    """The symbols terms may use: the mapped factors (and b = B/p when only B is mapped)."""
+    return effective_symbols(meas.factors)
+
+
+def symbol_for(column: str, taken) -> str:
+    """The symbol of an "other factor" column: its name when that is a usable identifier, else the
+    name with every run of other characters made an underscore ("message size" -> message_size),
+    never a function name, a role symbol or one already ``taken``."""
+    name = re.sub(r"\W+", "_", str(column)).strip("_") or "x"
+    if name[0].isdigit():
+        name = f"x_{name}"
+    reserved = set(FUNCTIONS) | set(SYMBOL_ROLES) | {"I"} | set(taken)
+    base, k = name, 2
+    while name in reserved or not name.isidentifier():
+        name, k = f"{base}_{k}", k + 1
+    return name
 
 
 def positive_symbols(meas: Measurements) -> list[str]:
@@ -230,8 +247,6 @@ def _params(spec: str, syms: list[str]) -> list[str]:
 
 
 def _canon(text: str, params) -> str:
-    import re
-
     for p in sorted(params, key=len, reverse=True):
         text = re.sub(rf"(?<![A-Za-z0-9_]){re.escape(p)}(?![A-Za-z0-9_])", "#", text)
     return text

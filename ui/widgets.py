@@ -2,27 +2,15 @@
 
 from __future__ import annotations
 
-import re
-
 import streamlit as st
 
 from perfmodel.plots import fmt_num
 
 from . import fitting
+from .text import md  # noqa: F401 - re-exported for the pages
 
 PAGES = {"data": "pages/data.py", "model": "pages/model.py", "results": "pages/results.py",
          "scaling": "pages/scaling.py", "export": "pages/export.py"}
-
-
-#: Characters Markdown (and Streamlit's own :colour[...] / :material/...: / $LaTeX$ syntax) gives a meaning.
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~:$=^&])")
-
-
-def md(text) -> str:
-    """User text (column names, cell values, terms, file names) made inert for ``st.markdown`` and
-    every other element that renders Markdown: each special character is backslash-escaped, so
-    ``I*b^0.9 + I*log2(p)`` keeps its asterisks and ``[x](javascript:…)`` stays text."""
-    return _MD_SPECIAL.sub(r"\\\1", str(text)).replace("\n", " ")
 
 
 def flash(where: str, text: str, kind: str = "success") -> None:
@@ -54,6 +42,14 @@ def fmt_pct(v) -> str:
     return "–" if v != v else f"{v:.1f} %"
 
 
+def sidebar_formula(res) -> str:
+    """The fitted formula one term per line, so a narrow sidebar never breaks it inside a number."""
+    head, _, body = res.formula(3).partition(" = ")
+    parts = body.replace(" - ", " + -").split(" + ")
+    lines = [f"{head} = {parts[0]}"] + [f"  - {p[1:]}" if p.startswith("-") else f"  + {p}" for p in parts[1:]]
+    return "\n".join(lines)
+
+
 def sidebar() -> None:
     """The current dataset, model and fit at a glance."""
     ss = st.session_state
@@ -63,15 +59,15 @@ def sidebar() -> None:
     if data is None or meas is None:
         sb.caption("No data loaded.")
     else:
-        sb.markdown(f"**{data['title']}**")
-        factors = ", ".join(f"{s} = {c}" if s != c else s for s, c in meas.factors.items())
+        sb.markdown(f"**{md(data['title'])}**")
+        factors = ", ".join(md(f"{s} = {c}" if s != c else s) for s, c in meas.factors.items())
         sb.caption(f"{meas.n_rows} runs · {meas.n_configurations} configurations  \n"
-                   f"factors: {factors}  \ntime: {meas.time}")
+                   f"factors: {factors}  \ntime: {md(meas.time)}")
     sb.markdown("#### Model")
     if res is None:
         sb.caption("Not fitted yet." if not ss.get("fit_error") else "The last fit failed (see the Model page).")
         return
-    sb.code(res.formula(3), language=None, wrap_lines=True)
+    sb.code(sidebar_formula(res), language=None)
     s = res.settings
     sb.caption(f"λ = {fmt_lambda(s.get('lam', 0))} ({str(s.get('penalty', '')).upper()}) · "
                f"{s.get('loss')} loss · seed {s.get('seed')}")
@@ -101,7 +97,7 @@ def require_result() -> None:
         st.page_link(PAGES["data"], label="Go to the Data page", icon=":material/arrow_forward:")
     else:
         if ss.get("fit_error"):
-            st.error(ss["fit_error"], icon=":material/error:")
+            st.error(md(ss["fit_error"]), icon=":material/error:")
         st.info("No fitted model yet: choose terms and press **Fit model**.", icon=":material/functions:")
         st.page_link(PAGES["model"], label="Go to the Model page", icon=":material/arrow_forward:")
     st.stop()
