@@ -9,7 +9,7 @@ from perfmodel import PerfModelError
 from perfmodel.data import ROLE_SYMBOLS
 from perfmodel.datasets import get_dataset
 from perfmodel.plots import fmt_num, overview_figure
-from ui import mapping, state
+from ui import mapping, state, welcome
 from ui.nav import guard
 from ui.widgets import md
 
@@ -19,6 +19,7 @@ ss = st.session_state
 st.title("Data")
 st.caption("Measured run times, one row per run: numeric factors (workers p, data size N, per-worker batch b, "
            "epochs E, anything else) and the time in seconds. Repeated runs of one configuration are separate rows.")
+welcome.render()
 
 data = ss.get("data") or {}
 if "w:source" not in ss:
@@ -91,6 +92,7 @@ if meas is None:
 
 st.divider()
 st.subheader(f"Current data: {md(data.get('title', meas.name))}")
+welcome.next_step(data)
 summary = meas.summary()
 c = st.columns(4)
 c[0].metric("Runs (rows used)", summary["rows"], help="Rows kept for fitting, after validation.")

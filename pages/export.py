@@ -1,11 +1,9 @@
 """Export: the model JSON, predictions CSV, LaTeX, Python and a standalone HTML report."""
 
-import re
-
 import streamlit as st
 
 from perfmodel import report
-from ui.exports import html_report_bytes
+from ui.exports import export_stem, html_report_bytes
 from ui.nav import guard
 from ui.widgets import require_result
 
@@ -15,7 +13,7 @@ ss = st.session_state
 st.title("Export")
 require_result()
 res, meas, cv = ss["result"], ss["meas"], ss.get("cv") or {}
-stem = "perfmodel_" + re.sub(r"[^A-Za-z0-9_.-]+", "_", res.dataset or "model").strip("_")
+stem = export_stem(res.dataset)
 fit_key = "|".join(ss.get("fit_key") or ("", ""))
 
 st.markdown("Everything below describes the fitted model shown on the Results page:")

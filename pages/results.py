@@ -38,6 +38,10 @@ c[2].metric("R², in-sample", f"{res.metrics['r2']:.4f}", help="Share of the var
 c[3].metric("Largest error, in-sample", fmt_pct(res.metrics["max_pct_error"]),
             help="Largest absolute percentage error over the runs.")
 
+st.caption("**MAPE** (mean absolute percentage error): how far a prediction typically misses the measured time, "
+           "in % of it. **CV** (cross-validation): each configuration is predicted by a model fitted without it, "
+           "an honest estimate of the error on configurations not measured.")
+
 st.markdown("**Constants and exponents**")
 st.dataframe(
     constants_table(res), hide_index=True, width="stretch",

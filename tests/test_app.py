@@ -69,6 +69,11 @@ def submit(at, label: str) -> None:
 
 def test_default_dataset_loads_and_fits(app):
     ss = app.session_state
+    # a first visit explains itself: three steps, dismissable
+    [welcome] = [m.value for m in app.markdown if "perfmodel explains" in m.value]
+    assert all(f"{i}. **" in welcome for i in (1, 2, 3))
+    app.button(key="welcome:ok").click().run()
+    assert not [m for m in app.markdown if "perfmodel explains" in m.value]
     assert ss["data"]["name"] == DEFAULT_DATASET
     res = ss["result"]
     assert res is not None and res.dataset == DEFAULT_DATASET
@@ -186,6 +191,7 @@ def test_upload_csv_map_columns_and_fit():
     rows.append("16,64,20000,1,oops")
     upload(at, "runs.csv", "\n".join(rows).encode())
     assert plain(at.success[0].value).startswith("Read runs.csv as CSV: 17 rows")
+    assert not [m for m in at.markdown if "is fitted with a first model" in m.value]
     # first guesses from the column names
     assert at.selectbox(key=[k for k in at.session_state if str(k).endswith(":time")][0]).value == "time_s"
     submit(at, "Use this data")
@@ -195,6 +201,8 @@ def test_upload_csv_map_columns_and_fit():
     assert ss["meas"].factors == {"p": "gpus", "N": "samples", "b": "batch", "E": "epochs"}
     assert "row 17, column 'time_s': non-numeric value 'oops'" in plain(at.warning[0].value)
     assert ss["result"] is not None and ss["result"].n_rows == 16
+    # after the upload, the next step is spelled out with links to it
+    assert [m for m in at.markdown if "is fitted with a first model" in m.value]
     for page in PAGES[1:]:
         at.switch_page(page).run()
         assert not at.exception and not errors(at)
@@ -209,7 +217,7 @@ def test_an_upload_too_small_for_the_default_model_gets_a_simpler_one():
     assert at.session_state["result"].expression == "1 + p"  # 2 configurations, 2 constants
 
 
-def test_upload_guesses_gpu_count_and_global_batch_and_takes_a_column_with_spaces():
+def test_upload_guesses_gpu_count_and_global_batch_and_takes_a_column_with_spaces(captured):
     rows = ["GPU count,global batch,message size,epoch time (s)"]
     for p in (1, 2, 4, 8):
         for B in (256, 1024):
@@ -231,6 +239,10 @@ def test_upload_guesses_gpu_count_and_global_batch_and_takes_a_column_with_space
     # without N the data size is fixed: iterations ∝ 1/(p·b), with the per-worker batch b = B/p
     assert res.terms[:3] == ["1", "b^e_b/(p*b)", "log2(p)/(p*b)"]
     assert res.metrics["mape"] < 5
+    # exports are named after the upload
+    at.switch_page("pages/export.py").run()
+    assert {"my_timings.json", "my_timings_predictions.csv", "my_timings_report.html"} <= set(captured)
+    at.switch_page("pages/data.py").run()
     # the sidebar names the columns as they are, escaped for Markdown
     side = " ".join(plain(m.value) for m in at.sidebar.caption)
     assert "message_size = message size" in side and "epoch time (s)" in side
@@ -371,7 +383,7 @@ def test_export_buttons_produce_files_that_parse(app, captured):
     assert not app.exception
     assert len(app.get("download_button")) == 5
     res, meas = app.session_state["result"], app.session_state["meas"]
-    stem = f"perfmodel_{DEFAULT_DATASET}"
+    stem = DEFAULT_DATASET  # files are named after the data
 
     model = FitResult.from_json(captured[f"{stem}.json"].decode())
     np.testing.assert_array_equal(model.predict(meas), res.predict(meas))
@@ -398,7 +410,7 @@ def test_the_report_draws_the_scaling_view_last_set(app, captured):
     app.select_slider(key="w:extend").set_value(16).run()
     app.select_slider(key="w:fix:b").set_value(32).run()
     app.switch_page("pages/export.py").run()
-    html = captured[f"perfmodel_{DEFAULT_DATASET}_report.html"]().decode()
+    html = captured[f"{DEFAULT_DATASET}_report.html"]().decode()
     assert '"x1":128' in html.replace(" ", "")  # the extrapolation zone runs to 16 x 8 workers
     assert "at b = 32, N = 1.28M" in html
 

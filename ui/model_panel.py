@@ -112,7 +112,9 @@ def terms_section(meas) -> None:
     if "b" in expr.symbols and "B" in meas.factors and "b" not in meas.factors:
         notes.append("b = B/p is the per-worker batch")
     if expr.params:
-        notes.append(f"free exponents: {md(', '.join(expr.params))}")
+        words = [("e_b, the batch exponent (below 1: larger batches cost less per sample)" if p == "e_b" else md(p))
+                 for p in expr.params]
+        notes.append(f"free exponents, fitted within bounds: {', '.join(words)}")
     notes.append(f"{len(expr.terms)} constants")
     n_par = len(expr.terms) + len(expr.params)
     st.caption(" · ".join(notes) + f" · {n_par} fitted parameters for {meas.n_configurations} configurations")
