@@ -55,8 +55,8 @@ if source == "Bundled dataset":
     if current:
         with st.expander("Change the column mapping", icon=":material/tune:"):
             mapping.mapping_form(data["frame"], ds.name, {"time": data["time"], "factors": data["factors"]},
-                         key=f"bundled:{ds.name}", submit_label="Apply mapping",
-                         title=f"{ds.title} (your column mapping)", source="remapped")
+                                 key=f"bundled:{ds.name}", submit_label="Apply mapping",
+                                 title=f"{ds.title} (your column mapping)", source="remapped")
 else:
     up = st.file_uploader("CSV or Extra-P text file", type=["csv", "tsv", "txt", "dat"], key="w:upload",
                           help="CSV: one row per run, a header row, numeric columns (delimiter , ; tab or | is "
@@ -76,8 +76,8 @@ else:
                 data["frame"].equals(frame)
             initial = ({"time": data["time"], "factors": data["factors"]} if current
                        else state.guess_mapping(frame))
-            mapping.mapping_form(frame, up.name, initial, key=f"upload:{digest}",
-                         submit_label="Use this data" if not current else "Apply mapping")
+            mapping.mapping_form(frame, up.name, initial, key=f"upload:{digest}", content=content,
+                                 submit_label="Use this data" if not current else "Apply mapping")
     elif data.get("source") != "upload":
         st.info("Until you upload a file, the bundled dataset below stays in use.", icon=":material/info:")
 

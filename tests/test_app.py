@@ -206,7 +206,23 @@ def test_upload_csv_map_columns_and_fit():
     for page in PAGES[1:]:
         at.switch_page(page).run()
         assert not at.exception and not errors(at)
-    assert "dataset" not in at.query_params  # an upload cannot be linked
+    # a link to this view brings the upload along (kept on the server under its content hash)
+    link = {k: at.query_params[k] for k in at.query_params}
+    assert "dataset" not in link and len(link["upload"]) == 24
+    other = new_app(**link).run()  # another session opening the link
+    assert not other.exception and not [w for w in other.warning if "link" in w.value]
+    assert other.session_state["data"]["title"] == "runs.csv (uploaded)"
+    assert other.session_state["meas"].factors == ss["meas"].factors
+    assert other.session_state["result"].settings["terms"] == ss["result"].settings["terms"]
+
+
+def test_a_link_to_an_upload_the_server_does_not_hold_says_so():
+    at = new_app(upload="0" * 24, map='{"time":"t","factors":{"p":"p"}}', terms="1 + p^e", lam="0").run()
+    assert not at.exception
+    text = plain(at.warning[0].value)
+    assert "uploaded file" in text and "no longer holds" in text and "upload the file again" in text
+    data, res = at.session_state["data"], at.session_state["result"]
+    assert data["name"] == DEFAULT_DATASET and res.settings["terms"] != "1 + p^e"  # not the link's terms
 
 
 def test_an_upload_too_small_for_the_default_model_gets_a_simpler_one():
@@ -322,7 +338,11 @@ def test_remapping_a_bundled_dataset(app):
     data, res = app.session_state["data"], app.session_state["result"]
     assert data["source"] == "remapped" and data["title"].endswith("(your column mapping)")
     assert set(res.factors) == {"p", "N"}
-    assert "dataset" not in app.query_params  # a changed mapping cannot be linked
+    link = {k: app.query_params[k] for k in app.query_params}  # the link carries the mapping
+    assert json.loads(link["map"])["factors"] == {"p": "gpus", "N": "samples"}
+    other = new_app(**link).run()
+    assert not other.exception and not other.warning
+    assert other.session_state["data"]["source"] == "remapped" and set(other.session_state["result"].factors) == {"p", "N"}
     [back] = [b for b in app.button if b.label == "Back to the suggested mapping and terms"]
     back.click().run()
     assert app.session_state["data"]["source"] == "bundled" and set(app.session_state["result"].factors) == {"p", "b", "N"}

@@ -14,7 +14,7 @@ NONE = "— not measured —"
 
 
 def mapping_form(frame: pd.DataFrame, file_name: str, initial: dict, key: str, submit_label: str,
-                 title: str | None = None, source: str = "upload") -> None:
+                 title: str | None = None, source: str = "upload", content: bytes | None = None) -> None:
     """Column-to-role mapping (first guess given) and the button that applies it."""
     cols = [str(c) for c in frame.columns]
     extrap = state.is_extrap_frame(frame)
@@ -58,7 +58,8 @@ def mapping_form(frame: pd.DataFrame, file_name: str, initial: dict, key: str, s
         for col in others:
             factors[state.symbol_for(col, factors)] = col
         try:
-            state.apply_upload(file_name, frame, time_col, factors, region, metric, title=title, source=source)
+            state.apply_upload(file_name, frame, time_col, factors, region, metric, title=title, source=source,
+                               content=content)
         except PerfModelError as exc:
             st.error(md(exc), icon=":material/error:")
             return

@@ -33,6 +33,7 @@ from perfmodel.datasets import DEFAULT_DATASET, get_dataset, list_datasets, load
 from perfmodel.expression import DEFAULT_PARAM_BOUNDS, FUNCTIONS, parse_expression
 from perfmodel.terms import PRESETS, effective_symbols, library, preset_bounds, preset_spec
 
+from . import links
 from .text import md
 
 #: λ choices of the log-scale slider (0 included).
@@ -75,17 +76,60 @@ def init() -> None:
         ss["settings"]["seed"] = seed
     elif "seed" in qp:
         notices.append(f"ignored the link's seed {md(repr(qp.get('seed')))} (not an integer)")
+    opened = _open_linked_data(qp, notices)
+    terms = qp.get("terms")
+    if terms and opened:
+        set_spec(terms)
+    ss["notice"] = "; ".join(notices) or None
+    ss["initialised"] = True
+
+
+def _open_linked_data(qp, notices: list) -> bool:
+    """Open the data a link names (a bundled dataset, one remapped, or a kept upload); on failure
+    the default dataset, with a notice that says so. True when the link's data was opened."""
+    mapping = _json(qp.get("map"))
+    if qp.get("upload"):
+        kept = links.store().get(qp.get("upload"))
+        if kept is not None:
+            try:
+                apply_upload(kept.name, read_upload(kept.name, kept.content), mapping["time"], mapping["factors"],
+                             mapping.get("region"), mapping.get("metric"), content=kept.content)
+                return True
+            except (PerfModelError, KeyError, TypeError) as exc:
+                notices.append(f"could not reopen the linked upload {md(kept.name)}: {md(exc)}")
+        else:
+            notices.append(f"this link was made on an uploaded file, which this server no longer holds (uploads "
+                           f"are kept {links.TTL_DAYS} days, not across restarts, and only up to "
+                           f"{links.MAX_BYTES // 1_000_000} MB): the bundled default dataset is shown instead, "
+                           "without the link's terms; upload the file again to see the linked view")
+        load_bundled(DEFAULT_DATASET)
+        return False
     name = qp.get("dataset") or DEFAULT_DATASET
     try:
         load_bundled(name)
     except PerfModelError as exc:
         notices.append(f"could not open the linked dataset: {md(exc)}")
         load_bundled(DEFAULT_DATASET)
-    terms = qp.get("terms")
-    if terms:
-        set_spec(terms)
-    ss["notice"] = "; ".join(notices) or None
-    ss["initialised"] = True
+        return False
+    if mapping:
+        data = st.session_state["data"]
+        try:
+            apply_upload(name, data["frame"], mapping["time"], mapping["factors"], title=f"{data['title']} "
+                         "(your column mapping)", source="remapped")
+        except (PerfModelError, KeyError, TypeError) as exc:
+            notices.append(f"could not apply the link's column mapping ({md(exc)}): the dataset's own mapping "
+                           "and terms are shown")
+            load_bundled(name)
+            return False
+    return True
+
+
+def _json(v) -> dict | None:
+    try:
+        out = json.loads(v) if v else None
+    except (TypeError, ValueError):
+        return None
+    return out if isinstance(out, dict) else None
 
 
 def _float(v) -> float | None:
@@ -169,9 +213,10 @@ def guess_mapping(frame: pd.DataFrame) -> dict:
 
 def apply_upload(file_name: str, frame: pd.DataFrame, time: str, factors: dict,
                  region: str | None = None, metric: str | None = None, title: str | None = None,
-                 source: str = "upload") -> Measurements:
+                 source: str = "upload", content: bytes | None = None) -> Measurements:
     """Validate the mapping of a table (uploaded, or a bundled one remapped: ``source="remapped"``)
-    and make it the current data (raises PerfModelError)."""
+    and make it the current data (raises PerfModelError). ``content``: the uploaded bytes, kept
+    on the server so that a link to this view can bring them (see :mod:`ui.links`)."""
     if not factors:
         raise PerfModelError("map at least one column to a factor (p, N, b, E or another symbol)")
     used = [c for c in factors.values()]
@@ -188,7 +233,8 @@ def apply_upload(file_name: str, frame: pd.DataFrame, time: str, factors: dict,
     _set_data({"source": source, "name": name, "title": title or f"{name} (uploaded)", "description":
                f"{len(frame)} rows; time column {time!r}",
                "origin": "uploaded by you" if source == "upload" else "your column mapping",
-               "frame": frame, "time": time, "factors": dict(factors), "region": region, "metric": metric},
+               "frame": frame, "time": time, "factors": dict(factors), "region": region, "metric": metric,
+               "upload_key": links.store().keep(file_name, content) if content is not None else None},
               meas, None)
     return meas
 
@@ -384,8 +430,15 @@ def sync_query_params() -> None:
     ss = st.session_state
     data = ss.get("data") or {}
     want = {}
+    mapping = json.dumps({"time": data.get("time"), "factors": data.get("factors"),
+                          **({"region": data["region"], "metric": data["metric"]} if data.get("region") else {})},
+                         separators=(",", ":"))
     if data.get("source") == "bundled":
         want["dataset"] = data["name"]
+    elif data.get("source") == "remapped":
+        want["dataset"], want["map"] = data["name"], mapping
+    elif data.get("source") == "upload" and data.get("upload_key"):
+        want["upload"], want["map"] = data["upload_key"], mapping
     res = ss.get("result")
     if res is not None:
         want["terms"] = res.settings.get("terms") or res.expression
