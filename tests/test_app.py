@@ -252,8 +252,8 @@ def test_upload_guesses_gpu_count_and_global_batch_and_takes_a_column_with_space
     assert not at.exception and not errors(at)
     meas, res = at.session_state["meas"], at.session_state["result"]
     assert meas.factors == {"p": "GPU count", "B": "global batch", "message_size": "message size"}
-    # without N the data size is fixed: iterations ∝ 1/(p·b), with the per-worker batch b = B/p
-    assert res.terms[:3] == ["1", "b^e_b/(p*b)", "log2(p)/(p*b)"]
+    # without N the data size is fixed: iterations ∝ 1/B, and the per-worker batch is b = B/p
+    assert res.terms[:3] == ["1", "b^e_b/B", "log2(p)/B"]
     assert res.metrics["mape"] < 5
     # exports are named after the upload
     at.switch_page("pages/export.py").run()

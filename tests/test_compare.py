@@ -114,6 +114,20 @@ def test_table_numbers_match_separate_fits(comparison):
         assert row["error"] == ""
 
 
+def test_quick_peers_merged_with_the_automatic_one_equal_the_whole_comparison(comparison):
+    meas, user, sel, whole = comparison
+    quick = compare(meas, user_model=user, run_auto=False, k=4, seed=3, workers=1)
+    assert "automatic" not in set(quick.table["model"])
+    auto_only = compare(meas, auto=sel, presets=(), pmnf=False, k=4, seed=3, workers=1)
+    merged = quick.merged(auto_only)
+    cols = ["model", "expression", "n_params", "fit_mape", "cv_mape", "holdout_mape", "best_fit", "best_cv",
+            "best_holdout"]
+    pd.testing.assert_frame_equal(merged.table[cols], whole.table[cols])
+    assert len(merged.predictions) == len(whole.predictions)
+    with pytest.raises(PerfModelError, match="same folds"):
+        quick.merged(compare(meas, auto=sel, presets=(), pmnf=False, k=3, seed=3, workers=1))
+
+
 def test_winner_flags(comparison):
     _, _, _, c = comparison
     t = c.table

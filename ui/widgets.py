@@ -46,7 +46,7 @@ def sidebar_formula(res) -> str:
     """The fitted formula one term per line, so a narrow sidebar never breaks it inside a number."""
     head, _, body = res.formula(3).partition(" = ")
     parts = body.replace(" - ", " + -").split(" + ")
-    lines = [f"{head} = {parts[0]}"] + [f"  - {p[1:]}" if p.startswith("-") else f"  + {p}" for p in parts[1:]]
+    lines = [f"{head} = {parts[0]}"] + [f"− {p[1:]}" if p.startswith("-") else f"+ {p}" for p in parts[1:]]
     return "\n".join(lines)
 
 
@@ -67,7 +67,10 @@ def sidebar() -> None:
     if res is None:
         sb.caption("Not fitted yet." if not ss.get("fit_error") else "The last fit failed (see the Model page).")
         return
-    sb.code(sidebar_formula(res), language=None)
+    # Inline code in Markdown, not st.code: the code block's highlighter is a 1.5 MB script that the
+    # browser would otherwise load and parse before the first page of every session is complete.
+    sb.container(key="sidebar_formula").markdown(
+        "  \n".join(f"`{line.strip()}`" for line in sidebar_formula(res).splitlines()))
     s = res.settings
     sb.caption(f"λ = {fmt_lambda(s.get('lam', 0))} ({str(s.get('penalty', '')).upper()}) · "
                f"{s.get('loss')} loss · seed {s.get('seed')}")

@@ -45,9 +45,9 @@ def chart(page, x_title: str):
 
 def sidebar_formula(page) -> str:
     """The fitted formula with its numbers, as the sidebar shows it."""
-    code = page.locator('[data-testid="stSidebar"] code').filter(has_text="T =")
-    code.first.wait_for()
-    return code.first.inner_text()
+    box = page.locator('[data-testid="stSidebar"] .st-key-sidebar_formula')
+    box.first.wait_for()
+    return box.first.inner_text()
 
 
 def test_opens_on_bundled_dataset_and_results_charts_draw(page):
@@ -113,8 +113,8 @@ def test_moving_lambda_refits_and_redraws_with_no_other_click(page):
         page.wait_for_function(f"(old) => {{ const v = ({LIVE_FORMULA})(); return v && v !== old; }}", arg=formula)
     assert slider.input_value() != old
     # the sidebar and the link follow (a full run after the fragment's)
-    page.wait_for_function("(old) => [...document.querySelectorAll('[data-testid=stSidebar] code')]"
-                           ".some(e => e.innerText.includes('T =') && e.innerText !== old)", arg=sidebar_before)
+    page.wait_for_function("(old) => { const e = document.querySelector('[data-testid=stSidebar] .st-key-sidebar_formula');"
+                           " return e && e.innerText !== old; }", arg=sidebar_before)
     page.wait_for_function(HARNESS_IDLE)
     no_exception(page)
     assert page.evaluate(LIVE_FORMULA) != before
