@@ -70,6 +70,7 @@ FACTOR_WORDS = {
     "p": ("workers", None),
     "N": ("data size", "samples"),
     "b": ("batch per worker", "samples"),
+    "B": ("global batch", "samples"),
     "E": ("epochs", None),
 }
 TIME_UNIT = "s"
@@ -815,7 +816,13 @@ def _extrap_zone(fig: go.Figure, d: ScalingData, log_x: bool = False, row=None, 
 
 
 def _axis_ticks(fig: go.Figure, d: ScalingData, log_x: bool, **where) -> None:
-    """Tick values of the scaling x-axis on a log scale (powers of two for 1, 2, 4, 8 workers)."""
+    """The scaling x-axis spans exactly the curve (a label near its end must not stretch it), with
+    readable ticks on a log scale (powers of two for 1, 2, 4, 8 workers)."""
+    if d.x.size and not (log_x and d.x.min() <= 0):
+        lo, hi = float(d.x.min()), float(d.x.max())
+        if hi > lo:
+            rng = [math.log10(lo), math.log10(hi)] if log_x else [lo, hi]
+            fig.update_xaxes(range=rng, **where)
     if log_x and d.x.size and d.x.min() > 0:
         measured = d.points_x if d.points_x.size >= 2 else None
         if measured is None and d.measured_range[0] > 0:
@@ -918,10 +925,12 @@ def scaling_contributions_figure(result, symbol: str = "p", fixed: dict | None =
     if d.crossover is not None:
         fig.add_vline(x=d.crossover, line=dict(color=EXTRAP_TEXT, dash="dot", width=1.5))
         # annotations on a log axis are placed in log10 units (shapes in data units)
+        lo_, hi_ = (_annotation_x(float(v), log_x) for v in (d.x.min(), d.x.max()))
+        right_half = _annotation_x(d.crossover, log_x) > (lo_ + hi_) / 2  # the label runs towards the middle
         fig.add_annotation(x=_annotation_x(d.crossover, log_x), y=1, yref="paper", xref="x", showarrow=False,
-                           yanchor="bottom",
+                           yanchor="bottom", xanchor="right" if right_half else "left", xshift=-4 if right_half else 4,
                            text=f"communication > compute from {symbol} ≈ {fmt_num(d.crossover)}",
-                           font=dict(size=13, color=EXTRAP_TEXT), xanchor="left", xshift=4)
+                           font=dict(size=13, color=EXTRAP_TEXT))
     fig.update_xaxes(title_text=factor_title(symbol, column), type=_axis_type(log_x))
     fig.update_yaxes(title_text=time_title("predicted time"), rangemode="tozero")
     _axis_ticks(fig, d, log_x)

@@ -91,7 +91,7 @@ def test_default_dataset_loads_and_fits(app):
     assert app.query_params["lam"] == "0.01" and app.query_params["seed"] == "0"
 
 
-@pytest.mark.parametrize("page, n_charts", [("pages/data.py", 1), ("pages/model.py", 2), ("pages/results.py", 4),
+@pytest.mark.parametrize("page, n_charts", [("pages/data.py", 1), ("pages/model.py", 1), ("pages/results.py", 4),
                                             ("pages/scaling.py", 3), ("pages/export.py", 0)])
 def test_every_page_renders_with_zero_setup(app, page, n_charts):
     app.switch_page(page).run()

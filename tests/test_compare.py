@@ -245,8 +245,8 @@ def test_model_page_finds_terms_and_picks_lambda(served_like_a_server):
     at = _app()
     at.session_state["settings"] = {**at.session_state["settings"], "lam": 0.0}  # the λ path: exact, fast fits
     at.switch_page("pages/model.py").run()
-    # nothing runs before a click: only the live λ strip and the chart beside the formula are drawn
-    assert not at.exception and len(at.get("plotly_chart")) == 2
+    # nothing runs before a click: only the chart beside the live formula is drawn
+    assert not at.exception and len(at.get("plotly_chart")) == 1
     assert "auto:selection" not in at.session_state and "auto:lampath" not in at.session_state
     _click(at, "Find terms for me")
     sel = at.session_state["auto:selection"]["selection"]
@@ -256,7 +256,7 @@ def test_model_page_finds_terms_and_picks_lambda(served_like_a_server):
     assert at.session_state["bounds"] == {k: tuple(v) for k, v in sel.best.bounds.items()}
     _click(at, "Compute the λ path")
     path = at.session_state["auto:lampath"]["path"]
-    assert np.isfinite(path.chosen) and len(at.get("plotly_chart")) >= 3
+    assert np.isfinite(path.chosen) and len(at.get("plotly_chart")) >= 3  # path, strip (now from the path), chart
     [use] = [b for b in at.button if b.label.startswith("Use λ")]
     use.click().run()
     assert at.session_state["settings"]["lam"] == path.chosen

@@ -137,7 +137,9 @@ def render() -> None:
                    f"{cv_text}  \n{res.convergence.get('nit')} generations, "
                    f"{res.convergence.get('seconds', 0):.2f} s")
     points = _strip_points()
-    if points:
+    if len(points) < 2:
+        strip.caption("Move λ: the error of every λ you try is drawn here, the current one marked.")
+    else:
         lams = sorted(points)
         strip.plotly_chart(lambda_strip_figure(lams, [points[v][0] for v in lams], [points[v][1] for v in lams],
                                                float(res.settings["lam"])),

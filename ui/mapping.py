@@ -20,7 +20,8 @@ def mapping_form(frame: pd.DataFrame, file_name: str, initial: dict, key: str, s
     extrap = state.is_extrap_frame(frame)
     with st.form(f"mapping:{key}"):
         st.markdown("**Map columns to roles**")
-        c = st.columns(len(state.SYMBOL_ROLES) + 1)
+        c = st.columns(3)
+        c += st.columns(3)
         time_col = c[0].selectbox("Time (s)", cols, index=cols.index(initial["time"]) if initial["time"] in cols else 0,
                                   key=f"{key}:time",
                                   help="The measured run time of each row, in seconds. Rows with a missing, "
@@ -29,7 +30,7 @@ def mapping_form(frame: pd.DataFrame, file_name: str, initial: dict, key: str, s
         for i, sym in enumerate(state.SYMBOL_ROLES):
             guess = initial["factors"].get(sym)
             opts = [NONE] + cols
-            chosen[sym] = c[i + 1].selectbox(
+            chosen[sym] = c[(i + 1) % len(c)].selectbox(
                 f"{sym}: {ROLE_SYMBOLS[sym]}", opts, index=opts.index(guess) if guess in opts else 0,
                 key=f"{key}:{sym}",
                 help=f"The column holding {ROLE_SYMBOLS[sym]} (symbol {sym} in the terms). Leave it "

@@ -15,7 +15,8 @@ def _dismiss() -> None:
 
 def render() -> None:
     """Three steps of what the tool does, until dismissed (once per session)."""
-    if st.session_state.get("welcome:seen"):
+    ss = st.session_state
+    if ss.get("welcome:seen") or (ss.get("data") or {}).get("source") not in (None, "bundled"):
         return
     with st.container(border=True, key="welcome"):
         st.markdown(
