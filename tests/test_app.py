@@ -43,6 +43,15 @@ def charts(at):
     return at.get("plotly_chart")
 
 
+def walk(block):
+    """The elements under ``block``, depth first, in page order."""
+    for child in getattr(block, "children", {}).values():
+        if getattr(child, "children", None):
+            yield from walk(child)
+        else:
+            yield child
+
+
 def array(v) -> np.ndarray:
     """A Plotly array from a figure's JSON (plain list, or base64 ``{"dtype", "bdata"}``)."""
     if isinstance(v, dict) and "bdata" in v:
@@ -137,9 +146,10 @@ def test_fit_model_applies_the_other_settings_and_says_so_beside_the_result(app)
     assert app.session_state["result"].settings["penalty"] == "l2"
     [msg] = [s.value for s in app.success]
     assert msg.startswith("Fitted in")
-    # shown in the fit section (after the Fit subheader), not at the top of the page
-    body = [e for e in app.main]
-    assert app.title[0].value == "Model" and app.subheader[-1].value == "Fit"
+    # shown in the fit section (after the Fit subheader, beside the formula), not at the top of the page
+    order = [(e.type, getattr(e, "value", None)) for e in walk(app.main)]
+    fit_at = order.index(("subheader", "Fit"))
+    assert order.index(("success", msg)) > fit_at
 
 
 def test_presets_and_library_checkboxes_edit_the_terms(app):
