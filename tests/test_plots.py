@@ -304,3 +304,19 @@ def test_typical_value_is_the_most_frequent_measured_value(res, meas):
     assert plots.typical_value(res, "N") == pytest.approx(math.sqrt(1000 * 2000))  # no data: geometric middle
     d = plots.scaling_data(res, "p", None, meas)
     assert d.fixed == {"N": 2000} and d.points_x.size == 8
+
+
+def test_report_stacked_areas_span_the_curve_when_communication_overtakes_compute():
+    rows = []
+    for p in (1, 2, 4, 8, 16):
+        for b in (32, 128):
+            it = np.ceil(50000 / (p * b))
+            rows.append({"p": p, "b": b, "N": 50000, "t": 3 + 2e-3 * it * b ** 0.9 + 0.05 * it * np.log2(p)})
+    meas = Measurements.from_frame(pd.DataFrame(rows), "t", {"p": "p", "b": "b", "N": "N"})
+    res = Model("1 + I*b^e1 + I*log2(p)", lam=0.0, seed=0).fit(meas)
+    fig = plots.report_figures(res, meas, symbol="p", x_max=64, log_x=True)["Scaling: term contributions"]
+    d = plots.scaling_data(res, "p", None, meas, x_max=64)
+    assert d.crossover is not None and 1 < d.crossover < 64
+    assert list(fig.layout.xaxis.range) == pytest.approx([0, np.log10(64)])  # no empty right half
+    [label] = [a for a in fig.layout.annotations if "communication > compute" in a.text]
+    assert label.x == pytest.approx(np.log10(d.crossover))  # log units on a log axis, not 10^crossover
