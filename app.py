@@ -24,6 +24,11 @@ notice = st.session_state.pop("notice", None)
 if notice:
     st.warning(notice, icon=":material/link_off:")
 fitting.ensure_fit()
-widgets.sidebar()
-state.sync_query_params()
-page.run()
+st.session_state["run:full"] = True  # this run draws the whole page (not only a fragment)
+try:
+    page.run()
+finally:
+    # After the page, so a fit the page made (e.g. a new λ) is what the sidebar and the URL show;
+    # in `finally`, so a page that stops early (st.stop) still gets them.
+    widgets.sidebar()
+    state.sync_query_params()

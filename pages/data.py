@@ -9,16 +9,17 @@ from perfmodel import PerfModelError
 from perfmodel.data import ROLE_SYMBOLS
 from perfmodel.datasets import get_dataset
 from perfmodel.plots import fmt_num, overview_figure
-from ui import fitting, state
+from ui import mapping, state, welcome
 from ui.nav import guard
+from ui.widgets import md
 
 guard()
 ss = st.session_state
-NONE = "— not measured —"
 
 st.title("Data")
 st.caption("Measured run times, one row per run: numeric factors (workers p, data size N, per-worker batch b, "
            "epochs E, anything else) and the time in seconds. Repeated runs of one configuration are separate rows.")
+welcome.render()
 
 data = ss.get("data") or {}
 if "w:source" not in ss:
@@ -35,64 +36,6 @@ def _load_selected() -> None:
         ss["data_error"] = str(exc)
 
 
-def mapping_form(frame: pd.DataFrame, file_name: str, initial: dict, key: str, submit_label: str,
-                 title: str | None = None, source: str = "upload") -> None:
-    """Column-to-role mapping (first guess given) and the button that applies it."""
-    cols = [str(c) for c in frame.columns]
-    extrap = state.is_extrap_frame(frame)
-    with st.form(f"mapping:{key}"):
-        st.markdown("**Map columns to roles**")
-        c = st.columns(5)
-        time_col = c[0].selectbox("Time (s)", cols, index=cols.index(initial["time"]) if initial["time"] in cols else 0,
-                                  key=f"{key}:time",
-                                  help="The measured run time of each row, in seconds. Rows with a missing, "
-                                       "non-numeric or non-positive time are left out and listed.")
-        chosen = {}
-        for i, sym in enumerate(state.SYMBOL_ROLES):
-            guess = initial["factors"].get(sym)
-            opts = [NONE] + cols
-            chosen[sym] = c[i + 1].selectbox(
-                f"{sym}: {ROLE_SYMBOLS[sym]}", opts, index=opts.index(guess) if guess in opts else 0,
-                key=f"{key}:{sym}",
-                help=f"The column holding {ROLE_SYMBOLS[sym]} (symbol {sym} in the terms). Leave it "
-                     "'not measured' when the data has no such column; the term library adapts.")
-        others_guess = [col for sym, col in initial["factors"].items() if sym not in state.SYMBOL_ROLES and col in cols]
-        exclude = {"region", "metric", "repetition"} if extrap else set()
-        others = st.multiselect(
-            "Other factors (the column name becomes the symbol)", [x for x in cols if x not in exclude],
-            default=others_guess, key=f"{key}:others",
-            help="Further numeric knobs of the runs (e.g. message size m, neurons n). Each becomes a symbol "
-                 "you can use in the terms; the column name must be a valid identifier.")
-        region = metric = None
-        if extrap or "region" in cols and "metric" in cols and "time" in cols:
-            rc = st.columns(2)
-            regions = sorted(frame["region"].astype(str).unique())
-            region = rc[0].selectbox("Region", regions, key=f"{key}:region",
-                                     help="Extra-P files can hold several code regions; one is modelled at a time.")
-            metrics = sorted(frame.loc[frame["region"].astype(str) == region, "metric"].astype(str).unique())
-            metric = rc[1].selectbox("Metric", metrics, key=f"{key}:metric",
-                                     help="The metric of the region to model (Extra-P's METRIC line).")
-        go = st.form_submit_button(submit_label, type="primary",
-                                   help="Validate the mapping, make this the current data and fit the default model.")
-    if go:
-        factors = {sym: col for sym, col in chosen.items() if col != NONE}
-        bad = [col for col in others if not col.isidentifier()]
-        if bad:
-            st.error(f"column(s) {', '.join(map(repr, bad))} cannot be symbols (use letters, digits and _); "
-                     "rename them in the file or map them to p, N, b or E", icon=":material/error:")
-            return
-        for col in others:
-            factors[col] = col
-        try:
-            state.apply_upload(file_name, frame, time_col, factors, region, metric, title=title, source=source)
-        except PerfModelError as exc:
-            st.error(str(exc), icon=":material/error:")
-            return
-        bar = st.progress(0.0, text="Fitting…")
-        fitting.run_fit(bar)
-        st.rerun()
-
-
 if source == "Bundled dataset":
     names = state.bundled_names()
     if ss.get("w:dataset") not in names:
@@ -102,7 +45,7 @@ if source == "Bundled dataset":
                  help="Real measurements shipped with perfmodel (see data/README.md for provenance). "
                       "Choosing one loads it with its suggested column mapping and terms, and fits it.")
     ds = get_dataset(ss["w:dataset"])
-    st.caption(f"{ds.description}.  \nSource: {ds.source}")
+    st.caption(f"{md(ds.description)}.  \nSource: {md(ds.source)}")
     current = data.get("source") in ("bundled", "remapped") and data.get("name") == ds.name
     if not current or data.get("source") == "remapped":
         st.button(f"Open {ds.title}" if not current else "Back to the suggested mapping and terms",
@@ -111,9 +54,9 @@ if source == "Bundled dataset":
                   help="Replace the current data with this dataset and fit its suggested model.")
     if current:
         with st.expander("Change the column mapping", icon=":material/tune:"):
-            mapping_form(data["frame"], ds.name, {"time": data["time"], "factors": data["factors"]},
-                         key=f"bundled:{ds.name}", submit_label="Apply mapping",
-                         title=f"{ds.title} (your column mapping)", source="remapped")
+            mapping.mapping_form(data["frame"], ds.name, {"time": data["time"], "factors": data["factors"]},
+                                 key=f"bundled:{ds.name}", submit_label="Apply mapping",
+                                 title=f"{ds.title} (your column mapping)", source="remapped")
 else:
     up = st.file_uploader("CSV or Extra-P text file", type=["csv", "tsv", "txt", "dat"], key="w:upload",
                           help="CSV: one row per run, a header row, numeric columns (delimiter , ; tab or | is "
@@ -124,22 +67,22 @@ else:
         try:
             frame = state.read_upload(up.name, content)
         except PerfModelError as exc:
-            st.error(f"Cannot read {up.name}: {exc}", icon=":material/error:")
+            st.error(f"Cannot read {md(up.name)}: {md(exc)}", icon=":material/error:")
         else:
             kind = "Extra-P text" if state.is_extrap_frame(frame) else "CSV"
-            st.success(f"Read {up.name} as {kind}: {len(frame)} rows, {frame.shape[1]} columns.",
+            st.success(f"Read {md(up.name)} as {kind}: {len(frame)} rows, {frame.shape[1]} columns.",
                        icon=":material/check_circle:")
             current = data.get("source") == "upload" and data.get("frame") is not None and \
                 data["frame"].equals(frame)
             initial = ({"time": data["time"], "factors": data["factors"]} if current
                        else state.guess_mapping(frame))
-            mapping_form(frame, up.name, initial, key=f"upload:{digest}",
-                         submit_label="Use this data" if not current else "Apply mapping")
+            mapping.mapping_form(frame, up.name, initial, key=f"upload:{digest}", content=content,
+                                 submit_label="Use this data" if not current else "Apply mapping")
     elif data.get("source") != "upload":
         st.info("Until you upload a file, the bundled dataset below stays in use.", icon=":material/info:")
 
 if ss.get("data_error"):
-    st.error(ss["data_error"], icon=":material/error:")
+    st.error(md(ss["data_error"]), icon=":material/error:")
 
 # -- the current data --------------------------------------------------------------------------------
 meas = ss.get("meas")
@@ -148,7 +91,8 @@ if meas is None:
     st.stop()
 
 st.divider()
-st.subheader(f"Current data: {data.get('title', meas.name)}")
+st.subheader(f"Current data: {md(data.get('title', meas.name))}")
+welcome.next_step(data)
 summary = meas.summary()
 c = st.columns(4)
 c[0].metric("Runs (rows used)", summary["rows"], help="Rows kept for fitting, after validation.")
@@ -165,7 +109,7 @@ c[3].metric("Noise (median CV)", "no repeats" if noise is None else f"{noise:.1f
                  + ". A model cannot be more accurate than this noise.")
 
 if meas.dropped:
-    shown = "\n".join(f"- {d}" for d in meas.dropped[:15])
+    shown = "\n".join(f"- {md(d)}" for d in meas.dropped[:15])
     more = f"\n- … and {len(meas.dropped) - 15} more" if len(meas.dropped) > 15 else ""
     st.warning(f"**{len(meas.dropped)} row(s) left out of the fit:**\n{shown}{more}", icon=":material/warning:")
 
@@ -181,10 +125,10 @@ with left:
                  column_config={"values": st.column_config.NumberColumn(
                      "values", help="Number of distinct measured values of the factor")})
     lo, hi = summary["time_range"]
-    st.caption(f"Time column **{meas.time}**: {lo:.4g} s to {hi:.4g} s.")
+    st.caption(f"Time column **{md(meas.time)}**: {lo:.4g} s to {hi:.4g} s.")
     constant = [s for s, r in summary["factor_ranges"].items() if r[2] == 1]
     if constant:
-        st.caption(f"Constant in this data: {', '.join(constant)} (its effect cannot be separated from the "
+        st.caption(f"Constant in this data: {md(', '.join(constant))} (its effect cannot be separated from the "
                    "intercept).")
 with right:
     st.markdown("**Preview** (row numbers as in the file)")

@@ -1,11 +1,9 @@
 """Export: the model JSON, predictions CSV, LaTeX, Python and a standalone HTML report."""
 
-import re
-
 import streamlit as st
 
 from perfmodel import report
-from ui.exports import html_report_bytes
+from ui.exports import export_stem, html_report_bytes
 from ui.nav import guard
 from ui.widgets import require_result
 
@@ -15,7 +13,7 @@ ss = st.session_state
 st.title("Export")
 require_result()
 res, meas, cv = ss["result"], ss["meas"], ss.get("cv") or {}
-stem = "perfmodel_" + re.sub(r"[^A-Za-z0-9_.-]+", "_", res.dataset or "model").strip("_")
+stem = export_stem(res.dataset)
 fit_key = "|".join(ss.get("fit_key") or ("", ""))
 
 st.markdown("Everything below describes the fitted model shown on the Results page:")
@@ -23,14 +21,14 @@ st.code(res.formula(4), language=None, wrap_lines=True)
 
 c = st.columns(3)
 with c[0]:
-    st.markdown("**Model file (JSON)**")
+    st.markdown(f"**Model file (JSON)**  \n`{stem}.json`")
     st.download_button("Download model JSON", report.model_json(res), file_name=f"{stem}.json",
                        mime="application/json", icon=":material/data_object:", key="dl:json", on_click="ignore",
                        help="The same file the CLI writes and reads (python -m perfmodel predict --model FILE); "
                             "load it in Python with perfmodel.FitResult.load(path).")
     st.caption("Constants, exponents, settings (λ, seed, …), metrics and the measured range.")
 with c[1]:
-    st.markdown("**Predictions (CSV)**")
+    st.markdown(f"**Predictions (CSV)**  \n`{stem}_predictions.csv`")
     st.download_button("Download predictions CSV", report.predictions_csv(res, meas, cv.get("predicted")),
                        file_name=f"{stem}_predictions.csv", mime="text/csv", icon=":material/table_view:",
                        key="dl:csv", on_click="ignore",
@@ -38,7 +36,7 @@ with c[1]:
                             "cross-validated prediction and each term's contribution.")
     st.caption("Per run: measured, predicted, error and each term's contribution.")
 with c[2]:
-    st.markdown("**Report (HTML)**")
+    st.markdown(f"**Report (HTML)**  \n`{stem}_report.html`")
     view = ss.get("scaling_view") if (ss.get("scaling_view") or {}).get("symbol") in res.factors else None
     st.download_button("Download HTML report",
                        lambda: html_report_bytes(fit_key, res, meas, cv.get("predicted"), view),

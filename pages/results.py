@@ -2,11 +2,11 @@
 
 import streamlit as st
 
-from perfmodel.plots import contributions_figure, parity_figure, residuals_figure, shares_figure
+from perfmodel.plots import contributions_figure, parity_figure, residual_data, residuals_figure, shares_figure
 from perfmodel.report import constants_table, metrics_table
 from ui import fitting
 from ui.nav import guard
-from ui.widgets import fmt_pct, require_result
+from ui.widgets import fmt_pct, md, require_result
 
 guard()
 ss = st.session_state
@@ -20,10 +20,10 @@ if fitting.is_stale():
             "below.", icon=":material/update:")
 
 st.latex(res.latex(4))
-st.caption(f"{res.n_rows} runs in {res.n_configurations} configurations of {res.dataset or 'the data'}; "
-           f"time column {res.time}; " + ", ".join(f"{s} = {c}" for s, c in res.factors.items()))
+st.caption(f"{res.n_rows} runs in {res.n_configurations} configurations of {md(res.dataset or 'the data')}; "
+           f"time column {md(res.time)}; " + ", ".join(f"{md(s)} = {md(c)}" for s, c in res.factors.items()))
 for w in res.warnings:
-    st.warning(w, icon=":material/warning:")
+    st.warning(md(w), icon=":material/warning:")
 
 # -- metrics ---------------------------------------------------------------------------------------------
 cvm = cv.get("metrics") or {}
@@ -37,6 +37,10 @@ c[1].metric(f"MAPE, {cv.get('label', 'cross-validated')}", fmt_pct(cvm.get("mape
 c[2].metric("R², in-sample", f"{res.metrics['r2']:.4f}", help="Share of the variance of the times explained.")
 c[3].metric("Largest error, in-sample", fmt_pct(res.metrics["max_pct_error"]),
             help="Largest absolute percentage error over the runs.")
+
+st.caption("**MAPE** (mean absolute percentage error): how far a prediction typically misses the measured time, "
+           "in % of it. **CV** (cross-validation): each configuration is predicted by a model fitted without it, "
+           "an honest estimate of the error on configurations not measured.")
 
 st.markdown("**Constants and exponents**")
 st.dataframe(
@@ -73,12 +77,15 @@ show_cv = c[1].toggle("Cross-validated predictions", value=False, key="w:show_cv
                       disabled=cv.get("predicted") is None,
                       help="Add hollow markers to the parity plot: each run predicted by the model fitted "
                            "without its configuration.")
-left, right = st.columns(2)
-with left:
-    st.plotly_chart(parity_figure(res, meas, color_by=color_by,
-                                  cv_predicted=cv.get("predicted") if show_cv else None),
-                    width="stretch", theme=None, key="parity")
-with right:
-    st.plotly_chart(residuals_figure(res, meas, max_cols=2), width="stretch", theme=None, key="residuals")
+parity = parity_figure(res, meas, color_by=color_by, cv_predicted=cv.get("predicted") if show_cv else None)
+n_panels = len(residual_data(res, meas).symbols)
+if n_panels <= 2:  # parity and residuals side by side
+    left, right = st.columns(2)
+    left.plotly_chart(parity, width="stretch", theme=None, key="parity")
+    right.plotly_chart(residuals_figure(res, meas, max_cols=2), width="stretch", theme=None, key="residuals")
+else:  # one residual panel per factor needs the full width (no lone panel under a grid)
+    left, _ = st.columns(2)
+    left.plotly_chart(parity, width="stretch", theme=None, key="parity")
+    st.plotly_chart(residuals_figure(res, meas, max_cols=3), width="stretch", theme=None, key="residuals")
 
 st.plotly_chart(contributions_figure(res, meas), width="stretch", theme=None, key="contributions")

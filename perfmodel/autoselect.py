@@ -413,6 +413,11 @@ class Cancelled(Exception):
 #: process pool; below that the pool's start-up costs more than it saves (measured on 2 cores:
 #: a 300-row search whose candidates are all linear took 0.7 s serially and 1.1 s in a pool).
 POOL_THRESHOLD = 1.0
+#: The same when worker processes cannot be forked from this one (a threaded host such as the
+#: Streamlit server uses a forkserver): starting them, importing numpy and SciPy there and
+#: pickling the tasks costs seconds (measured on 2 cores: the quick peers of a comparison of a
+#: 30-row upload took 3.5-4.0 s in the dashboard with a pool, 1.4-1.9 s serially).
+POOL_THRESHOLD_NO_FORK = 8.0
 
 
 def _run(fn: Callable, tasks: list, workers: int, report: Callable[[int], None] | None,
@@ -420,7 +425,8 @@ def _run(fn: Callable, tasks: list, workers: int, report: Callable[[int], None] 
     """``[fn(t) for t in tasks]``, the rest in a process pool once that pays off.
 
     Tasks run in this process until the time they took predicts more than
-    :data:`POOL_THRESHOLD` seconds for the remaining ones; then (``workers > 1``) the rest go
+    :data:`POOL_THRESHOLD` seconds (:data:`POOL_THRESHOLD_NO_FORK` when workers cannot be forked)
+    for the remaining ones; then (``workers > 1``) the rest go
     to a pool of ``workers`` processes (``adaptive=False``: all tasks, at once). ``report(done)`` after each task; when
     ``should_stop()`` turns true the pending tasks are cancelled and their results are None.
     Exceptions (also from ``report``) cancel the pending tasks and propagate.
@@ -429,6 +435,8 @@ def _run(fn: Callable, tasks: list, workers: int, report: Callable[[int], None] 
     if not tasks:
         return results
     start = _time.perf_counter()
+    forks = workers > 1 and _context().get_start_method() == "fork"
+    threshold = POOL_THRESHOLD if forks else POOL_THRESHOLD_NO_FORK
     i = 0
     while i < len(tasks):
         if should_stop is not None and should_stop():
@@ -437,7 +445,7 @@ def _run(fn: Callable, tasks: list, workers: int, report: Callable[[int], None] 
             break
         if i and workers > 1 and len(tasks) - i >= 2:
             per_task = (_time.perf_counter() - start) / i
-            if per_task * (len(tasks) - i) > POOL_THRESHOLD:
+            if per_task * (len(tasks) - i) > threshold:
                 break
         results[i] = fn(tasks[i])
         i += 1

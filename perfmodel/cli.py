@@ -218,6 +218,9 @@ def _cmd_fit(args) -> int:
     print(report or result.report())
     if report and result.has_intervals:
         print(result.intervals_report())
+    for name in result.params:
+        if any(w.startswith(f"{name} = ") and "at its bound" in w for w in result.warnings):
+            print(f"hint: widen the bounds of {name} with --bounds {name}=LO:HI", file=sys.stderr)
     print(f"saved {args.out}")
     return 0
 

@@ -284,6 +284,24 @@ class Comparison:
             out[col] = hits[0] if hits else None
         return out
 
+    def merged(self, other: "Comparison", after: str | None = "your model") -> "Comparison":
+        """This comparison with the peers of ``other`` (made on the same data, folds and hold-out)
+        added after the row of ``after`` (at the end when absent); the winners recomputed.
+
+        Lets a caller show the quick peers first and add a slow one (the automatic search)
+        when it is done, without fitting the others again."""
+        if (other.k, other.seed, other.holdout_query) != (self.k, self.seed, self.holdout_query):
+            raise PerfModelError("can only merge comparisons with the same folds, seed and hold-out")
+        names = self.table["model"].tolist()
+        at = names.index(after) + 1 if after in names else len(names)
+        cols = [c for c in self.table.columns if not c.startswith("best_")]
+        table = pd.concat([self.table[cols].iloc[:at], other.table[cols], self.table[cols].iloc[at:]],
+                          ignore_index=True)
+        return Comparison(table=_flag_best(table),
+                          predictions=pd.concat([self.predictions, other.predictions], ignore_index=True),
+                          results={**self.results, **other.results}, holdout_query=self.holdout_query,
+                          k=self.k, seed=self.seed, notes=[*self.notes, *other.notes])
+
     def report(self) -> str:
         lines = [f"[[Comparison]]  {self.k}-fold CV (seed {self.seed}); hold-out: {self.holdout_query or 'none'}",
                  f"    {'model':<16} {'params':>6} {'in-sample':>9} {'CV':>8} {'held-out':>8}  expression"]
@@ -296,6 +314,16 @@ class Comparison:
         lines.append("    (MAPE in %; * = best in its column)")
         lines += [f"    note: {n}" for n in self.notes]
         return "\n".join(lines)
+
+
+def _flag_best(table: pd.DataFrame) -> pd.DataFrame:
+    """Add the ``best_fit``/``best_cv``/``best_holdout`` columns: the lowest value of each metric."""
+    for col in METRIC_COLUMNS:
+        v = table[col].to_numpy(float)
+        flag = "best_" + col.split("_")[0]
+        table[flag] = (np.isclose(v, np.nanmin(v), rtol=1e-9, atol=1e-12) & np.isfinite(v)
+                       if np.isfinite(v).any() else False)
+    return table
 
 
 def model_from_result(result: FitResult) -> Model:
@@ -455,14 +483,7 @@ def compare(meas: Measurements, user_model=None, auto=None, holdout_query: str |
                 ok = np.isfinite(p)
                 preds.append(pd.DataFrame({"model": name, "kind": kind, "row": meas.rows[ok],
                                            "measured": y[ok], "predicted": p[ok]}))
-    table = pd.DataFrame(rows)
-    for col in METRIC_COLUMNS:
-        v = table[col].to_numpy(float)
-        flag = "best_" + col.split("_")[0]
-        if np.isfinite(v).any():
-            table[flag] = np.isclose(v, np.nanmin(v), rtol=1e-9, atol=1e-12) & np.isfinite(v)
-        else:
-            table[flag] = False
+    table = _flag_best(pd.DataFrame(rows))
     predictions = pd.concat(preds, ignore_index=True) if preds else pd.DataFrame(
         columns=["model", "kind", "row", "measured", "predicted"])
     return Comparison(table=table, predictions=predictions, results=results, holdout_query=holdout_query,

@@ -27,15 +27,19 @@ ROLE_SYMBOLS = {
     "p": "processors / workers",
     "N": "data size (samples)",
     "b": "per-worker batch size",
+    "B": "global batch size (all workers; b = B/p)",
     "E": "epochs",
 }
 
 #: Column-name fragments used to guess a first mapping (lower-case, checked in order).
 _GUESSES = {
     "time": ("time_s", "seconds", "time", "runtime", "wall", "duration", "elapsed", "minutes"),
-    "p": ("processors", "workers", "gpus", "accelerators", "ranks", "nodes", "cores", "procs", "devices", "np"),
-    "N": ("samples", "data_size", "dataset_size", "n_samples", "size", "input_fraction", "fraction"),
-    "b": ("batch_per_gpu", "per_worker_batch", "batch_size", "batch", "global_batch"),
+    "p": ("processors", "workers", "gpus", "accelerators", "ranks", "nodes", "cores", "procs", "devices", "np",
+          "gpu", "worker", "processes", "tpus", "chips"),
+    "N": ("samples", "data_size", "dataset_size", "data size", "dataset size", "n_samples", "input_fraction",
+          "fraction"),
+    "B": ("global_batch", "global batch", "total_batch", "total batch", "effective_batch", "global"),
+    "b": ("batch_per_gpu", "per_worker_batch", "per-worker batch", "batch_size", "batch size", "batch", "local_batch"),
     "E": ("epochs", "epoch"),
 }
 
@@ -245,6 +249,8 @@ def guess_roles(columns: Iterable[str]) -> dict[str, str]:
     used: set[str] = set()
     for role, fragments in _GUESSES.items():
         pool = cols if role == "time" else [c for c in cols if c not in timeish]
+        if role in ("p", "N"):  # "batch_per_gpu" is a batch, "batch_size" not the data size
+            pool = [c for c in pool if "batch" not in lower[c]]
         for frag in fragments:
             hit = next((c for c in pool if c not in used and (lower[c] == frag or
                         (len(frag) > 2 and frag in lower[c]))), None)

@@ -26,6 +26,9 @@ MAX_NODES = 600
 MAX_CONST_EXPONENT = 16.0
 DEFAULT_PARAM_BOUNDS = (-3.0, 3.0)
 ITERATIONS = "I"
+#: The global batch (all workers together); when it is mapped and the per-worker batch b is not,
+#: terms may use b, derived as B/p.
+GLOBAL_BATCH = "B"
 
 
 def _min(*args):
@@ -327,13 +330,19 @@ class Expression:
 
 
 def with_iterations(env: dict[str, np.ndarray], symbols) -> dict[str, np.ndarray]:
-    """Add the derived iteration count I = E·ceil(N/(p·b)) when the expression uses it."""
+    """Add the derived symbols the expression uses: the per-worker batch b = B/p when only the
+    global batch B is mapped, and the iteration count I = E·ceil(N/(p·b))."""
+    if "b" not in env and GLOBAL_BATCH in env and ({"b", ITERATIONS} & set(symbols)):
+        n = len(env[GLOBAL_BATCH])
+        with np.errstate(all="ignore"):
+            env = {**env, "b": np.asarray(env[GLOBAL_BATCH], float) / env.get("p", np.ones(n))}
     if ITERATIONS not in symbols or ITERATIONS in env:
         return env
     missing = [s for s in ("N", "b") if s not in env]
     if missing:
         raise PerfModelError(f"'I' (iterations = E·ceil(N/(p·b))) needs the symbol(s) "
-                             f"{', '.join(missing)} mapped to columns")
+                             f"{', '.join(m if m != 'b' else 'b (or the global batch B)' for m in missing)} "
+                             "mapped to columns")
     n = len(env["N"])
     p = env.get("p", np.ones(n))
     e = env.get("E", np.ones(n))
@@ -372,6 +381,8 @@ def parse_expression(spec: str, symbols, bounds: dict | None = None,
     a silently free parameter.
     """
     symbols = set(symbols)
+    if GLOBAL_BATCH in symbols:
+        symbols.add("b")  # derived: b = B/p (see with_iterations)
     source = _lex_check(spec)
     try:
         tree = ast.parse(source.strip(), mode="eval")

@@ -13,6 +13,7 @@ range) shaded and drawn dashed.
 
 from __future__ import annotations
 
+import html
 import math
 import re
 from dataclasses import dataclass, field
@@ -70,6 +71,7 @@ FACTOR_WORDS = {
     "p": ("workers", None),
     "N": ("data size", "samples"),
     "b": ("batch per worker", "samples"),
+    "B": ("global batch", "samples"),
     "E": ("epochs", None),
 }
 TIME_UNIT = "s"
@@ -78,14 +80,17 @@ TIME_UNIT = "s"
 def style(fig: go.Figure, title: str | None = None, subtitle: str | None = None,
           height: int = 460, legend: str = "top") -> go.Figure:
     """Apply the house style (fonts, grid, margins, legend position) to ``fig``."""
+    # Title, subtitle and a legend above the plot each get their own band of the top margin.
+    top = (90 if title else 50) + (35 if title and subtitle and legend == "top" else 0)
     fig.update_layout(
         template="plotly_white", font=FONT, height=height,
-        margin=dict(l=70, r=30, t=90 if title else 50, b=70),
+        margin=dict(l=70, r=30, t=top, b=70),
         hoverlabel=dict(font_size=14, font_family=FONT["family"]),
         paper_bgcolor="white", plot_bgcolor="white",
     )
     if title:
-        t = dict(text=title, x=0.0, xanchor="left", font=dict(size=TITLE_SIZE))
+        t = dict(text=title, x=0.0, xanchor="left", font=dict(size=TITLE_SIZE), yref="container", y=1,
+                 yanchor="top", pad=dict(t=18))
         if subtitle:
             t["subtitle"] = dict(text=subtitle, font=dict(size=14, color="#4b5563"))
         fig.update_layout(title=t)
@@ -125,8 +130,8 @@ def factor_title(symbol: str, column: str | None = None) -> str:
     if symbol in FACTOR_WORDS:
         words, unit = FACTOR_WORDS[symbol]
         return f"{words} {symbol}" + (f" ({unit})" if unit else "")
-    if column and column != symbol:
-        return f"{column}, {symbol}"
+    if column and column != symbol:  # a column name is user text: no markup in it
+        return f"{html.escape(str(column))}, {symbol}"
     return symbol
 
 
@@ -143,19 +148,24 @@ def fmt_num(v: float) -> str:
     return f"{v:.3g}"
 
 
-def fmt_seconds(v: float) -> str:
-    """A time with a unit that reads well: 850 ms, 12.3 s, 4.2 min, 3.1 h."""
+_TIME_UNITS = (("ms", 1e-3), ("s", 1.0), ("min", 60.0), ("h", 3600.0))
+
+
+def time_unit(*values: float) -> str:
+    """The unit that reads well for the largest of ``values``: ms below 1 s, s below 2 min, min
+    below 2 h, else h."""
+    a = max((abs(float(v)) for v in values if math.isfinite(float(v))), default=0.0)
+    return "ms" if a < 1 else "s" if a < 120 else "min" if a < 7200 else "h"
+
+
+def fmt_seconds(v: float, unit: str | None = None) -> str:
+    """A time with a unit that reads well: 850 ms, 12.3 s, 4.2 min, 3.1 h; ``unit`` forces one of
+    ms, s, min, h (so that the times of one sentence share a unit: ``time_unit(a, b)``)."""
     v = float(v)
     if not math.isfinite(v):
         return str(v)
-    a = abs(v)
-    if a < 1:
-        return f"{v * 1000:.3g} ms"
-    if a < 120:
-        return f"{v:.3g} s"
-    if a < 7200:
-        return f"{v / 60:.3g} min"
-    return f"{v / 3600:.3g} h"
+    unit = unit or time_unit(v)
+    return f"{v / dict(_TIME_UNITS)[unit]:.3g} {unit}"
 
 
 # -- terms: plain-word labels and category colours -------------------------------------------
@@ -282,11 +292,20 @@ def _log_axis(values: np.ndarray) -> bool:
     return bool(v.size and v.min() > 0 and v.max() / v.min() >= 8)
 
 
-def log_ticks(lo: float, hi: float, measured=None) -> list[float]:
-    """Readable tick values for a log axis from ``lo`` to ``hi``.
+#: Mantissas tried for log-axis ticks, sparsest first.
+_LOG_MANTISSAS = ((1,), (1, 3), (1, 2, 5), (1, 2, 3, 5), (1, 1.5, 2, 3, 5, 7), (1, 2, 3, 4, 5, 6, 7, 8, 9),
+                  (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8, 9))
+#: A log axis shows at least this many labelled ticks (and at most 10).
+MIN_TICKS = 4
 
-    Powers of two when the measured values are powers of two (1, 2, 4, 8 workers), else the
-    1-2-5 sequence (or 1-2-3-5-7 over a short range, or decades over a long one)."""
+
+def log_ticks(lo: float, hi: float, measured=None) -> list[float]:
+    """Readable tick values for a log axis from ``lo`` to ``hi``: at least :data:`MIN_TICKS` and at
+    most 10 of them whenever the range allows.
+
+    Powers of two when the measured values are powers of two (1, 2, 4, 8 workers) and there are
+    enough of them; else the sparsest of decades, 1-3, 1-2-5, 1-1.5-2-3-5-7, ... that gives enough
+    ticks; over a very short range, evenly spaced round numbers."""
     if not (lo > 0 and hi > 0 and math.isfinite(lo) and math.isfinite(hi)):
         return []
     lo, hi = min(lo, hi), max(lo, hi)
@@ -298,29 +317,36 @@ def log_ticks(lo: float, hi: float, measured=None) -> list[float]:
             k0, k1 = math.floor(math.log2(lo) + eps), math.ceil(math.log2(hi) - eps)
             ticks = [2.0 ** k for k in range(k0, k1 + 1) if lo * (1 - eps) <= 2.0 ** k <= hi * (1 + eps)]
             step = max(1, math.ceil(len(ticks) / 10))
-            return ticks[::step]
+            if len(ticks[::step]) >= MIN_TICKS - 1:
+                return ticks[::step]
     d0, d1 = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    for mant in _LOG_MANTISSAS:
+        ticks = [m_ * 10.0 ** d for d in range(d0, d1 + 1) for m_ in mant
+                 if lo * (1 - eps) <= m_ * 10.0 ** d <= hi * (1 + eps)]
+        if len(ticks) > 10 and mant == _LOG_MANTISSAS[0]:
+            return ticks[::math.ceil(len(ticks) / 10)]
+        if MIN_TICKS <= len(ticks) <= 10:
+            return [float(f"{t:.6g}") for t in ticks]
+    return nice_ticks(lo, hi)
 
-    def seq(mant):
-        return [m_ * 10.0 ** d for d in range(d0, d1 + 1) for m_ in mant
-                if lo * (1 - eps) <= m_ * 10.0 ** d <= hi * (1 + eps)]
 
-    one_two_five, decades = seq((1, 2, 5)), seq((1,))
-    if 3 <= len(one_two_five) <= 8:
-        return one_two_five
-    if len(one_two_five) < 3:
-        fine = seq((1, 1.5, 2, 3, 5, 7))
-        if len(fine) >= 3:
-            return fine
-    elif 3 <= len(decades) <= 10:
-        return decades
-    ticks = [10.0 ** d for d in range(d0, d1 + 1) if lo * (1 - eps) <= 10.0 ** d <= hi * (1 + eps)]
-    if len(ticks) > 10:
-        ticks = ticks[::math.ceil(len(ticks) / 10)]
+def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
+    """About ``n`` evenly spaced round values (steps of 1, 2, 2.5 or 5 × 10^k) within [lo, hi]."""
+    if not hi > lo:
+        return [lo]
+    raw = (hi - lo) / max(n - 1, 1)
+    mag = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw * 0.999)
+    first = math.ceil(lo / step - 1e-9) * step
+    ticks = []
+    v = first
+    while v <= hi * (1 + 1e-9) and len(ticks) < 12:
+        ticks.append(float(f"{v:.6g}"))
+        v += step
     return ticks if len(ticks) >= 2 else [lo, hi]
 
 
-def _set_log_ticks(fig: go.Figure, axis: str, lo: float, hi: float, measured=None, **where) -> None:
+def set_log_ticks(fig: go.Figure, axis: str, lo: float, hi: float, measured=None, **where) -> None:
     ticks = log_ticks(lo, hi, measured)
     if not ticks:
         return
@@ -352,8 +378,8 @@ def overview_data(meas: Measurements | None) -> OverviewData:
 
 def _factor_grid(n: int, max_cols: int) -> tuple[go.Figure, int, int]:
     """A grid of subplots sharing the y-axis, one per factor: (figure, rows, columns)."""
-    cols = min(n, max_cols)
-    rows = math.ceil(n / cols)
+    rows = math.ceil(n / max(min(n, max_cols), 1))
+    cols = math.ceil(n / rows)  # balanced: 4 panels in 2 × 2, not 3 + a lone one
     fig = make_subplots(rows=rows, cols=cols, shared_yaxes=True, horizontal_spacing=0.05,
                         vertical_spacing=0.22 if rows > 1 else 0.1)
     return fig, rows, cols
@@ -364,7 +390,7 @@ def _factor_axes(fig: go.Figure, d, s: str, meas: Measurements, r: int, c: int, 
     fig.update_xaxes(title_text=factor_title(s, meas.factors.get(s)), row=r, col=c,
                      type="log" if d.log_x[s] else "linear")
     if d.log_x[s]:
-        _set_log_ticks(fig, "x", d.x[s].min(), d.x[s].max(), d.x[s], row=r, col=c)
+        set_log_ticks(fig, "x", d.x[s].min(), d.x[s].max(), d.x[s], row=r, col=c)
     if c == 1:
         fig.update_yaxes(title_text=y_title, row=r, col=c)
 
@@ -385,7 +411,7 @@ def overview_figure(meas: Measurements | None, title: str | None = "Measured tim
         _factor_axes(fig, d, s, meas, r, c, time_title("measured time"))
     fig.update_yaxes(type="log" if d.log_y else "linear")
     if d.log_y:
-        _set_log_ticks(fig, "y", d.y.min(), d.y.max())
+        set_log_ticks(fig, "y", d.y.min(), d.y.max())
     return style(fig, title, height=380 * rows + 40)
 
 
@@ -445,8 +471,17 @@ def add_parity_guides(fig: go.Figure, lo: float, hi: float) -> None:
                              hoverinfo="skip", name="y = x (perfect)"))
 
 
+def square_log_axes(fig: go.Figure, rng: list, x_title: str, y_title: str) -> None:
+    """Equal log ranges on both axes at one scale, so y = x runs at 45°; the square plot is anchored
+    top-left in the figure, where a parity chart's legend sits inside its empty corner."""
+    fig.update_xaxes(type="log", range=rng, title_text=x_title, constrain="domain", constraintoward="left")
+    fig.update_yaxes(type="log", range=rng, title_text=y_title, scaleanchor="x", scaleratio=1, constrain="domain",
+                     constraintoward="top")
+
+
 def parity_figure(result, meas: Measurements, color_by: str | None = None,
-                  cv_predicted: np.ndarray | None = None, title: str | None = "Predicted against measured") -> go.Figure:
+                  cv_predicted: np.ndarray | None = None, title: str | None = "Predicted against measured",
+                  height: int = 520) -> go.Figure:
     """Log–log predicted vs measured time with the y = x line and a ±10 % band."""
     d = parity_data(result, meas, color_by, cv_predicted)
     x_title, y_title = time_title("measured time"), time_title("predicted time")
@@ -494,12 +529,11 @@ def parity_figure(result, meas: Measurements, color_by: str | None = None,
                                  text=[h for h, k in zip(d.hover, ok) if k], customdata=cv_err[ok],
                                  hovertemplate=tmpl.replace("predicted", "cross-validated")))
     rng = [math.log10(d.lo), math.log10(d.hi)]
-    fig.update_xaxes(type="log", range=rng, title_text=x_title, constrain="domain")
-    fig.update_yaxes(type="log", range=rng, title_text=y_title, scaleanchor="x", scaleratio=1, constrain="domain")
-    _set_log_ticks(fig, "x", d.lo, d.hi)
-    _set_log_ticks(fig, "y", d.lo, d.hi)
+    square_log_axes(fig, rng, x_title, y_title)
+    set_log_ticks(fig, "x", d.lo, d.hi)
+    set_log_ticks(fig, "y", d.lo, d.hi)
     sub = f"{d.within_band * 100:.0f} % of runs within ±{BAND_PCT:g} %" if d.measured.size else None
-    return style(fig, title, sub, height=520, legend="inside")
+    return style(fig, title, sub, height=height, legend="inside")
 
 
 # -- results: per-term contributions -------------------------------------------------------------
@@ -792,19 +826,25 @@ def _extrap_zone(fig: go.Figure, d: ScalingData, log_x: bool = False, row=None, 
             edge = b if side == "right" else a
             if log_x and edge <= 0:
                 continue
-            fig.add_annotation(x=math.log10(edge) if log_x else edge, xanchor=side, y=1, yref="y domain", yanchor="top", showarrow=False,
+            fig.add_annotation(x=_annotation_x(edge, log_x), xanchor=side, y=1, yref="y domain", yanchor="top", showarrow=False,
                                text="extrapolation →" if side == "left" else "← extrapolation",
                                font=dict(size=13, color=EXTRAP_TEXT), xshift=6 if side == "left" else -6, **kw)
 
 
 def _axis_ticks(fig: go.Figure, d: ScalingData, log_x: bool, **where) -> None:
-    """Tick values of the scaling x-axis on a log scale (powers of two for 1, 2, 4, 8 workers)."""
+    """The scaling x-axis spans exactly the curve (a label near its end must not stretch it), with
+    readable ticks on a log scale (powers of two for 1, 2, 4, 8 workers)."""
+    if d.x.size and not (log_x and d.x.min() <= 0):
+        lo, hi = float(d.x.min()), float(d.x.max())
+        if hi > lo:
+            rng = [math.log10(lo), math.log10(hi)] if log_x else [lo, hi]
+            fig.update_xaxes(range=rng, **where)
     if log_x and d.x.size and d.x.min() > 0:
         measured = d.points_x if d.points_x.size >= 2 else None
         if measured is None and d.measured_range[0] > 0:
             lo, hi = d.measured_range
             measured = [lo, hi] if hi > lo else None
-        _set_log_ticks(fig, "x", float(d.x.min()), float(d.x.max()), measured, **where)
+        set_log_ticks(fig, "x", float(d.x.min()), float(d.x.max()), measured, **where)
 
 
 def _fixed_text(d: ScalingData) -> str:
@@ -815,13 +855,19 @@ def _fixed_text(d: ScalingData) -> str:
     return "at " + ", ".join(parts)
 
 
+def _annotation_x(x: float, log_x: bool) -> float:
+    """Where an annotation at data value ``x`` goes: plotly.js places annotations on a log axis in
+    log10 units (shapes in data units), so a raw value would stretch the axis to 10^x."""
+    return math.log10(x) if log_x and x > 0 else x
+
+
 def _axis_type(log: bool) -> str:
     return "log" if log else "linear"
 
 
 def scaling_figure(result, symbol: str = "p", fixed: dict | None = None, meas: Measurements | None = None,
                    x_max: float | None = None, log_x: bool = False, log_y: bool = False,
-                   title: str | None = None, data: ScalingData | None = None) -> go.Figure:
+                   title: str | None = None, data: ScalingData | None = None, height: int = 480) -> go.Figure:
     """Predicted time along ``symbol``: solid within the measured range, dashed beyond it in a shaded
     extrapolation zone, with the measured runs at the same fixed values overlaid."""
     d = data or scaling_data(result, symbol, fixed, meas, x_max)
@@ -863,8 +909,8 @@ def scaling_figure(result, symbol: str = "p", fixed: dict | None = None, meas: M
     if log_y:
         ys = np.concatenate([d.total[d.total > 0], d.points_y[d.points_y > 0]])
         if ys.size:
-            _set_log_ticks(fig, "y", ys.min(), ys.max())
-    return style(fig, title, _fixed_text(d), height=480, legend="right")
+            set_log_ticks(fig, "y", ys.min(), ys.max())
+    return style(fig, title, _fixed_text(d), height=height, legend="right")
 
 
 def scaling_contributions_figure(result, symbol: str = "p", fixed: dict | None = None,
@@ -902,9 +948,13 @@ def scaling_contributions_figure(result, symbol: str = "p", fixed: dict | None =
             fig.add_vline(x=edge, line=dict(color=EXTRAP_TEXT, dash="dot", width=1.2))
     if d.crossover is not None:
         fig.add_vline(x=d.crossover, line=dict(color=EXTRAP_TEXT, dash="dot", width=1.5))
-        fig.add_annotation(x=d.crossover, y=1, yref="paper", xref="x", showarrow=False, yanchor="bottom",
+        # annotations on a log axis are placed in log10 units (shapes in data units)
+        lo_, hi_ = (_annotation_x(float(v), log_x) for v in (d.x.min(), d.x.max()))
+        right_half = _annotation_x(d.crossover, log_x) > (lo_ + hi_) / 2  # the label runs towards the middle
+        fig.add_annotation(x=_annotation_x(d.crossover, log_x), y=1, yref="paper", xref="x", showarrow=False,
+                           yanchor="bottom", xanchor="right" if right_half else "left", xshift=-4 if right_half else 4,
                            text=f"communication > compute from {symbol} ≈ {fmt_num(d.crossover)}",
-                           font=dict(size=13, color=EXTRAP_TEXT), xanchor="left", xshift=4)
+                           font=dict(size=13, color=EXTRAP_TEXT))
     fig.update_xaxes(title_text=factor_title(symbol, column), type=_axis_type(log_x))
     fig.update_yaxes(title_text=time_title("predicted time"), rangemode="tozero")
     _axis_ticks(fig, d, log_x)
@@ -996,7 +1046,15 @@ def speedup_figure(result, fixed: dict | None = None, meas: Measurements | None 
     for col in (1, 2):
         fig.update_xaxes(title_text=factor_title("p"), type=_axis_type(log_x), row=1, col=col)
         _axis_ticks(fig, d.scaling, log_x, row=1, col=col)
-    fig.update_yaxes(title_text="speedup (×)", rangemode="tozero", row=1, col=1)
+    if log_x:
+        # log-log: the ideal speedup p/p0 is a straight line, as on the x-axis, not an exponential
+        sp = np.concatenate([d.speedup[np.isfinite(d.speedup) & (d.speedup > 0)], d.ideal, d.measured_speedup])
+        sp = sp[sp > 0]
+        fig.update_yaxes(title_text="speedup (×)", type="log", row=1, col=1)
+        if sp.size:
+            set_log_ticks(fig, "y", float(sp.min()), float(sp.max()), row=1, col=1)
+    else:
+        fig.update_yaxes(title_text="speedup (×)", rangemode="tozero", row=1, col=1)
     fig.update_yaxes(title_text="efficiency (%)", rangemode="tozero", row=1, col=2)
     return style(fig, title, _fixed_text(d.scaling), height=460, legend="right")
 

@@ -271,10 +271,13 @@ class FitResult:
         for fn in ("log2", "log10", "log", "sqrt", "ceil", "floor", "exp", "abs", "min", "max"):
             np_fn = {"min": "minimum", "max": "maximum"}.get(fn, fn)
             text = _replace_call(text, fn, f"{numpy}.{np_fn}")
-        if "I" in expr.symbols:
+        used = expr.symbols
+        if "I" in used:
             epochs = "E * " if "E" in self.factors else ""
             workers = "p * " if "p" in self.factors else ""
             text = _replace_name(text, "I", f"({epochs}{numpy}.ceil(N / ({workers}b)))")
+        if "b" not in self.factors and "B" in self.factors and ("b" in used or "I" in used):
+            text = _replace_name(text, "b", "(B / p)" if "p" in self.factors else "B")  # per-worker batch
         return text
 
     def latex(self, digits: int = 4) -> str:

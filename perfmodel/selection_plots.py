@@ -20,8 +20,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .plots import (DISCRETE, IDEAL, MEASURED, PREDICTED, add_parity_guides, empty_figure, fmt_num, style,
-                    time_title)
+from .plots import (DISCRETE, IDEAL, MEASURED, PREDICTED, set_log_ticks, add_parity_guides, empty_figure, fmt_num,
+                    square_log_axes, style, time_title)
 
 CHOSEN = "#dc2626"
 MINIMUM = "#6b7280"
@@ -116,6 +116,53 @@ def lambda_path_figure(path, title: str | None = "Regularisation path: choosing 
     return style(fig, title, sub, height=620, legend="right")
 
 
+# -- λ strip: the error of the λ values fitted so far ---------------------------------------
+@dataclass
+class LambdaStripData:
+    x: np.ndarray             # plotting position of each λ (λ = 0 one decade left of the smallest λ > 0)
+    lams: np.ndarray
+    fit_mape: np.ndarray      # in-sample MAPE (%) per λ
+    cv_mape: np.ndarray       # cross-validated MAPE (%) per λ (NaN where not computed)
+    tickvals: list
+    ticktext: list
+    current_x: float
+    current: float
+
+
+def lambda_strip_data(lams, fit_mape, cv_mape, current: float) -> LambdaStripData:
+    """The points of :func:`lambda_strip_figure`, sorted by λ; the current λ is placed among them."""
+    lams = np.asarray(lams, float)
+    order = np.argsort(lams, kind="stable")
+    lams, fit, cv = lams[order], np.asarray(fit_mape, float)[order], np.asarray(cv_mape, float)[order]
+    allv = np.unique(np.concatenate([lams, [float(current)]]))
+    pos, tv, tt = _lam_positions(allv)
+    where = {float(v): float(p) for v, p in zip(allv, pos)}
+    return LambdaStripData(np.array([where[float(v)] for v in lams]), lams, fit, cv, tv, tt,
+                           where[float(current)], float(current))
+
+
+def lambda_strip_figure(lams, fit_mape, cv_mape, current: float, height: int = 190) -> go.Figure:
+    """A small strip under the λ slider: the error of each λ fitted so far (in-sample and, where
+    computed, cross-validated MAPE) against λ on a log axis, the current λ marked."""
+    d = lambda_strip_data(lams, fit_mape, cv_mape, current)
+    fig = go.Figure()
+    if np.isfinite(d.cv_mape).any():
+        fig.add_trace(go.Scatter(x=d.x, y=d.cv_mape, mode="lines+markers", name="cross-validated",
+                                 line=dict(color=MEASURED, width=2), marker=dict(size=7), customdata=d.lams,
+                                 connectgaps=True,
+                                 hovertemplate="λ %{customdata:.3g}<br>CV MAPE %{y:.3g} %<extra></extra>"))
+    fig.add_trace(go.Scatter(x=d.x, y=d.fit_mape, mode="lines+markers", name="in-sample",
+                             line=dict(color=IDEAL, dash="dot", width=1.5), marker=dict(size=6),
+                             customdata=d.lams,
+                             hovertemplate="λ %{customdata:.3g}<br>in-sample MAPE %{y:.3g} %<extra></extra>"))
+    fig.add_vline(x=d.current_x, line=dict(color=CHOSEN, dash="dash", width=2))
+    fig.update_xaxes(type="log", tickvals=d.tickvals, ticktext=d.ticktext, title_text="λ")
+    fig.update_yaxes(title_text="MAPE (%)", rangemode="tozero", nticks=4)
+    fig = style(fig, None, height=height, legend="top")
+    fig.update_layout(margin=dict(l=60, r=10, t=30, b=45), font=dict(size=13))
+    return fig
+
+
 # -- comparison parity chart ----------------------------------------------------------------
 @dataclass
 class ComparisonParityData:
@@ -177,8 +224,9 @@ def comparison_parity_figure(comparison, kind: str = "cross-validated",
             hovertemplate="%{text}<br>measured %{x:.4g} s<br>predicted %{y:.4g} s<br>error %{customdata:+.1f} %"
                           "<extra></extra>"))
     rng = [math.log10(d.lo), math.log10(d.hi)]
-    fig.update_xaxes(type="log", range=rng, title_text=x_title)
-    fig.update_yaxes(type="log", range=rng, title_text=y_title, scaleanchor="x", scaleratio=1)
+    square_log_axes(fig, rng, x_title, y_title)
+    set_log_ticks(fig, "x", d.lo, d.hi)
+    set_log_ticks(fig, "y", d.lo, d.hi)
     sub = f"MAPE of the {kind} predictions in the legend" + (f"; best: {d.winner}" if d.winner else "")
     return style(fig, title, sub, height=560, legend="right")
 

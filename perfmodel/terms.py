@@ -22,13 +22,26 @@ class LibraryTerm:
     meaning: str
 
 
+def effective_symbols(symbols) -> list[str]:
+    """The symbols terms may use: the mapped ones, plus the per-worker batch b = B/p when only the
+    global batch B is mapped."""
+    out = list(symbols)
+    if "B" in out and "b" not in out:
+        out.append("b")
+    return out
+
+
 def iterations(symbols) -> str | None:
-    """The iteration-count expression for the mapped symbols (None when nothing scales it)."""
+    """The iteration-count expression for the mapped symbols (None when nothing scales it).
+
+    With the global batch B mapped instead of the per-worker b, an iteration takes B samples:
+    I = E·ceil(N/B), or ∝ E/B without N."""
     s = set(symbols)
-    if {"N", "b"} <= s:
+    derived_b = "B" in s and "b" not in s
+    if "N" in s and ("b" in s or derived_b):
         return "I"
     num = [x for x in ("E", "N") if x in s]
-    den = [x for x in ("p", "b") if x in s]
+    den = ["B"] if derived_b else [x for x in ("p", "b") if x in s]
     if not num and not den:
         return None
     top = "*".join(num) if num else "1"
@@ -49,9 +62,10 @@ def _times(it: str | None, factor: str) -> str:
 
 
 def library(symbols) -> list[LibraryTerm]:
-    """The library terms that make sense for the mapped ``symbols``."""
-    s = set(symbols)
-    it = iterations(s)
+    """The library terms that make sense for the mapped ``symbols`` (b = B/p counts as mapped
+    when the global batch B is)."""
+    it = iterations(symbols)
+    s = set(effective_symbols(symbols))
     out = [LibraryTerm("constant", "1", "start-up",
                        "fixed start-up/initialisation cost (Hashemi et al.: it dominates at scale)")]
     if it is not None:
@@ -123,13 +137,15 @@ def preset_spec(name: str, symbols, positive_symbols=None, varying=None) -> str:
     s = [x for x in symbols]
     vary = set(s if varying is None else varying)
     if name == "data-parallel":
+        derived_b = "B" in s and "b" not in s
         it = iterations(s)
+        s = effective_symbols(s)
         terms = ["1"]
         if it is not None:
             terms.append(_times(it, "b^e_b") if "b" in vary else it)
         if "p" in vary:
             terms += [_times(it, "log2(p)"), "p"]
-        extra = [x for x in s if x not in ("p", "N", "b", "E") and x in vary]
+        extra = [x for x in s if x not in ("p", "N", "b", "E") and x in vary and not (x == "B" and derived_b)]
         terms += [f"{x}^e_{x}" for x in extra]
         return " + ".join(terms)
     if name == "ernest":

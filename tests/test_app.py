@@ -36,11 +36,35 @@ def app() -> AppTest:
 
 
 def errors(at):
-    return [e.value for e in at.error]
+    """The error messages as shown (Markdown escapes read)."""
+    return [plain(e.value) for e in at.error]
 
 
 def charts(at):
     return at.get("plotly_chart")
+
+
+def walk(block):
+    """The elements under ``block``, depth first, in page order."""
+    for child in getattr(block, "children", {}).values():
+        if getattr(child, "children", None):
+            yield from walk(child)
+        else:
+            yield child
+
+
+def array(v) -> np.ndarray:
+    """A Plotly array from a figure's JSON (plain list, or base64 ``{"dtype", "bdata"}``)."""
+    if isinstance(v, dict) and "bdata" in v:
+        import base64
+
+        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
+    return np.asarray(v, float)
+
+
+def plain(markdown: str) -> str:
+    """What a Markdown source shows once its backslash escapes are read."""
+    return re.sub(r"\\(.)", r"\1", markdown)
 
 
 def upload(at, name: str, content: bytes) -> None:
@@ -55,6 +79,11 @@ def submit(at, label: str) -> None:
 
 def test_default_dataset_loads_and_fits(app):
     ss = app.session_state
+    # a first visit explains itself: three steps, dismissable
+    [welcome] = [m.value for m in app.markdown if "perfmodel explains" in m.value]
+    assert all(f"{i}. **" in welcome for i in (1, 2, 3))
+    app.button(key="welcome:ok").click().run()
+    assert not [m for m in app.markdown if "perfmodel explains" in m.value]
     assert ss["data"]["name"] == DEFAULT_DATASET
     res = ss["result"]
     assert res is not None and res.dataset == DEFAULT_DATASET
@@ -64,7 +93,7 @@ def test_default_dataset_loads_and_fits(app):
     assert app.title[0].value == "Data"
     assert len(charts(app)) == 1  # the quick view of time against each factor
     # the sidebar shows the dataset and the fit at a glance
-    sidebar = [m.value for m in app.sidebar.markdown]
+    sidebar = [plain(m.value) for m in app.sidebar.markdown]
     assert any("ResNet-50" in m for m in sidebar)
     assert [m.label for m in app.sidebar.metric] == ["MAPE (fit)", "MAPE (CV)"]
     # the URL carries the view
@@ -72,7 +101,7 @@ def test_default_dataset_loads_and_fits(app):
     assert app.query_params["lam"] == f"{DEFAULT_LAM:g}" and app.query_params["seed"] == "0"
 
 
-@pytest.mark.parametrize("page, n_charts", [("pages/data.py", 1), ("pages/model.py", 0), ("pages/results.py", 4),
+@pytest.mark.parametrize("page, n_charts", [("pages/data.py", 1), ("pages/model.py", 1), ("pages/results.py", 4),
                                             ("pages/scaling.py", 3), ("pages/export.py", 0)])
 def test_every_page_renders_with_zero_setup(app, page, n_charts):
     app.switch_page(page).run()
@@ -90,22 +119,38 @@ def test_every_widget_has_help(app):
                 assert w.help, f"{page}: {kind} {w.label!r} has no help text"
 
 
-def test_changing_lambda_changes_the_fit(app):
+def test_moving_lambda_refits_without_a_click(app):
     app.switch_page("pages/model.py").run()
     first = app.session_state["result"]
-    app.select_slider(key="w:lam").set_value(1.0)
-    submit(app, "Fit model")
+    formula = app.get("latex")[-1].value
+    app.select_slider(key="w:lam").set_value(1.0).run()  # no "Fit model" click
     assert not app.exception and not errors(app)
     res = app.session_state["result"]
     assert res.settings["lam"] == 1.0
     assert res.coefficients != first.coefficients
     assert res.penalty != first.penalty
     assert app.query_params["lam"] == "1"
-    assert app.success[0].value.startswith("Fitted in")
+    assert app.get("latex")[-1].value.strip("$\n") == res.latex(3) != formula.strip("$\n")  # the formula beside the slider is redrawn
+    strip = json.loads(charts(app)[0].proto.spec)  # the λ strip: both λ tried so far, the current one marked
+    assert sorted(array(strip["data"][-1]["customdata"])) == [DEFAULT_LAM, 1.0]
+    assert strip["layout"]["shapes"][0]["x0"] == 1.0
     # back to the first λ: the same model again
-    app.select_slider(key="w:lam").set_value(DEFAULT_LAM)
-    submit(app, "Fit model")
+    app.select_slider(key="w:lam").set_value(DEFAULT_LAM).run()
     assert app.session_state["result"].coefficients == first.coefficients
+
+
+def test_fit_model_applies_the_other_settings_and_says_so_beside_the_result(app):
+    app.switch_page("pages/model.py").run()
+    app.radio(key="w:penalty").set_value("l2")
+    submit(app, "Fit model")
+    assert not app.exception and not errors(app)
+    assert app.session_state["result"].settings["penalty"] == "l2"
+    [msg] = [s.value for s in app.success]
+    assert msg.startswith("Fitted in")
+    # shown in the fit section (after the Fit subheader, beside the formula), not at the top of the page
+    order = [(e.type, getattr(e, "value", None)) for e in walk(app.main)]
+    fit_at = order.index(("subheader", "Fit"))
+    assert order.index(("success", msg)) > fit_at
 
 
 def test_presets_and_library_checkboxes_edit_the_terms(app):
@@ -157,7 +202,8 @@ def test_upload_csv_map_columns_and_fit():
                 rows.append(f"{p},{b},{n},1,{1 + n / (p * b) * (0.01 * b ** 0.8 + 0.002 * np.log2(p)):.6f}")
     rows.append("16,64,20000,1,oops")
     upload(at, "runs.csv", "\n".join(rows).encode())
-    assert at.success[0].value.startswith("Read runs.csv as CSV: 17 rows")
+    assert plain(at.success[0].value).startswith("Read runs.csv as CSV: 17 rows")
+    assert not [m for m in at.markdown if "is fitted with a first model" in m.value]
     # first guesses from the column names
     assert at.selectbox(key=[k for k in at.session_state if str(k).endswith(":time")][0]).value == "time_s"
     submit(at, "Use this data")
@@ -165,12 +211,30 @@ def test_upload_csv_map_columns_and_fit():
     ss = at.session_state
     assert ss["data"]["title"] == "runs.csv (uploaded)"
     assert ss["meas"].factors == {"p": "gpus", "N": "samples", "b": "batch", "E": "epochs"}
-    assert "row 17, column 'time_s': non-numeric value 'oops'" in at.warning[0].value
+    assert "row 17, column 'time_s': non-numeric value 'oops'" in plain(at.warning[0].value)
     assert ss["result"] is not None and ss["result"].n_rows == 16
+    # after the upload, the next step is spelled out with links to it
+    assert [m for m in at.markdown if "is fitted with a first model" in m.value]
     for page in PAGES[1:]:
         at.switch_page(page).run()
         assert not at.exception and not errors(at)
-    assert "dataset" not in at.query_params  # an upload cannot be linked
+    # a link to this view brings the upload along (kept on the server under its content hash)
+    link = {k: at.query_params[k] for k in at.query_params}
+    assert "dataset" not in link and len(link["upload"]) == 24
+    other = new_app(**link).run()  # another session opening the link
+    assert not other.exception and not [w for w in other.warning if "link" in w.value]
+    assert other.session_state["data"]["title"] == "runs.csv (uploaded)"
+    assert other.session_state["meas"].factors == ss["meas"].factors
+    assert other.session_state["result"].settings["terms"] == ss["result"].settings["terms"]
+
+
+def test_a_link_to_an_upload_the_server_does_not_hold_says_so():
+    at = new_app(upload="0" * 24, map='{"time":"t","factors":{"p":"p"}}', terms="1 + p^e", lam="0").run()
+    assert not at.exception
+    text = plain(at.warning[0].value)
+    assert "uploaded file" in text and "no longer holds" in text and "upload the file again" in text
+    data, res = at.session_state["data"], at.session_state["result"]
+    assert data["name"] == DEFAULT_DATASET and res.settings["terms"] != "1 + p^e"  # not the link's terms
 
 
 def test_an_upload_too_small_for_the_default_model_gets_a_simpler_one():
@@ -179,6 +243,57 @@ def test_an_upload_too_small_for_the_default_model_gets_a_simpler_one():
     submit(at, "Use this data")
     assert not at.exception and not errors(at)
     assert at.session_state["result"].expression == "1 + p"  # 2 configurations, 2 constants
+
+
+def test_upload_guesses_gpu_count_and_global_batch_and_takes_a_column_with_spaces(captured):
+    rows = ["GPU count,global batch,message size,epoch time (s)"]
+    for p in (1, 2, 4, 8):
+        for B in (256, 1024):
+            for m in (1, 4):
+                it = 50000 / B
+                rows.append(f"{p},{B},{m},{3 + 2e-3 * it * (B / p) ** 0.9 + 0.01 * it * np.log2(p) + 0.5 * m:.6f}")
+    at = new_app().run()
+    upload(at, "my_timings.csv", "\n".join(rows).encode())
+    keys = {str(k).rsplit(":", 1)[-1]: k for k in at.session_state if str(k).startswith("upload:")}
+    assert at.selectbox(key=keys["time"]).value == "epoch time (s)"
+    assert at.selectbox(key=keys["p"]).value == "GPU count"
+    assert at.selectbox(key=keys["B"]).value == "global batch"
+    assert at.selectbox(key=keys["b"]).value == "— not measured —"
+    at.multiselect(key=keys["others"]).select("message size")
+    submit(at, "Use this data")
+    assert not at.exception and not errors(at)
+    meas, res = at.session_state["meas"], at.session_state["result"]
+    assert meas.factors == {"p": "GPU count", "B": "global batch", "message_size": "message size"}
+    # without N the data size is fixed: iterations ∝ 1/B, and the per-worker batch is b = B/p
+    assert res.terms[:3] == ["1", "b^e_b/B", "log2(p)/B"]
+    assert res.metrics["mape"] < 5
+    # exports are named after the upload
+    at.switch_page("pages/export.py").run()
+    assert {"my_timings.json", "my_timings_predictions.csv", "my_timings_report.html"} <= set(captured)
+    at.switch_page("pages/data.py").run()
+    # the sidebar names the columns as they are, escaped for Markdown
+    side = " ".join(plain(m.value) for m in at.sidebar.caption)
+    assert "message_size = message size" in side and "epoch time (s)" in side
+
+
+def test_user_text_is_escaped_wherever_markdown_is_rendered():
+    evil = "[x](javascript:alert(1))"
+    rows = [f"workers,*bold*,{evil}"] + [f"{p},{b},{1 + 10 / p + 0.01 * b}" for p in (1, 2, 4, 8) for b in (1, 2)]
+    at = new_app().run()
+    upload(at, "a_b_c*.csv", "\n".join(rows).encode())
+    submit(at, "Use this data")
+    assert not at.exception
+    shown = [m.value for m in at.sidebar.markdown] + [m.value for m in at.sidebar.caption] + \
+        [m.value for m in at.subheader] + [m.value for m in at.caption] + [m.value for m in at.success]
+    joined = "\n".join(shown)
+    assert evil in plain(joined)  # the text is there, as text
+    assert "](javascript" not in joined and "[x]" not in joined  # no link syntax survives
+    assert "a\\_b\\_c\\*\\.csv" in joined
+    # a term error quoting the terms keeps their asterisks
+    at.switch_page("pages/model.py").run()
+    at.text_input(key="w:custom").input("I*b^0.9*workers").run()
+    [err] = [e.value for e in at.error]
+    assert "I\\*b\\^0\\.9\\*workers" in err
 
 
 def test_upload_extrap_text():
@@ -235,7 +350,11 @@ def test_remapping_a_bundled_dataset(app):
     data, res = app.session_state["data"], app.session_state["result"]
     assert data["source"] == "remapped" and data["title"].endswith("(your column mapping)")
     assert set(res.factors) == {"p", "N"}
-    assert "dataset" not in app.query_params  # a changed mapping cannot be linked
+    link = {k: app.query_params[k] for k in app.query_params}  # the link carries the mapping
+    assert json.loads(link["map"])["factors"] == {"p": "gpus", "N": "samples"}
+    other = new_app(**link).run()
+    assert not other.exception and not other.warning
+    assert other.session_state["data"]["source"] == "remapped" and set(other.session_state["result"].factors) == {"p", "N"}
     [back] = [b for b in app.button if b.label == "Back to the suggested mapping and terms"]
     back.click().run()
     assert app.session_state["data"]["source"] == "bundled" and set(app.session_state["result"].factors) == {"p", "b", "N"}
@@ -254,7 +373,7 @@ def test_bad_query_params_fall_back_with_a_warning():
     at = new_app(dataset="no-such-data", lam="minus one", seed="x").run()
     assert not at.exception
     assert at.session_state["data"]["name"] == DEFAULT_DATASET
-    text = at.warning[0].value
+    text = plain(at.warning[0].value)
     assert "no-such-data" in text and "λ" in text and "seed" in text
 
 
@@ -296,7 +415,7 @@ def test_export_buttons_produce_files_that_parse(app, captured):
     assert not app.exception
     assert len(app.get("download_button")) == 5
     res, meas = app.session_state["result"], app.session_state["meas"]
-    stem = f"perfmodel_{DEFAULT_DATASET}"
+    stem = DEFAULT_DATASET  # files are named after the data
 
     model = FitResult.from_json(captured[f"{stem}.json"].decode())
     np.testing.assert_array_equal(model.predict(meas), res.predict(meas))
@@ -323,7 +442,7 @@ def test_the_report_draws_the_scaling_view_last_set(app, captured):
     app.select_slider(key="w:extend").set_value(16).run()
     app.select_slider(key="w:fix:b").set_value(32).run()
     app.switch_page("pages/export.py").run()
-    html = captured[f"perfmodel_{DEFAULT_DATASET}_report.html"]().decode()
+    html = captured[f"{DEFAULT_DATASET}_report.html"]().decode()
     assert '"x1":128' in html.replace(" ", "")  # the extrapolation zone runs to 16 x 8 workers
     assert "at b = 32, N = 1.28M" in html
 

@@ -114,6 +114,20 @@ def test_table_numbers_match_separate_fits(comparison):
         assert row["error"] == ""
 
 
+def test_quick_peers_merged_with_the_automatic_one_equal_the_whole_comparison(comparison):
+    meas, user, sel, whole = comparison
+    quick = compare(meas, user_model=user, run_auto=False, k=4, seed=3, workers=1)
+    assert "automatic" not in set(quick.table["model"])
+    auto_only = compare(meas, auto=sel, presets=(), pmnf=False, k=4, seed=3, workers=1)
+    merged = quick.merged(auto_only)
+    cols = ["model", "expression", "n_params", "fit_mape", "cv_mape", "holdout_mape", "best_fit", "best_cv",
+            "best_holdout"]
+    pd.testing.assert_frame_equal(merged.table[cols], whole.table[cols])
+    assert len(merged.predictions) == len(whole.predictions)
+    with pytest.raises(PerfModelError, match="same folds"):
+        quick.merged(compare(meas, auto=sel, presets=(), pmnf=False, k=3, seed=3, workers=1))
+
+
 def test_winner_flags(comparison):
     _, _, _, c = comparison
     t = c.table
@@ -231,7 +245,9 @@ def test_model_page_finds_terms_and_picks_lambda(served_like_a_server):
     at = _app()
     at.session_state["settings"] = {**at.session_state["settings"], "lam": 0.0}  # the λ path: exact, fast fits
     at.switch_page("pages/model.py").run()
-    assert not at.exception and len(at.get("plotly_chart")) == 0  # nothing runs before a click
+    # nothing runs before a click: only the chart beside the live formula is drawn
+    assert not at.exception and len(at.get("plotly_chart")) == 1
+    assert "auto:selection" not in at.session_state and "auto:lampath" not in at.session_state
     _click(at, "Find terms for me")
     sel = at.session_state["auto:selection"]["selection"]
     assert sel.candidates and not at.error
@@ -240,8 +256,9 @@ def test_model_page_finds_terms_and_picks_lambda(served_like_a_server):
     assert at.session_state["bounds"] == {k: tuple(v) for k, v in sel.best.bounds.items()}
     _click(at, "Compute the λ path")
     path = at.session_state["auto:lampath"]["path"]
-    assert np.isfinite(path.chosen) and len(at.get("plotly_chart")) >= 1
+    assert np.isfinite(path.chosen) and len(at.get("plotly_chart")) >= 3  # path, strip (now from the path), chart
     [use] = [b for b in at.button if b.label.startswith("Use λ")]
     use.click().run()
     assert at.session_state["settings"]["lam"] == path.chosen
+    assert at.session_state["result"].settings["lam"] == path.chosen  # refitted at once, no other click
     assert any("picked by cross-validation" in m.value for m in at.success)

@@ -64,6 +64,15 @@ def test_guess_roles():
     assert roles == {"time": "time_s", "p": "gpus", "N": "samples", "b": "batch_per_gpu", "E": "epochs"}
 
 
+def test_guess_roles_counts_gpus_and_tells_global_from_per_worker_batch():
+    roles = guess_roles(["GPU count", "global batch", "epoch time (s)"])
+    assert roles == {"time": "epoch time (s)", "p": "GPU count", "B": "global batch"}
+    assert guess_roles(["nodes", "batch_per_gpu", "t"]) == {"p": "nodes", "b": "batch_per_gpu"}
+    assert guess_roles(["batch_size", "seconds"]) == {"time": "seconds", "b": "batch_size"}  # not the data size N
+    assert guess_roles(["workers", "global_batch", "batch_per_worker", "samples", "time_s"]) == {
+        "time": "time_s", "p": "workers", "N": "samples", "B": "global_batch", "b": "batch_per_worker"}
+
+
 def test_summary_noise_and_configurations():
     frame = pd.DataFrame({"p": [1, 1, 2, 2], "t": [10.0, 12.0, 6.0, 6.0]})
     m = Measurements.from_frame(frame, "t", {"p": "p"})

@@ -187,3 +187,30 @@ def test_l1_solver_matches_a_generic_optimiser():
     fast = _l1_box_qp(A, t, lam, lo, hi)
     assert f(fast) <= ref.fun + 1e-9
     assert f(_fista(A, t, lam, lo, hi, 50000, 1e-15)) == pytest.approx(f(fast), rel=1e-6)
+
+
+def test_global_batch_B_gives_the_per_worker_batch_b_as_B_over_p():
+    """Measurements that record the global batch B: terms may use b = B/p and I = E·ceil(N/(p·b)),
+    and the generating exponent and constants come back."""
+    from perfmodel.terms import library
+
+    rows = []
+    for p in (1, 2, 4, 8, 16):
+        for B in (256, 512, 1024, 2048):
+            for N in (50_000, 100_000):
+                it = np.ceil(N / B)  # = ceil(N / (p · B/p))
+                rows.append({"gpus": p, "global_batch": B, "samples": N,
+                             "t": 5 + 2e-3 * it * (B / p) ** 0.85 + 0.01 * it * np.log2(p)})
+    frame = pd.DataFrame(rows)
+    meas = Measurements.from_frame(frame, "t", {"p": "gpus", "B": "global_batch", "N": "samples"})
+    spec = preset_spec("data-parallel", list(meas.factors))
+    assert spec == "1 + I*b^e_b + I*log2(p) + p"  # no B^e_B term: B enters through b = B/p
+    assert {t.key for t in library(list(meas.factors))} >= {"compute", "iterations", "tree-allreduce"}
+    res = Model("1 + I*b^e + I*log2(p)", lam=0.0, seed=0, bounds={"e": (0, 2)}).fit(meas)
+    assert res.params["e"] == pytest.approx(0.85, abs=1e-3)
+    assert [res.coefficients[f"c{k}"] for k in range(3)] == pytest.approx([5, 2e-3, 0.01], rel=1e-2)
+    # the exported numpy expression computes the same times from p, B and N
+    env = {"p": frame["gpus"].to_numpy(float), "B": frame["global_batch"].to_numpy(float),
+           "N": frame["samples"].to_numpy(float)}
+    got = eval(res.python_expression(), {"np": np}, env)  # noqa: S307 - the project's own generated code
+    np.testing.assert_allclose(got, res.predict(meas), rtol=1e-9)

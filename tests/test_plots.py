@@ -252,7 +252,14 @@ def test_empty_measurements_give_empty_figures_with_axis_titles(res, empty):
 
 def test_log_ticks():
     assert plots.log_ticks(1, 32, [1, 2, 4, 8]) == [1, 2, 4, 8, 16, 32]
-    assert plots.log_ticks(700, 7000) == [1000, 2000, 5000]
+    assert plots.log_ticks(700, 7000) == [1000, 2000, 3000, 5000]
+    # never just two labels: a short range gets finer mantissas, a very short one round linear steps
+    assert plots.log_ticks(1, 4, [1, 2, 4]) == [1, 2, 4]
+    assert plots.log_ticks(0.8, 1.6) == [0.8, 0.9, 1.0, 1.2, 1.5]
+    assert plots.log_ticks(100, 130) == [100, 110, 120, 130]
+    for lo, hi in ((3, 40), (0.02, 0.5), (480, 8200), (1.1, 9.0), (5e-5, 3e-3)):
+        ticks = plots.log_ticks(lo, hi)
+        assert 4 <= len(ticks) <= 10 and all(lo <= t <= hi for t in ticks), (lo, hi, ticks)
     assert plots.log_ticks(0.01, 1e6) == [10.0 ** k for k in range(-2, 7)]
     assert plots.log_ticks(0, 10) == []
 
@@ -261,6 +268,9 @@ def test_formatters():
     assert plots.fmt_num(64) == "64" and plots.fmt_num(1281167) == "1.28M" and plots.fmt_num(25000) == "25k"
     assert plots.fmt_num(0.125) == "0.125"
     assert plots.fmt_seconds(0.25) == "250 ms" and plots.fmt_seconds(750) == "12.5 min"
+    # one unit per sentence: the unit of the larger time
+    unit = plots.time_unit(114, 238)
+    assert (plots.fmt_seconds(114, unit), plots.fmt_seconds(238, unit)) == ("1.9 min", "3.97 min")
     assert plots.factor_title("N", "samples") == "data size N (samples)"
     assert plots.factor_title("m", "size_mib") == "size_mib, m"
 
@@ -294,3 +304,19 @@ def test_typical_value_is_the_most_frequent_measured_value(res, meas):
     assert plots.typical_value(res, "N") == pytest.approx(math.sqrt(1000 * 2000))  # no data: geometric middle
     d = plots.scaling_data(res, "p", None, meas)
     assert d.fixed == {"N": 2000} and d.points_x.size == 8
+
+
+def test_report_stacked_areas_span_the_curve_when_communication_overtakes_compute():
+    rows = []
+    for p in (1, 2, 4, 8, 16):
+        for b in (32, 128):
+            it = np.ceil(50000 / (p * b))
+            rows.append({"p": p, "b": b, "N": 50000, "t": 3 + 2e-3 * it * b ** 0.9 + 0.05 * it * np.log2(p)})
+    meas = Measurements.from_frame(pd.DataFrame(rows), "t", {"p": "p", "b": "b", "N": "N"})
+    res = Model("1 + I*b^e1 + I*log2(p)", lam=0.0, seed=0).fit(meas)
+    fig = plots.report_figures(res, meas, symbol="p", x_max=64, log_x=True)["Scaling: term contributions"]
+    d = plots.scaling_data(res, "p", None, meas, x_max=64)
+    assert d.crossover is not None and 1 < d.crossover < 64
+    assert list(fig.layout.xaxis.range) == pytest.approx([0, np.log10(64)])  # no empty right half
+    [label] = [a for a in fig.layout.annotations if "communication > compute" in a.text]
+    assert label.x == pytest.approx(np.log10(d.crossover))  # log units on a log axis, not 10^crossover

@@ -25,8 +25,8 @@ import streamlit as st
 from perfmodel import Measurements, PerfModelError
 from perfmodel.autoselect import Selection, auto_select, lambda_path
 from perfmodel.selection_plots import lambda_path_figure, selection_figure
-from ui import fitting, state
-from ui.widgets import fmt_lambda, fmt_pct
+from ui import fitting, lambda_live, state
+from ui.widgets import flash, fmt_lambda, fmt_pct, md, show_flash
 
 K = 5
 
@@ -71,14 +71,12 @@ def _path(data_key: str, settings_json: str, _meas: Measurements, _progress=None
 def _use_candidate(spec: str, bounds: dict) -> None:
     state.set_spec(spec)
     st.session_state["bounds"] = {k: tuple(v) for k, v in bounds.items()}
-    st.session_state["flash"] = f"Terms set to {spec} (from the automatic search); press **Fit model** to fit them."
+    flash("auto", f"Terms set to {md(spec)} (from the automatic search); press **Fit model** to fit them.")
 
 
 def _use_lambda(lam: float) -> None:
-    s = dict(st.session_state["settings"])
-    s["lam"] = float(lam)
-    st.session_state["settings"] = s
-    st.session_state["flash"] = f"λ set to {fmt_lambda(lam)} (picked by cross-validation); press **Fit model**."
+    lambda_live.request_refit(lam)
+    flash("lampath", f"λ set to {fmt_lambda(lam)} (picked by cross-validation) and refitted.")
 
 
 # -- the component ----------------------------------------------------------------------------------------
@@ -121,7 +119,7 @@ def _stored(store: str, error_key: str, failed: str) -> dict | None:
     """Show a stored error; return the stored result when it belongs to the current data."""
     ss = st.session_state
     if ss.get(error_key):
-        st.error(f"{failed}: {ss[error_key]}", icon=":material/error:")
+        st.error(f"{failed}: {md(ss[error_key])}", icon=":material/error:")
     found = ss.get(store)
     if not found or found["key"][0] != ss["data_key"]:
         return None
@@ -166,15 +164,16 @@ def _find_terms(meas: Measurements) -> None:
                          "CV MAPE (%)", format="%.2f", help=f"{K}-fold cross-validated error"),
                      "held-out MAPE (%)": st.column_config.NumberColumn(
                          "held-out MAPE (%)", format="%.2f",
-                         help=f"Error on the largest scales ({sel.holdout_query or 'none'}), fitted on the others"),
+                         help=f"Error on the largest scales ({md(sel.holdout_query or 'none')}), fitted on the others"),
                      "score": st.column_config.NumberColumn(
                          "score", format="%.2f", help="½·CV MAPE + ½·held-out MAPE: lower is better"),
                  })
+    show_flash("auto")
     cols = st.columns(len(sel.candidates))
     for i, (col, cand) in enumerate(zip(cols, sel.candidates)):
         col.button(f"Use #{i + 1}", key=f"auto:use:{i}", on_click=_use_candidate, args=(cand.spec, cand.bounds),
                    icon=":material/input:", width="stretch",
-                   help=f"Put these terms into the model above: {cand.spec}")
+                   help=f"Put these terms into the model above: {md(cand.spec)}")
     with st.expander("How the candidates compare", icon=":material/scatter_plot:"):
         st.plotly_chart(selection_figure(sel), key="auto:selection_chart")
         st.code(sel.report(), language=None)
@@ -201,7 +200,7 @@ def _choose_lambda(meas: Measurements) -> None:
         return
     path = found["path"]
     if found["key"] != key:
-        st.caption(f"This path is for other terms or settings ({path.expression}); compute it again for the "
+        st.caption(f"This path is for other terms or settings ({md(path.expression)}); compute it again for the "
                    "current ones.")
     st.plotly_chart(lambda_path_figure(path), key="auto:lampath_chart")
     i = list(path.lams).index(path.chosen)
@@ -213,7 +212,8 @@ def _choose_lambda(meas: Measurements) -> None:
                      f"λ = {fmt_lambda(path.lam_min)}).")
     c[2].button(f"Use λ = {fmt_lambda(path.chosen)}", key="auto:use_lambda", on_click=_use_lambda,
                 args=(path.chosen,), type="primary", icon=":material/check:",
-                help="Set the regularisation weight of the fit below to the λ picked by validation.")
+                help="Set the regularisation weight of the fit below to the λ picked by validation and refit.")
+    show_flash("lampath")
 
 
 def render() -> None:
@@ -221,9 +221,11 @@ def render() -> None:
     meas = st.session_state.get("meas")
     if meas is None:
         return
+    # Keyed expanders keep their open state in the session: a button inside one (which reruns the
+    # page) leaves it open, so its result and the buttons under it stay in view.
     with st.expander("Find terms for me (automatic search)", icon=":material/travel_explore:",
-                     expanded=bool(st.session_state.get("auto:selection"))):
+                     key="auto:open_search", on_change="rerun"):
         _find_terms(meas)
     with st.expander("Choose λ by validation (λ path)", icon=":material/tune:",
-                     expanded=bool(st.session_state.get("auto:lampath"))):
+                     key="auto:open_lampath", on_change="rerun"):
         _choose_lambda(meas)

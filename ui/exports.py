@@ -3,10 +3,23 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import PurePath
 
 import streamlit as st
 
 from perfmodel import report
+
+
+def export_stem(dataset: str | None) -> str:
+    """The start of every export's file name: the data's own name, e.g. ``my_timings`` for an upload
+    of my_timings.csv (so the report is my_timings_report.html), or the bundled dataset's name."""
+    name = re.sub(r"\s*\[.*\]$", "", dataset or "")  # "file.txt [region / metric]" -> "file.txt"
+    stem = PurePath(name).stem if PurePath(name).suffix.lower() in (".csv", ".tsv", ".txt", ".dat") else name
+    region = re.search(r"\[(.*)\]$", dataset or "")
+    if region:
+        stem = f"{stem}_{region.group(1)}"
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", stem).strip("_.") or "perfmodel_model"
 
 
 @st.cache_data(show_spinner=False, max_entries=8)

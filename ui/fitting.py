@@ -90,10 +90,12 @@ def _in_thread(fn, on_message, args: tuple):
     return out["value"]
 
 
-def run_fit(bar=None) -> bool:
+def run_fit(bar=None, on_fitted=None) -> bool:
     """Fit the current terms and settings to the current data; validate; store in the session.
 
-    ``bar`` is an ``st.progress`` element (or None). Returns True on success; on a
+    ``bar`` is an ``st.progress`` element (or None); ``on_fitted(result)``, when given, is called
+    as soon as the fit is done, before the cross-validation (to show the new constants at once).
+    Returns True on success; on a
     :class:`PerfModelError` the message is kept in ``st.session_state["fit_error"]`` and the
     previous result stays.
     """
@@ -116,6 +118,8 @@ def run_fit(bar=None) -> bool:
         if expr_error:
             raise PerfModelError(expr_error)
         res = _in_thread(_fit, on_generation, (ss["data_key"], key, meas))
+        if on_fitted is not None:
+            on_fitted(res)
         cv = None
         if method != "none":
             if bar is not None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -29,14 +30,19 @@ import streamlit as st
 from perfmodel import Measurements, PerfModelError
 from perfmodel.data import guess_roles, read_table
 from perfmodel.datasets import DEFAULT_DATASET, get_dataset, list_datasets, load_frame
-from perfmodel.expression import DEFAULT_PARAM_BOUNDS, parse_expression
+from perfmodel.expression import DEFAULT_PARAM_BOUNDS, FUNCTIONS, parse_expression
 from perfmodel.fit import DEFAULT_LAM, MAX_SEED
-from perfmodel.terms import PRESETS, library, preset_bounds, preset_spec
+from perfmodel.terms import PRESETS, effective_symbols, library, preset_bounds, preset_spec
+
+from . import links
+from .text import md
 
 #: λ choices of the log-scale slider (0 included).
 LAMBDAS = (0.0, 1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3, 1.0)
+#: The λ of a new session (the one place the app reads its default λ from).
+DEFAULT_LAMBDA = DEFAULT_LAM  # the library's, so the app, the CLI and the library fit alike
 DEFAULT_SETTINGS = {
-    "lam": DEFAULT_LAM, "penalty": "l1", "loss": "relative", "seed": 0,
+    "lam": DEFAULT_LAMBDA, "penalty": "l1", "loss": "relative", "seed": 0,
     # Modest differential-evolution settings: a fit of the default dataset takes well under a second.
     "strategy": "best1bin", "popsize": 15, "maxiter": 300, "tol": 0.01,
     "validation": "kfold",
@@ -49,7 +55,7 @@ KFOLD_K = 5
 #: so the server refuses a larger file before it is read.
 MAX_UPLOAD_MB = 50
 
-SYMBOL_ROLES = ("p", "N", "b", "E")
+SYMBOL_ROLES = ("p", "N", "b", "B", "E")
 
 
 # -- initialisation -----------------------------------------------------------------------------
@@ -69,23 +75,66 @@ def init() -> None:
     if lam is not None and math.isfinite(lam) and lam >= 0:
         ss["settings"]["lam"] = lam
     elif "lam" in qp:
-        notices.append(f"ignored the link's λ {qp.get('lam')!r} (not a number >= 0)")
+        notices.append(f"ignored the link's λ {md(repr(qp.get('lam')))} (not a number ≥ 0)")
     seed = _int(qp.get("seed"))
     if seed is not None and 0 <= seed <= MAX_SEED:
         ss["settings"]["seed"] = seed
     elif "seed" in qp:
-        notices.append(f"ignored the link's seed {qp.get('seed')!r} (not an integer within [0, {MAX_SEED}])")
+        notices.append(f"ignored the link's seed {md(repr(qp.get('seed')))} (not an integer within [0, {MAX_SEED}])")
+    opened = _open_linked_data(qp, notices)
+    terms = qp.get("terms")
+    if terms and opened:
+        set_spec(terms)
+    ss["notice"] = "; ".join(notices) or None
+    ss["initialised"] = True
+
+
+def _open_linked_data(qp, notices: list) -> bool:
+    """Open the data a link names (a bundled dataset, one remapped, or a kept upload); on failure
+    the default dataset, with a notice that says so. True when the link's data was opened."""
+    mapping = _json(qp.get("map"))
+    if qp.get("upload"):
+        kept = links.store().get(qp.get("upload"))
+        if kept is not None:
+            try:
+                apply_upload(kept.name, read_upload(kept.name, kept.content), mapping["time"], mapping["factors"],
+                             mapping.get("region"), mapping.get("metric"), content=kept.content)
+                return True
+            except (PerfModelError, KeyError, TypeError) as exc:
+                notices.append(f"could not reopen the linked upload {md(kept.name)}: {md(exc)}")
+        else:
+            notices.append(f"this link was made on an uploaded file, which this server no longer holds (uploads "
+                           f"are kept {links.TTL_DAYS} days, not across restarts, and only up to "
+                           f"{links.MAX_BYTES // 1_000_000} MB): the bundled default dataset is shown instead, "
+                           "without the link's terms; upload the file again to see the linked view")
+        load_bundled(DEFAULT_DATASET)
+        return False
     name = qp.get("dataset") or DEFAULT_DATASET
     try:
         load_bundled(name)
     except PerfModelError as exc:
-        notices.append(f"could not open the linked dataset: {exc}")
+        notices.append(f"could not open the linked dataset: {md(exc)}")
         load_bundled(DEFAULT_DATASET)
-    terms = qp.get("terms")
-    if terms:
-        set_spec(terms)
-    ss["notice"] = "; ".join(notices) or None
-    ss["initialised"] = True
+        return False
+    if mapping:
+        data = st.session_state["data"]
+        try:
+            apply_upload(name, data["frame"], mapping["time"], mapping["factors"], title=f"{data['title']} "
+                         "(your column mapping)", source="remapped")
+        except (PerfModelError, KeyError, TypeError) as exc:
+            notices.append(f"could not apply the link's column mapping ({md(exc)}): the dataset's own mapping "
+                           "and terms are shown")
+            load_bundled(name)
+            return False
+    return True
+
+
+def _json(v) -> dict | None:
+    try:
+        out = json.loads(v) if v else None
+    except (TypeError, ValueError):
+        return None
+    return out if isinstance(out, dict) else None
 
 
 def _float(v) -> float | None:
@@ -172,9 +221,10 @@ def guess_mapping(frame: pd.DataFrame) -> dict:
 
 def apply_upload(file_name: str, frame: pd.DataFrame, time: str, factors: dict,
                  region: str | None = None, metric: str | None = None, title: str | None = None,
-                 source: str = "upload") -> Measurements:
+                 source: str = "upload", content: bytes | None = None) -> Measurements:
     """Validate the mapping of a table (uploaded, or a bundled one remapped: ``source="remapped"``)
-    and make it the current data (raises PerfModelError)."""
+    and make it the current data (raises PerfModelError). ``content``: the uploaded bytes, kept
+    on the server so that a link to this view can bring them (see :mod:`ui.links`)."""
     if not factors:
         raise PerfModelError("map at least one column to a factor (p, N, b, E or another symbol)")
     used = [c for c in factors.values()]
@@ -191,7 +241,8 @@ def apply_upload(file_name: str, frame: pd.DataFrame, time: str, factors: dict,
     _set_data({"source": source, "name": name, "title": title or f"{name} (uploaded)", "description":
                f"{len(frame)} rows; time column {time!r}",
                "origin": "uploaded by you" if source == "upload" else "your column mapping",
-               "frame": frame, "time": time, "factors": dict(factors), "region": region, "metric": metric},
+               "frame": frame, "time": time, "factors": dict(factors), "region": region, "metric": metric,
+               "upload_key": links.store().keep(file_name, content) if content is not None else None},
               meas, None)
     return meas
 
@@ -200,6 +251,25 @@ def apply_upload(file_name: str, frame: pd.DataFrame, time: str, factors: dict,
 def symbols() -> list[str]:
     meas = st.session_state.get("meas")
     return list(meas.factors) if meas is not None else []
+
+
+def model_symbols(meas: Measurements) -> list[str]:
+    """The symbols terms may use: the mapped factors (and b = B/p when only B is mapped)."""
+    return effective_symbols(meas.factors)
+
+
+def symbol_for(column: str, taken) -> str:
+    """The symbol of an "other factor" column: its name when that is a usable identifier, else the
+    name with every run of other characters made an underscore ("message size" -> message_size),
+    never a function name, a role symbol or one already ``taken``."""
+    name = re.sub(r"\W+", "_", str(column)).strip("_") or "x"
+    if name[0].isdigit():
+        name = f"x_{name}"
+    reserved = set(FUNCTIONS) | set(SYMBOL_ROLES) | {"I"} | set(taken)
+    base, k = name, 2
+    while name in reserved or not name.isidentifier():
+        name, k = f"{base}_{k}", k + 1
+    return name
 
 
 def positive_symbols(meas: Measurements) -> list[str]:
@@ -231,8 +301,6 @@ def _params(spec: str, syms: list[str]) -> list[str]:
 
 
 def _canon(text: str, params) -> str:
-    import re
-
     for p in sorted(params, key=len, reverse=True):
         text = re.sub(rf"(?<![A-Za-z0-9_]){re.escape(p)}(?![A-Za-z0-9_])", "#", text)
     return text
@@ -370,8 +438,15 @@ def sync_query_params() -> None:
     ss = st.session_state
     data = ss.get("data") or {}
     want = {}
+    mapping = json.dumps({"time": data.get("time"), "factors": data.get("factors"),
+                          **({"region": data["region"], "metric": data["metric"]} if data.get("region") else {})},
+                         separators=(",", ":"))
     if data.get("source") == "bundled":
         want["dataset"] = data["name"]
+    elif data.get("source") == "remapped":
+        want["dataset"], want["map"] = data["name"], mapping
+    elif data.get("source") == "upload" and data.get("upload_key"):
+        want["upload"], want["map"] = data["upload_key"], mapping
     res = ss.get("result")
     if res is not None:
         want["terms"] = res.settings.get("terms") or res.expression

@@ -7,9 +7,24 @@ import streamlit as st
 from perfmodel.plots import fmt_num
 
 from . import fitting
+from .text import md  # noqa: F401 - re-exported for the pages
 
 PAGES = {"data": "pages/data.py", "model": "pages/model.py", "results": "pages/results.py",
          "scaling": "pages/scaling.py", "export": "pages/export.py"}
+
+
+def flash(where: str, text: str, kind: str = "success") -> None:
+    """Keep a message for the next run, to be shown by :func:`show_flash` at ``where`` (the place
+    of the action that caused it, not the top of the page)."""
+    st.session_state.setdefault("flashes", {})[where] = (kind, text)
+
+
+def show_flash(where: str) -> None:
+    """Show (once) the message kept for ``where``."""
+    kind, text = st.session_state.get("flashes", {}).pop(where, (None, None))
+    if text:
+        icon = {"success": ":material/check_circle:", "info": ":material/info:"}.get(kind, ":material/info:")
+        getattr(st, kind)(text, icon=icon)
 
 
 def fmt_lambda(v: float) -> str:
@@ -27,6 +42,14 @@ def fmt_pct(v) -> str:
     return "–" if v != v else f"{v:.1f} %"
 
 
+def sidebar_formula(res) -> str:
+    """The fitted formula one term per line, so a narrow sidebar never breaks it inside a number."""
+    head, _, body = res.formula(3).partition(" = ")
+    parts = body.replace(" - ", " + -").split(" + ")
+    lines = [f"{head} = {parts[0]}"] + [f"− {p[1:]}" if p.startswith("-") else f"+ {p}" for p in parts[1:]]
+    return "\n".join(lines)
+
+
 def sidebar() -> None:
     """The current dataset, model and fit at a glance."""
     ss = st.session_state
@@ -36,15 +59,18 @@ def sidebar() -> None:
     if data is None or meas is None:
         sb.caption("No data loaded.")
     else:
-        sb.markdown(f"**{data['title']}**")
-        factors = ", ".join(f"{s} = {c}" if s != c else s for s, c in meas.factors.items())
+        sb.markdown(f"**{md(data['title'])}**")
+        factors = ", ".join(md(f"{s} = {c}" if s != c else s) for s, c in meas.factors.items())
         sb.caption(f"{meas.n_rows} runs · {meas.n_configurations} configurations  \n"
-                   f"factors: {factors}  \ntime: {meas.time}")
+                   f"factors: {factors}  \ntime: {md(meas.time)}")
     sb.markdown("#### Model")
     if res is None:
         sb.caption("Not fitted yet." if not ss.get("fit_error") else "The last fit failed (see the Model page).")
         return
-    sb.code(res.formula(3), language=None, wrap_lines=True)
+    # Inline code in Markdown, not st.code: the code block's highlighter is a 1.5 MB script that the
+    # browser would otherwise load and parse before the first page of every session is complete.
+    sb.container(key="sidebar_formula").markdown(
+        "  \n".join(f"`{line.strip()}`" for line in sidebar_formula(res).splitlines()))
     s = res.settings
     sb.caption(f"λ = {fmt_lambda(s.get('lam', 0))} ({str(s.get('penalty', '')).upper()}) · "
                f"{s.get('loss')} loss · seed {s.get('seed')}")
@@ -57,6 +83,7 @@ def sidebar() -> None:
     c2.metric("MAPE (CV)", fmt_pct(cv_m),
               help=f"{cv.get('label', 'cross-validation')}: each configuration predicted by a model "
                    "fitted without it." if cv else "Cross-validation is switched off (Model page).")
+    sb.caption("MAPE: the typical error, in % of the measured time; CV: on configurations the fit did not see.")
     if fitting.is_stale():
         sb.warning("The terms or settings changed since this fit; press **Fit model** on the Model page.",
                    icon=":material/update:")
@@ -74,7 +101,7 @@ def require_result() -> None:
         st.page_link(PAGES["data"], label="Go to the Data page", icon=":material/arrow_forward:")
     else:
         if ss.get("fit_error"):
-            st.error(ss["fit_error"], icon=":material/error:")
+            st.error(md(ss["fit_error"]), icon=":material/error:")
         st.info("No fitted model yet: choose terms and press **Fit model**.", icon=":material/functions:")
         st.page_link(PAGES["model"], label="Go to the Model page", icon=":material/arrow_forward:")
     st.stop()

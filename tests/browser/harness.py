@@ -110,3 +110,25 @@ def screenshot(page, name: str) -> Path:
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+def figure(locator) -> dict:
+    """The Plotly figure drawn in a chart element, as plotly.js holds it.
+
+    Returns {"data": traces, "layout": the layout as given, "axes": {axis name: {range, type,
+    domain, labels (the tick labels drawn), length and offset (pixels)}}, "boxes": {"legend",
+    "title", "subtitle": their bounding boxes on the page, or None}}."""
+    locator.first.wait_for()
+    return locator.first.evaluate("""(el) => {
+        const plain = (v) => JSON.parse(JSON.stringify(v, (k, x) =>
+            (ArrayBuffer.isView(x) ? Array.from(x) : (x && x._inputArray ? Array.from(x._inputArray) : x))));
+        const axes = {};
+        for (const [k, ax] of Object.entries(el._fullLayout)) {
+            if (/^[xy]axis\\d*$/.test(k)) axes[k] = {range: ax.range, type: ax.type, domain: ax.domain,
+                labels: (ax._vals || []).map(v => v.text), length: ax._length, offset: ax._offset};
+        }
+        const box = (sel) => { const e = el.querySelector(sel); if (!e) return null;
+            const r = e.getBoundingClientRect(); return {left: r.left, right: r.right, top: r.top, bottom: r.bottom}; };
+        return {data: plain(el.data), layout: plain(el.layout), axes: axes,
+                boxes: {legend: box('.legend'), title: box('.gtitle'), subtitle: box('.gtitle-subtitle')}};
+    }""")

@@ -15,7 +15,8 @@ import pytest
 from perfmodel import FitResult
 from perfmodel.datasets import DEFAULT_DATASET, load_dataset
 
-from .harness import ROOT, open_app, screenshot, wait_for_run
+from .harness import IDLE as HARNESS_IDLE
+from .harness import ROOT, figure, open_app, screenshot, wait_for_run
 
 pytestmark = pytest.mark.browser
 
@@ -44,9 +45,9 @@ def chart(page, x_title: str):
 
 def sidebar_formula(page) -> str:
     """The fitted formula with its numbers, as the sidebar shows it."""
-    code = page.locator('[data-testid="stSidebar"] code').filter(has_text="T =")
-    code.first.wait_for()
-    return code.first.inner_text()
+    box = page.locator('[data-testid="stSidebar"] .st-key-sidebar_formula')
+    box.first.wait_for()
+    return box.first.inner_text()
 
 
 def test_opens_on_bundled_dataset_and_results_charts_draw(page):
@@ -93,21 +94,41 @@ def test_upload_map_fit_and_see_metrics(page, tmp_path):
     no_exception(page)
 
 
-def test_moving_lambda_changes_the_constants(page):
+LIVE_FORMULA = ("() => { const k = document.querySelector('.st-key-live_formula .katex-html');"
+                " return k ? k.textContent : null; }")
+
+
+def test_moving_lambda_refits_and_redraws_with_no_other_click(page):
     open_app(page, "model")
-    page.get_by_text("Current fitted model").wait_for()
-    before = sidebar_formula(page)
+    page.locator(".st-key-live_formula .katex").wait_for()
+    before, sidebar_before = page.evaluate(LIVE_FORMULA), sidebar_formula(page)
+    parity_before = sum(len(t["x"]) for t in figure(page.locator(".st-key-live_chart .js-plotly-plot"))["data"]
+                        if t.get("mode") == "markers")
     slider = page.locator('[data-testid="stSlider"]').filter(has_text="λ").locator('input[type="range"]')
     old = slider.input_value()
-    slider.focus()
-    for _ in range(8):  # a much larger λ
+    for _ in range(2):  # 1e-5 (the default) -> 3e-5 -> 1e-4: a larger λ, nothing else pressed
+        formula = page.evaluate(LIVE_FORMULA)
+        slider.focus()
         page.keyboard.press("ArrowRight")
+        page.wait_for_function(f"(old) => {{ const v = ({LIVE_FORMULA})(); return v && v !== old; }}", arg=formula)
     assert slider.input_value() != old
-    wait_for_run(page, lambda: page.get_by_role("button", name="Fit model").click())
-    page.get_by_text("Current fitted model").wait_for()
-    after = sidebar_formula(page)
+    # the sidebar and the link follow (a full run after the fragment's)
+    page.wait_for_function("(old) => { const e = document.querySelector('[data-testid=stSidebar] .st-key-sidebar_formula');"
+                           " return e && e.innerText !== old; }", arg=sidebar_before)
+    page.wait_for_function(HARNESS_IDLE)
     no_exception(page)
-    assert after != before, "the fitted constants did not change with λ"
+    assert page.evaluate(LIVE_FORMULA) != before
+    assert "lam=0.0001" in page.url
+    # the chart beside the formula is drawn again (once)
+    page.wait_for_function("document.querySelectorAll('.st-key-live_chart .js-plotly-plot').length === 1")
+    fig = figure(page.locator(".st-key-live_chart .js-plotly-plot"))
+    assert sum(len(t["x"]) for t in fig["data"] if t.get("mode") == "markers") == parity_before > 0
+    assert page.locator('[data-testid="stMain"]').get_by_text("λ = 1e-4").count() >= 1
+    # the λ strip under the slider marks the current λ among the values tried
+    strip = figure(page.locator(".st-key-live_strip .js-plotly-plot"))
+    assert sorted(strip["data"][-1]["customdata"]) == pytest.approx([1e-5, 3e-5, 1e-4])
+    assert strip["layout"]["shapes"][0]["x0"] == pytest.approx(1e-4)
+    assert not page.js_errors
 
 
 def test_scaling_page_draws_curves_and_extrapolation_zone(page):
@@ -168,4 +189,22 @@ def test_malformed_upload_shows_error_and_app_keeps_working(page, tmp_path):
     # the bundled data is still in use and the other pages still work
     go_to(page, "Results")
     page.wait_for_selector(f"{PLOT} .scatterlayer .point")
+    no_exception(page)
+
+
+def test_lambda_path_keeps_its_expander_open_with_the_result_and_use_button(page):
+    open_app(page, "model")
+    page.locator(".st-key-live_formula .katex").wait_for()
+    wait_for_run(page, lambda: page.get_by_text("Choose λ by validation (λ path)").click())
+    wait_for_run(page, lambda: page.get_by_role("button", name="Compute the λ path").click(), timeout=120_000)
+    no_exception(page)
+    use = page.get_by_role("button", name=re.compile(r"^Use λ = "))
+    assert use.is_visible()
+    assert page.locator(PLOT).filter(has=page.locator(".gtitle", has_text="Regularisation path")).first.is_visible()
+    label = use.inner_text()
+    wait_for_run(page, lambda: use.click())
+    # λ is set and refitted at once; the message shows beside the button, which stays in view
+    page.get_by_text("picked by cross-validation").first.wait_for()
+    assert page.get_by_role("button", name=re.compile(r"^Use λ = ")).is_visible()
+    page.wait_for_function("(v) => location.search.includes('lam=' + v)", arg=f"{float(label.split('= ')[1]):g}")
     no_exception(page)

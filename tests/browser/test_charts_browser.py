@@ -1,0 +1,164 @@
+"""The charts as a stakeholder reads them, checked on the Plotly figures the browser drew.
+
+Each test reads the figure plotly.js holds in the page (computed axis ranges, tick labels, pixel
+sizes; see harness.figure), not the Python object, so it checks what is on screen.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from .harness import figure, open_app, wait_for_run
+
+pytestmark = pytest.mark.browser
+
+PLOT = ".js-plotly-plot"
+
+
+def go_to(page, title: str) -> None:
+    link = page.locator('[data-testid="stSidebarNav"] a').filter(has_text=re.compile(f"^{title}$"))
+    wait_for_run(page, lambda: link.first.click())
+    page.wait_for_selector(f'h1:has-text("{title}")')
+
+
+def chart_titled(page, title: str) -> dict:
+    """The figure whose title starts with ``title``."""
+    loc = page.locator(PLOT).filter(has=page.locator(".gtitle", has_text=re.compile("^" + re.escape(title))))
+    return figure(loc)
+
+
+def no_exception(page) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0, "a traceback is shown"
+
+
+@pytest.fixture(scope="module")
+def comm_csv(tmp_path_factory):
+    """A data-parallel job whose all-reduce (I·log2 p) overtakes its compute past the measured p,
+    with three varying factors (workers, per-worker batch, samples)."""
+    rows = []
+    for p in (1, 2, 4, 8, 16):
+        for b in (32, 128):
+            for n in (25_000, 50_000):
+                it = np.ceil(n / (p * b))
+                t = 3 + 2e-3 * it * b ** 0.9 + 0.05 * it * np.log2(p)
+                rows += [(p, b, n, t), (p, b, n, t * 1.01)]
+    path = tmp_path_factory.mktemp("charts") / "allreduce_bound.csv"
+    pd.DataFrame(rows, columns=["workers", "batch_size", "samples", "seconds"]).to_csv(path, index=False)
+    return path
+
+
+def upload(page, path) -> None:
+    open_app(page)
+    wait_for_run(page, lambda: page.get_by_text("Upload a file").click())
+    wait_for_run(page, lambda: page.locator('input[type="file"]').set_input_files(str(path)))
+    wait_for_run(page, lambda: page.get_by_role("button", name="Use this data").click())
+    page.get_by_text(re.compile(r"Current data: .*allreduce_bound\.csv")).wait_for()
+
+
+def log_range(values) -> tuple[float, float]:
+    v = np.asarray(values, float)
+    return math.log10(v.min()), math.log10(v.max())
+
+
+def test_scaling_charts_fill_their_axes_and_read_at_a_glance(page, comm_csv):
+    upload(page, comm_csv)
+    go_to(page, "Scaling")
+    no_exception(page)
+    headline = page.locator('[data-testid="stAlert"]').filter(has_text="Communication overtakes compute")
+    headline.first.wait_for()
+    # stacked areas: the x-axis spans the curve, not 10^crossover (no empty right half)
+    stack = chart_titled(page, "What the time is spent on")
+    xs = [x for t in stack["data"] for x in t["x"]]
+    lo, hi = log_range(xs)
+    x_axis = stack["axes"]["xaxis"]
+    assert x_axis["type"] == "log"
+    assert x_axis["range"][0] >= lo - 0.1 and x_axis["range"][1] <= hi + 0.1, (x_axis["range"], lo, hi)
+    assert any("communication > compute" in a["text"] for a in stack["layout"]["annotations"])
+    # every log axis has at least four tick labels
+    curve = chart_titled(page, "Run time as")
+    for fig in (stack, curve):
+        assert len([t for t in fig["axes"]["xaxis"]["labels"] if t]) >= 4, fig["axes"]["xaxis"]["labels"]
+    # speedup on a log x-axis is log-log: the ideal line p/p0 is straight, not an exponential
+    speed = chart_titled(page, "Speedup and parallel efficiency")
+    assert speed["axes"]["xaxis"]["type"] == "log" and speed["axes"]["yaxis"]["type"] == "log"
+    ideal = next(t for t in speed["data"] if t.get("name") == "ideal (linear)")
+    lx, ly = np.log10(ideal["x"]), np.log10(ideal["y"])
+    assert np.allclose(np.diff(ly) / np.diff(lx), 1.0)
+    assert len([t for t in speed["axes"]["yaxis"]["labels"] if t]) >= 4
+    assert not page.js_errors
+
+
+def test_extend_slider_value_is_the_one_drawn_after_switching_the_factor(page):
+    open_app(page, "scaling")
+    page.locator(PLOT).first.wait_for()
+    slider = page.locator('[data-testid="stSlider"]').filter(has_text="Extend the curve").locator('input[type="range"]')
+    slider.focus()
+    wait_for_run(page, lambda: page.keyboard.press("ArrowRight"))  # 4 × -> 8 ×
+    assert slider.input_value() == "4"  # the option index: [1, 1.5, 2, 4, 8, ...]
+    box = page.locator('[data-testid="stSelectbox"]').filter(has_text="Factor on the x-axis")
+    box.click()
+    wait_for_run(page, lambda: page.get_by_role("option", name=re.compile(r"^b: ")).click())
+    no_exception(page)
+    shown = page.locator('[data-testid="stSlider"]').filter(has_text="Extend the curve") \
+        .locator('[data-testid="stSliderThumbValue"]').inner_text()
+    assert shown.strip() == "8 ×"
+    curve = chart_titled(page, "Run time as")
+    x_max = max(x for t in curve["data"] for x in t["x"] if x is not None)
+    assert x_max == pytest.approx(64 * 8)  # b measured up to 64, 8 × that
+    headline = page.locator('[data-testid="stAlert"]').filter(has_text="At the largest measured b").inner_text()
+    assert "b = 512" in headline
+    # the speedup chart is still along p, on p's own log scale: the points are not squashed in a corner
+    speed = chart_titled(page, "Speedup and parallel efficiency")
+    assert speed["axes"]["xaxis"]["type"] == "log"
+    pts = next(t for t in speed["data"] if t.get("name") == "measured (mean)")
+    r = speed["axes"]["xaxis"]["range"]
+    spread = (math.log10(max(pts["x"])) - math.log10(min(pts["x"]))) / (r[1] - r[0])
+    assert spread > 0.4, spread
+
+
+def test_parity_charts_are_square_with_enough_ticks(page):
+    open_app(page, "results")
+    page.locator(PLOT).first.wait_for()
+    parity = chart_titled(page, "Predicted against measured")
+    x, y = parity["axes"]["xaxis"], parity["axes"]["yaxis"]
+    assert x["range"] == pytest.approx(y["range"]) and x["length"] == pytest.approx(y["length"], abs=2)
+    assert len([t for t in x["labels"] if t]) >= 4 and len([t for t in y["labels"] if t]) >= 4
+    # the legend sits inside the plot area (its empty top-left corner), not over the axis title
+    legend, plot_left = parity["boxes"]["legend"], x["offset"]
+    chart_left = page.locator(PLOT).filter(has=page.locator(".gtitle", has_text="Predicted against measured")) \
+        .first.bounding_box()["x"]
+    assert legend["left"] >= chart_left + plot_left - 1
+    go_to(page, "Compare")
+    page.locator(PLOT).first.wait_for(timeout=60_000)
+    no_exception(page)
+    cmp = chart_titled(page, "Predicted against measured, all models")
+    x, y = cmp["axes"]["xaxis"], cmp["axes"]["yaxis"]
+    assert x["range"] == pytest.approx(y["range"]) and x["length"] == pytest.approx(y["length"], abs=2)
+    line = next(t for t in cmp["data"] if t.get("name") == "y = x (perfect)")
+    assert line["x"] == line["y"]
+
+
+def test_results_residual_panels_share_one_row(page, comm_csv):
+    upload(page, comm_csv)
+    go_to(page, "Results")
+    res = chart_titled(page, "Residuals against each factor")
+    xs = [a for name, a in res["axes"].items() if name.startswith("xaxis")]
+    ys = [a for name, a in res["axes"].items() if name.startswith("yaxis")]
+    assert len(xs) == 3  # p, b and N vary
+    assert len({tuple(a["domain"]) for a in ys}) == 1, "a panel sits below the others"
+
+
+def test_candidates_legend_clears_the_subtitle(page):
+    open_app(page, "model")
+    page.get_by_text("Find terms for me (automatic search)").click()
+    wait_for_run(page, lambda: page.get_by_role("button", name="Find terms for me").click(), timeout=120_000)
+    page.get_by_text("How the candidates compare").click()
+    fig = chart_titled(page, "Candidates: validation score against size")
+    legend, sub = fig["boxes"]["legend"], fig["boxes"]["subtitle"]
+    assert sub is not None and legend is not None
+    assert legend["top"] >= sub["bottom"] - 1 or legend["bottom"] <= sub["top"] + 1, (legend, sub)

@@ -1,0 +1,99 @@
+"""Compare-page component: the peers' table and parity chart, quick peers first.
+
+The automatic search is the slow peer (seconds, against a fraction of a second for the presets
+and the PMNF search). When its result is not known yet, the page first shows the other peers,
+then adds the automatic one when its search is done, without fitting the others again
+(:meth:`perfmodel.compare.Comparison.merged`). Every part is cached by data and settings.
+"""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from perfmodel import PerfModelError
+from perfmodel.compare import METRIC_COLUMNS, compare
+from perfmodel.selection_plots import PARITY_KINDS, comparison_parity_figure
+from ui import fitting
+from ui.text import md
+
+K = 5
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _compare(data_key: str, key_json: str, _meas, _result, _auto, _progress=None):
+    kw = json.loads(key_json)
+    cancelled = [False]
+
+    def progress(done, total, message):
+        if _progress is not None:
+            cancelled[0] = bool(_progress(done, total, message))
+
+    part = kw["part"]
+    return compare(_meas, user_model=_result if part != "automatic" else None, auto=_auto,
+                   holdout_query=kw["query"] or None, k=K, seed=kw["seed"], loss=kw["loss"], nested=kw["nested"],
+                   presets=("ernest", "data-parallel") if part != "automatic" else (),
+                   pmnf=part != "automatic", run_auto=part != "quick", progress=progress,
+                   should_stop=lambda: cancelled[0])
+
+
+def _run(bar, part: str, key: dict, meas, res, auto):
+    return fitting._in_thread(
+        _compare, lambda d, t, m: bar.progress(min(d / max(t, 1), 1.0), text=f"Comparing: {m}"),
+        (st.session_state["data_key"], json.dumps({**key, "part": part}, sort_keys=True), meas, res, auto))
+
+
+def _table(cmp, pending: bool) -> None:
+    table = cmp.table.rename(columns=METRIC_COLUMNS)
+    shown = table[["model", "expression", "n_params", *METRIC_COLUMNS.values(), "error"]]
+    metric_cols = list(METRIC_COLUMNS.values())
+    styled = shown.style.highlight_min(subset=metric_cols, props="background-color: #dcfce7; font-weight: 700") \
+        .format("{:.2f}", subset=metric_cols, na_rep="–")
+    st.dataframe(styled, hide_index=True, width="stretch",
+                 column_config={"n_params": st.column_config.NumberColumn("parameters",
+                                                                          help="Constants plus free exponents"),
+                                "error": st.column_config.TextColumn("note", help="Why a model could not be fitted")})
+    winners = cmp.winners()
+    st.caption("Green: the lowest error in its column. "
+               + " · ".join(f"{label}: **{md(winners[col] or '–')}**" for col, label in METRIC_COLUMNS.items())
+               + f" · hold-out: {md(cmp.holdout_query or 'none')}")
+    if pending:
+        st.caption("The automatic search is still running: its row follows in a moment.")
+    for note in cmp.notes:
+        st.caption(md(note))
+
+
+def render(meas, res, query: str, nested: bool) -> None:
+    """Compare ``res`` with its peers on ``meas`` (hold-out ``query``; ``nested`` re-searches)."""
+    ss = st.session_state
+    found = ss.get("auto:selection")
+    auto = found["selection"] if found and found["key"][0] == ss["data_key"] else None
+    key = {"result": res.to_json(), "query": query.strip(), "nested": bool(nested), "seed": int(res.settings["seed"]),
+           "loss": res.settings["loss"], "auto": auto.best.spec if auto is not None else None}
+    table_box = st.empty()
+    kind = st.radio("Predictions shown", PARITY_KINDS, index=1, horizontal=True, key="cmp:kind",
+                    help="in-sample: fitted on all runs; cross-validated: each configuration predicted by a fit "
+                         "without it; held-out: the larger scales predicted from the smaller ones.")
+    chart_box = st.empty()
+    bar = st.progress(0.0, text="Comparing the models…")
+
+    def show(cmp, pending: bool) -> None:
+        with table_box.container():
+            _table(cmp, pending)
+        chart_box.plotly_chart(comparison_parity_figure(cmp, kind), width="content", theme=None,
+                               key="cmp:parity:quick" if pending else "cmp:parity")
+
+    try:
+        if auto is not None:
+            cmp = _run(bar, "all", key, meas, res, auto)
+        else:
+            quick = _run(bar, "quick", key, meas, res, None)
+            show(quick, pending=True)
+            cmp = quick.merged(_run(bar, "automatic", key, meas, res, None))
+    except PerfModelError as exc:
+        bar.empty()
+        st.error(f"The comparison failed: {md(exc)}", icon=":material/error:")
+        return
+    bar.empty()
+    show(cmp, pending=False)

@@ -1,0 +1,69 @@
+"""Data-page component: the form that maps a table's columns to the time and the factor symbols."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from perfmodel import PerfModelError
+from perfmodel.data import ROLE_SYMBOLS
+from ui import fitting, state
+from ui.text import md
+
+NONE = "— not measured —"
+
+
+def mapping_form(frame: pd.DataFrame, file_name: str, initial: dict, key: str, submit_label: str,
+                 title: str | None = None, source: str = "upload", content: bytes | None = None) -> None:
+    """Column-to-role mapping (first guess given) and the button that applies it."""
+    cols = [str(c) for c in frame.columns]
+    extrap = state.is_extrap_frame(frame)
+    with st.form(f"mapping:{key}"):
+        st.markdown("**Map columns to roles**")
+        c = st.columns(3)
+        c += st.columns(3)
+        time_col = c[0].selectbox("Time (s)", cols, index=cols.index(initial["time"]) if initial["time"] in cols else 0,
+                                  key=f"{key}:time",
+                                  help="The measured run time of each row, in seconds. Rows with a missing, "
+                                       "non-numeric or non-positive time are left out and listed.")
+        chosen = {}
+        for i, sym in enumerate(state.SYMBOL_ROLES):
+            guess = initial["factors"].get(sym)
+            opts = [NONE] + cols
+            chosen[sym] = c[(i + 1) % len(c)].selectbox(
+                f"{sym}: {ROLE_SYMBOLS[sym]}", opts, index=opts.index(guess) if guess in opts else 0,
+                key=f"{key}:{sym}",
+                help=f"The column holding {ROLE_SYMBOLS[sym]} (symbol {sym} in the terms). Leave it "
+                     "'not measured' when the data has no such column; the term library adapts.")
+        others_guess = [col for sym, col in initial["factors"].items() if sym not in state.SYMBOL_ROLES and col in cols]
+        exclude = {"region", "metric", "repetition"} if extrap else set()
+        others = st.multiselect(
+            "Other factors (each becomes a symbol of the terms)", [x for x in cols if x not in exclude],
+            default=others_guess, key=f"{key}:others",
+            help="Further numeric knobs of the runs (e.g. message size m, neurons n). Each becomes a symbol "
+                 "you can use in the terms: the column name, or, when it is not a valid name (spaces, a "
+                 "leading digit, …), the name with underscores, e.g. *message size* → message\\_size.")
+        region = metric = None
+        if extrap or "region" in cols and "metric" in cols and "time" in cols:
+            rc = st.columns(2)
+            regions = sorted(frame["region"].astype(str).unique())
+            region = rc[0].selectbox("Region", regions, key=f"{key}:region",
+                                     help="Extra-P files can hold several code regions; one is modelled at a time.")
+            metrics = sorted(frame.loc[frame["region"].astype(str) == region, "metric"].astype(str).unique())
+            metric = rc[1].selectbox("Metric", metrics, key=f"{key}:metric",
+                                     help="The metric of the region to model (Extra-P's METRIC line).")
+        go = st.form_submit_button(submit_label, type="primary",
+                                   help="Validate the mapping, make this the current data and fit the default model.")
+    if go:
+        factors = {sym: col for sym, col in chosen.items() if col != NONE}
+        for col in others:
+            factors[state.symbol_for(col, factors)] = col
+        try:
+            state.apply_upload(file_name, frame, time_col, factors, region, metric, title=title, source=source,
+                               content=content)
+        except PerfModelError as exc:
+            st.error(md(exc), icon=":material/error:")
+            return
+        bar = st.progress(0.0, text="Fitting…")
+        fitting.run_fit(bar)
+        st.rerun()
