@@ -3,6 +3,7 @@
 import streamlit as st
 
 from perfmodel import report
+from ui import intervals
 from ui.exports import export_stem, html_report_bytes
 from ui.nav import guard
 from ui.widgets import require_result
@@ -14,7 +15,7 @@ st.title("Export")
 require_result()
 res, meas, cv = ss["result"], ss["meas"], ss.get("cv") or {}
 stem = export_stem(res.dataset)
-fit_key = "|".join(ss.get("fit_key") or ("", ""))
+fit_key = "|".join(ss.get("fit_key") or ("", "")) + ("|intervals" if res.has_intervals else "")
 
 st.markdown("Everything below describes the fitted model shown on the Results page:")
 st.code(res.formula(4), language=None, wrap_lines=True)
@@ -66,3 +67,5 @@ with right:
 
 with st.expander("Fit report (text)", icon=":material/article:"):
     st.code(res.report(), language=None)
+
+intervals.attach()

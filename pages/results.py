@@ -4,7 +4,7 @@ import streamlit as st
 
 from perfmodel.plots import contributions_figure, parity_figure, residual_data, residuals_figure, shares_figure
 from perfmodel.report import constants_table, metrics_table
-from ui import fitting
+from ui import fitting, intervals
 from ui.nav import guard
 from ui.widgets import fmt_pct, md, require_result
 
@@ -51,6 +51,13 @@ st.dataframe(
         "meaning": st.column_config.TextColumn("meaning", help="Plain-word name of a library term"),
         "category": st.column_config.TextColumn("category", help="start-up, compute or communication"),
         "value": st.column_config.NumberColumn("value", format="%.4g", help="Fitted value"),
+        "low": st.column_config.NumberColumn("90 % low", format="%.4g",
+                                             help="Lower end of the 90 % interval (bootstrap over configurations)"),
+        "high": st.column_config.NumberColumn("90 % high", format="%.4g", help="Upper end of the 90 % interval"),
+        "share low (%)": st.column_config.NumberColumn("share low", format="%.1f %%",
+                                                       help="Lower end of the share's 90 % interval"),
+        "share high (%)": st.column_config.NumberColumn("share high", format="%.1f %%",
+                                                        help="Upper end of the share's 90 % interval"),
         "unit": st.column_config.TextColumn("unit", help="Seconds per unit of the term"),
         "share (%)": st.column_config.ProgressColumn(
             "share of time", min_value=0.0, max_value=100.0, format="%.1f %%",
@@ -89,3 +96,4 @@ else:  # one residual panel per factor needs the full width (no lone panel under
     st.plotly_chart(residuals_figure(res, meas, max_cols=3), width="stretch", theme=None, key="residuals")
 
 st.plotly_chart(contributions_figure(res, meas), width="stretch", theme=None, key="contributions")
+intervals.attach()

@@ -4,8 +4,9 @@ import streamlit as st
 
 from perfmodel.plots import (scaling_contributions_figure, scaling_data, scaling_figure, speedup_data, speedup_figure,
                              typical_value)
-from ui import scaling_panel
+from ui import advise_panel, intervals, scaling_panel
 from ui.nav import guard
+from ui.text import md
 from ui.widgets import require_result
 
 guard()
@@ -22,6 +23,8 @@ view = scaling_panel.controls(res, meas)
 x = view.symbol
 data = scaling_data(res, x, view.fixed, meas, x_max=view.x_max)
 st.info(scaling_panel.headline(data, view), icon=":material/lightbulb:")
+for w in res.prediction_warnings({x: data.x[-1:], **{s: [v] for s, v in view.fixed.items()}}):
+    st.warning(md(w), icon=":material/warning:")
 
 st.plotly_chart(scaling_figure(res, x, meas=meas, log_x=view.log_x, log_y=view.log_y, data=data),
                 width="stretch", theme=None, key="scaling")
@@ -42,3 +45,8 @@ if "p" in res.factors:
     st.caption(scaling_panel.speedup_caption(sp))
 else:
     st.caption("Speedup and parallel efficiency need the symbol p (workers) mapped on the Data page.")
+
+st.divider()
+if intervals.ready():
+    advise_panel.show(res, meas, x, view.fixed, float(data.x[-1]))
+intervals.attach()

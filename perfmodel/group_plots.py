@@ -21,7 +21,7 @@ import plotly.graph_objects as go
 
 from .errors import PerfModelError
 from .groups import GroupFits
-from .plots import (CATEGORY_COLORS, CATEGORY_ORDER, DISCRETE, IDEAL, _set_log_ticks, empty_figure, factor_title,
+from .plots import (CATEGORY_COLORS, CATEGORY_ORDER, DISCRETE, IDEAL, set_log_ticks, empty_figure, factor_title,
                     fmt_num, scaling_data, style, term_styles, time_title, typical_value)
 
 
@@ -205,10 +205,10 @@ def group_scaling_figure(fits: GroupFits, symbol: str = "p", mode: str = "time",
     xs = np.concatenate([c.x for c in curves])
     ys = np.concatenate([c.y for c in curves] + [c.points_y for c in curves])
     if log_x and xs.size and xs.min() > 0:
-        _set_log_ticks(fig, "x", float(xs.min()), float(xs.max()), np.concatenate([c.points_x for c in curves]))
+        set_log_ticks(fig, "x", float(xs.min()), float(xs.max()), np.concatenate([c.points_x for c in curves]))
     ys = ys[np.isfinite(ys) & (ys > 0)]
     if log_y and ys.size:
-        _set_log_ticks(fig, "y", float(ys.min()), float(ys.max()))
+        set_log_ticks(fig, "y", float(ys.min()), float(ys.max()))
     sub = "solid: within each group's measured range; dashed: extrapolated; dots: measured runs"
     return style(fig, title, sub, height=520, legend="right")
 

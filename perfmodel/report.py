@@ -93,7 +93,7 @@ def metrics_table(result, validation: dict | None = None) -> pd.DataFrame:
 
 def predictions_frame(result, meas: Measurements, cv_predicted: np.ndarray | None = None) -> pd.DataFrame:
     """Per measured row: factors (original column names), measured and predicted time, error %,
-    whether the row is outside the measured range, and each term's contribution."""
+    the prediction's 90 % interval (when the fit has intervals), and each term's contribution."""
     env = meas.env()
     out = pd.DataFrame({"row": meas.rows})
     for sym, col in meas.factors.items():
@@ -102,6 +102,10 @@ def predictions_frame(result, meas: Measurements, cv_predicted: np.ndarray | Non
     out[f"measured_{TIME_UNIT}"] = meas.y
     out[f"predicted_{TIME_UNIT}"] = pred
     out["error_pct"] = (pred - meas.y) / meas.y * 100
+    if result.has_intervals:  # the 90 % interval of each run's prediction
+        band = result.predict(meas, interval=0.9)
+        out[f"predicted_low_{TIME_UNIT}"] = band["predicted_low"].to_numpy()
+        out[f"predicted_high_{TIME_UNIT}"] = band["predicted_high"].to_numpy()
     if cv_predicted is not None:
         cv = np.asarray(cv_predicted, float)
         out[f"cv_predicted_{TIME_UNIT}"] = cv

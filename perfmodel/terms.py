@@ -138,6 +138,8 @@ def preset_spec(name: str, symbols, positive_symbols=None, varying=None) -> str:
     vary = set(s if varying is None else varying)
     if name == "data-parallel":
         derived_b = "B" in s and "b" not in s
+        if derived_b and vary & {"B", "p"}:
+            vary.add("b")  # the per-worker batch b = B/p varies with either
         it = iterations(s)
         s = effective_symbols(s)
         terms = ["1"]

@@ -10,7 +10,7 @@ from perfmodel import PerfModelError
 from perfmodel.advise import advise
 from perfmodel.plots import fmt_num, fmt_seconds
 
-from .text import escape_md
+from .text import md
 
 
 def candidate_values(values, target: float) -> list[float]:
@@ -26,8 +26,9 @@ def candidate_values(values, target: float) -> list[float]:
 
 def show(res, meas, symbol: str, fixed: dict, target_x: float) -> None:
     """Rank the runs worth measuring next for the prediction at ``symbol = target_x``."""
+    sym = md(symbol)
     st.subheader("What to measure next")
-    st.caption(f"Which run would narrow the interval at {symbol} = {fmt_num(target_x)} most, per hour of its own "
+    st.caption(f"Which run would narrow the interval at {sym} = {fmt_num(target_x)} most, per hour of its own "
                "predicted run time: every plausible model the bootstrap kept is asked what that run would show, "
                "and a run beyond the measured range also shortens the extrapolation.")
     target = {**fixed, symbol: float(target_x)}
@@ -39,12 +40,12 @@ def show(res, meas, symbol: str, fixed: dict, target_x: float) -> None:
     try:
         table = advise(res, target, grid, budget=budget_h * 3600 if budget_h > 0 else None)
     except PerfModelError as exc:
-        st.info(escape_md(str(exc)), icon=":material/info:")
+        st.info(md(str(exc)), icon=":material/info:")
         return
     a = table.attrs
     top = table.iloc[0]
     if top["gain_pct"] > 0:
-        c[1].success(f"Measure **{symbol} = {fmt_num(top[symbol])}** next: the interval at {symbol} = "
+        c[1].success(f"Measure **{sym} = {fmt_num(top[symbol])}** next: the interval at {sym} = "
                      f"{fmt_num(target_x)} would shrink from ±{a['target_halfwidth_pct']:.0f} % to about "
                      f"±{top['target_halfwidth_pct']:.0f} %, for a run of about {fmt_seconds(top['predicted_time'])}.",
                      icon=":material/science:")

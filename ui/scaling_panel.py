@@ -99,9 +99,19 @@ def headline(data, view: View) -> str:
     top = max(cats, key=cats.get) if cats else None
     share = cats[top] / t_end * 100 if top and t_end else float("nan")
     unit = time_unit(t_hi, t_end)
-    msg = (f"At the largest measured {md(x)} = {fmt_num(hi)} the model predicts **{fmt_seconds(t_hi, unit)}**; "
-           f"at {md(x)} = {fmt_num(x_end)} it predicts **{fmt_seconds(t_end, unit)}**"
+
+    def at(t: float, where: float) -> str:  # the prediction and, once computed, its 90 % interval
+        text = f"**{fmt_seconds(t, unit)}**"
+        if data.low is not None:
+            lo, up = (float(np.interp(where, data.x, v)) for v in (data.low, data.high))
+            text += f" ({fmt_seconds(lo, unit).split(' ')[0]}–{fmt_seconds(up, unit)})"
+        return text
+
+    msg = (f"At the largest measured {md(x)} = {fmt_num(hi)} the model predicts {at(t_hi, hi)}; "
+           f"at {md(x)} = {fmt_num(x_end)} it predicts {at(t_end, x_end)}"
            + (f", {share:.0f} % of it {top}" if top else "") + ".")
+    if data.low is not None:
+        msg += " Ranges are 90 % intervals."
     if data.crossover is not None:
         msg += f" Communication overtakes compute from {md(x)} ≈ {fmt_num(data.crossover)}."
     return msg
