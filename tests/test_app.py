@@ -457,3 +457,27 @@ def test_every_bundled_dataset_opens_on_every_page(name):
         at.switch_page(page).run()
         assert not at.exception, (page, at.exception)
         assert not errors(at), (page, errors(at))
+
+
+def test_intervals_follow_the_fit_on_results_scaling_and_export(app, captured):
+    """After the page is drawn, the fit gets its intervals (cached) and the page is drawn again with them."""
+    app.switch_page("pages/results.py").run()
+    assert not app.exception
+    res = app.session_state["result"]
+    assert res.has_intervals
+    table = app.dataframe[0].value
+    assert {"low", "high", "share low (%)", "share high (%)"} <= set(table.columns)
+    row = table.set_index("name").loc["c1"]
+    assert row["low"] <= row["value"] <= row["high"]
+    app.switch_page("pages/scaling.py").run()
+    assert not app.exception and not errors(app)
+    assert any("Ranges are 90 % intervals" in i.value for i in app.info)
+    assert any(s.value == "What to measure next" for s in app.subheader)
+    app.switch_page("pages/export.py").run()
+    assert not app.exception
+    data = captured[next(n for n in captured if n.endswith(".json"))]
+    data = data() if callable(data) else data
+    saved = FitResult.from_json(data.decode() if isinstance(data, bytes) else data)
+    assert saved.has_intervals
+    out = saved.predict({"gpus": [64], "batch_per_gpu": [64], "samples": [1281167]}, interval=0.9)
+    assert out["predicted_low"][0] < out["predicted_time"][0] < out["predicted_high"][0]

@@ -99,14 +99,14 @@ LIVE_FORMULA = ("() => { const k = document.querySelector('.st-key-live_formula 
 
 
 def test_moving_lambda_refits_and_redraws_with_no_other_click(page):
-    open_app(page, "model")
+    open_app(page, "model?lam=0.001")  # from here each step right changes the formula's digits
     page.locator(".st-key-live_formula .katex").wait_for()
     before, sidebar_before = page.evaluate(LIVE_FORMULA), sidebar_formula(page)
     parity_before = sum(len(t["x"]) for t in figure(page.locator(".st-key-live_chart .js-plotly-plot"))["data"]
                         if t.get("mode") == "markers")
     slider = page.locator('[data-testid="stSlider"]').filter(has_text="λ").locator('input[type="range"]')
     old = slider.input_value()
-    for _ in range(2):  # 1e-5 (the default) -> 3e-5 -> 1e-4: a larger λ, nothing else pressed
+    for _ in range(2):  # 1e-3 -> 3e-3 -> 0.01: a larger λ, nothing else pressed
         formula = page.evaluate(LIVE_FORMULA)
         slider.focus()
         page.keyboard.press("ArrowRight")
@@ -118,16 +118,16 @@ def test_moving_lambda_refits_and_redraws_with_no_other_click(page):
     page.wait_for_function(HARNESS_IDLE)
     no_exception(page)
     assert page.evaluate(LIVE_FORMULA) != before
-    assert "lam=0.0001" in page.url
+    assert "lam=0.01" in page.url
     # the chart beside the formula is drawn again (once)
     page.wait_for_function("document.querySelectorAll('.st-key-live_chart .js-plotly-plot').length === 1")
     fig = figure(page.locator(".st-key-live_chart .js-plotly-plot"))
     assert sum(len(t["x"]) for t in fig["data"] if t.get("mode") == "markers") == parity_before > 0
-    assert page.locator('[data-testid="stMain"]').get_by_text("λ = 1e-4").count() >= 1
+    assert page.locator('[data-testid="stMain"]').get_by_text("λ = 0.01").count() >= 1
     # the λ strip under the slider marks the current λ among the values tried
     strip = figure(page.locator(".st-key-live_strip .js-plotly-plot"))
-    assert sorted(strip["data"][-1]["customdata"]) == pytest.approx([1e-5, 3e-5, 1e-4])
-    assert strip["layout"]["shapes"][0]["x0"] == pytest.approx(1e-4)
+    assert sorted(strip["data"][-1]["customdata"]) == pytest.approx([1e-3, 3e-3, 0.01])
+    assert strip["layout"]["shapes"][0]["x0"] == pytest.approx(0.01)
     assert not page.js_errors
 
 
@@ -147,6 +147,31 @@ def test_scaling_page_draws_curves_and_extrapolation_zone(page):
     docs.mkdir(exist_ok=True)
     page.screenshot(path=str(docs / "scaling.png"))  # the README's picture: the page as first seen
     assert shot.stat().st_size > 10_000
+
+
+def test_scaling_shows_the_interval_band_its_range_and_what_to_measure_next(page):
+    """The intervals are computed after the page is first drawn; then the curve gains its band (the point
+    prediction inside it), the headline its range, and the advise panel its recommendation."""
+    open_app(page, "scaling")
+    page.get_by_text("Ranges are 90 % intervals").wait_for(timeout=60_000)
+    page.wait_for_function(HARNESS_IDLE)
+    no_exception(page)
+    fig = figure(page.locator(PLOT).first)
+    names = [t.get("name") for t in fig["data"]]
+    assert "90 % interval" in names
+    band = [t for t in fig["data"] if t.get("name") == "90 % interval"]
+    high, low = np.array(band[0]["y"], float), np.array(band[1]["y"], float)
+    line = [t for t in fig["data"] if t.get("name") == "model (extrapolated)"][0]
+    y = np.array([v if v is not None else np.nan for v in line["y"]], float)
+    ok = np.isfinite(y)
+    assert np.all(low[ok] < y[ok]) and np.all(y[ok] < high[ok])
+    width = (high - low) / (high + low)
+    assert width[-1] > width[0]  # wider at the far end of the extrapolation than at the smallest p
+    headline = page.locator('[data-testid="stAlert"]').filter(has_text="the model predicts").inner_text()
+    assert re.search(r"\(\d[\d.]*–\d[\d.]* (s|min|h)\)", headline), headline
+    assert page.get_by_text("What to measure next").count() == 1
+    assert page.get_by_text(re.compile(r"Measure p = \d+ next")).count() == 1
+    assert not page.js_errors
 
 
 def test_downloads_parse(page, tmp_path):
