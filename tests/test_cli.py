@@ -8,16 +8,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from perfmodel.cli import main
+from tests.cli_run import RCV1, run
 
 ROOT = Path(__file__).resolve().parent.parent
-RCV1 = ROOT / "data" / "ernest" / "rcv1.csv"
 
 
-def run(args, capsys):
-    code = main([str(a) for a in args])
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def test_fit_predict_show_round_trip(tmp_path, capsys):

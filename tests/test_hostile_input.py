@@ -14,16 +14,12 @@ import pytest
 
 from perfmodel import FitResult, Measurements, Model, PerfModelError, report
 from perfmodel.cli import main
+from tests.cli_run import RCV1, run
 from perfmodel.data import read_csv, read_extrap
 
 ROOT = Path(__file__).resolve().parent.parent
-RCV1 = ROOT / "data" / "ernest" / "rcv1.csv"
 
 
-def run(args, capsys):
-    code = main([str(a) for a in args])
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def one_line_error(code, err, fragment):

@@ -15,7 +15,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import perfmodel
 from perfmodel import FitResult, Measurements, Model, PerfModelError
 from perfmodel.advise import advise, parse_assignments, parse_grid
 from perfmodel.fit import DEFAULT_LAM
@@ -249,7 +248,6 @@ def test_bootstrap_speed_is_batched():
 
 
 def test_sweep_runs_the_plan_that_advise_wrote(tmp_path):
-    from perfmodel import sweep
 
     meas = simulated(np.random.default_rng(6), ps=(1, 2, 4))
     res = Model("1 + N/p + log2(p)", lam=0).fit(meas).compute_intervals(meas)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -98,6 +99,17 @@ def wait_for_run(page, action, timeout: float = 90_000) -> None:
     before = page.evaluate("window.__perfmodelRuns || 0")
     action()
     page.wait_for_function(f"(window.__perfmodelRuns || 0) > {before} && {IDLE}", timeout=timeout)
+
+
+#: Every drawn Plotly chart in the page.
+PLOT = ".js-plotly-plot"
+
+
+def go_to(page, title: str) -> None:
+    """Click a page in the sidebar navigation (same session) and wait for it to render."""
+    link = page.locator('[data-testid="stSidebarNav"] a').filter(has_text=re.compile(f"^{title}$"))
+    wait_for_run(page, lambda: link.first.click())
+    page.wait_for_selector(f'h1:has-text("{title}")')
 
 
 def open_app(page, path: str = "") -> None:

@@ -16,18 +16,9 @@ from perfmodel import FitResult
 from perfmodel.datasets import DEFAULT_DATASET, load_dataset
 
 from .harness import IDLE as HARNESS_IDLE
-from .harness import ROOT, figure, open_app, screenshot, wait_for_run
+from .harness import PLOT, ROOT, figure, go_to, open_app, screenshot, wait_for_run
 
 pytestmark = pytest.mark.browser
-
-PLOT = ".js-plotly-plot"
-
-
-def go_to(page, title: str) -> None:
-    """Click a page in the sidebar navigation (same session) and wait for it to render."""
-    link = page.locator('[data-testid="stSidebarNav"] a').filter(has_text=re.compile(f"^{title}$"))
-    wait_for_run(page, lambda: link.first.click())
-    page.wait_for_selector(f'h1:has-text("{title}")')
 
 
 def no_exception(page) -> None:

@@ -13,17 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from .harness import figure, open_app, wait_for_run
+from .harness import PLOT, figure, go_to, open_app, wait_for_run
 
 pytestmark = pytest.mark.browser
-
-PLOT = ".js-plotly-plot"
-
-
-def go_to(page, title: str) -> None:
-    link = page.locator('[data-testid="stSidebarNav"] a').filter(has_text=re.compile(f"^{title}$"))
-    wait_for_run(page, lambda: link.first.click())
-    page.wait_for_selector(f'h1:has-text("{title}")')
 
 
 def chart_titled(page, title: str) -> dict:
