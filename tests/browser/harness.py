@@ -112,6 +112,10 @@ def go_to(page, title: str) -> None:
     page.wait_for_selector(f'h1:has-text("{title}")')
 
 
+def no_exception(page) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0, "a traceback is shown"
+
+
 def open_app(page, path: str = "") -> None:
     """Load the app (optionally a page path such as 'scaling') and wait for its first run."""
     wait_for_run(page, lambda: page.goto(f"{page.app_url}/{path}"))

@@ -16,13 +16,9 @@ from perfmodel import FitResult
 from perfmodel.datasets import DEFAULT_DATASET, load_dataset
 
 from .harness import IDLE as HARNESS_IDLE
-from .harness import PLOT, ROOT, figure, go_to, open_app, screenshot, wait_for_run
+from .harness import PLOT, ROOT, figure, go_to, no_exception, open_app, screenshot, wait_for_run
 
 pytestmark = pytest.mark.browser
-
-
-def no_exception(page) -> None:
-    assert page.locator('[data-testid="stException"]').count() == 0, "a traceback is shown"
 
 
 def chart(page, x_title: str):

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from .harness import PLOT, figure, go_to, open_app, wait_for_run
+from .harness import PLOT, figure, go_to, no_exception, open_app, wait_for_run
 
 pytestmark = pytest.mark.browser
 
@@ -22,10 +22,6 @@ def chart_titled(page, title: str) -> dict:
     """The figure whose title starts with ``title``."""
     loc = page.locator(PLOT).filter(has=page.locator(".gtitle", has_text=re.compile("^" + re.escape(title))))
     return figure(loc)
-
-
-def no_exception(page) -> None:
-    assert page.locator('[data-testid="stException"]').count() == 0, "a traceback is shown"
 
 
 @pytest.fixture(scope="module")
