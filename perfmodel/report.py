@@ -22,7 +22,7 @@ from . import __version__
 from .data import Measurements
 from .errors import PerfModelError
 from .evaluate import METRIC_LABELS
-from .plots import TIME_UNIT, fmt_num, report_figures, term_styles
+from .plots import TIME_UNIT, fmt_num, report_figures, scaling_data, term_styles
 
 METRIC_ORDER = ("mape", "smape", "max_pct_error", "rmse", "r2", "adj_r2")
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True,
@@ -206,6 +206,16 @@ def _table(frame: pd.DataFrame, index: bool = False) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
+def _scaling_warnings(result, meas: Measurements, scaling: dict) -> list[str]:
+    """Warnings for the far end of the report's scaling view (far extrapolation, batch below one sample)."""
+    if not result.factors:
+        return []
+    symbol = scaling.get("symbol") if scaling.get("symbol") in result.factors else \
+        ("p" if "p" in result.factors else next(iter(result.factors)))
+    d = scaling_data(result, symbol, scaling.get("fixed"), meas, scaling.get("x_max"), n=2)  # its two ends
+    return result.prediction_warnings({symbol: d.x[-1:], **{s: [v] for s, v in d.fixed.items()}})
+
+
 def figure_html(fig: go.Figure, include_plotlyjs: bool, div_id: str | None = None) -> str:
     """One figure as an HTML fragment; plotly.js is inlined when ``include_plotlyjs``."""
     return fig.to_html(full_html=False, include_plotlyjs=True if include_plotlyjs else False,
@@ -254,9 +264,10 @@ def html_report(result, meas: Measurements, figures: dict[str, go.Figure] | None
                   f"<pre>{html.escape(result.intervals_report().split(chr(10), 1)[1])}</pre>"]
     else:
         parts.append("<p class='meta'>This fit carries no intervals (fitted with <code>--replicates 0</code>).</p>")
-    if result.warnings or result.dropped:
+    notes = list(result.warnings) + _scaling_warnings(result, meas, scaling or {})
+    if notes or result.dropped:
         parts.append("<h2>Warnings</h2>")
-        parts += [f"<div class='warn'>{html.escape(w)}</div>" for w in result.warnings]
+        parts += [f"<div class='warn'>{html.escape(w)}</div>" for w in notes]
         if result.dropped:
             parts.append(f"<div class='warn'>{len(result.dropped)} row(s) left out of the fit: "
                          + html.escape("; ".join(result.dropped[:20]))

@@ -277,3 +277,15 @@ def test_following_the_advice_beats_the_next_power_of_two():
     cost = {s: np.mean([r[s][1][3] for r in runs]) for s in ("advise", "powers of two")}
     assert err["advise"] < 0.5 * err["powers of two"], err
     assert cost["advise"] < cost["powers of two"], cost
+
+
+def test_the_html_report_carries_intervals_and_the_extrapolation_warning():
+    from perfmodel.report import constants_table, html_report
+
+    meas = simulated(np.random.default_rng(8))
+    res = Model("1 + N/p + log2(p)").fit(meas).compute_intervals(meas)
+    page = html_report(res, meas, scaling={"symbol": "p", "x_max": 256})
+    assert "<h2>Intervals</h2>" in page and "90 % interval" in page
+    assert "p = 256 is 16× the largest measured p (16): far beyond the measured range" in page
+    table = constants_table(res)
+    assert (table["low"] <= table["value"]).all() and (table["value"] <= table["high"]).all()
