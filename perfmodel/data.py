@@ -96,6 +96,8 @@ def read_csv(source: Source, name: str | None = None, min_columns: int = 2) -> p
     try:
         frame = pd.read_csv(io.StringIO(text), sep=delimiter, skipinitialspace=True, dtype=str,
                             keep_default_na=False)
+    except pd.errors.EmptyDataError:
+        raise PerfModelError(f"{name}: no columns to read (only delimiters and line breaks)") from None
     except pd.errors.ParserError as exc:
         msg = str(exc).replace("\n", " ")
         raise PerfModelError(f"{name}: not a valid CSV table: {msg}") from None
