@@ -101,7 +101,7 @@ def advise(result, target: dict, grid: dict | pd.DataFrame, *, budget: float | N
     z = float(stats.norm.ppf(0.5 + level / 2))
     q = unc.noise.quantile(level)
     kappa = unc.kappa(level)[0]
-    preds_t, w, points_t = unc.member_predictions(tgt)
+    preds_t, w, points_t = unc.member_predictions(tgt)  # (S, 1) replicates at the target
     t_point = float(unc.point(points_t)[0])
     if not t_point > 0:
         raise PerfModelError("the model predicts no positive time at the target")
@@ -111,8 +111,9 @@ def advise(result, target: dict, grid: dict | pd.DataFrame, *, budget: float | N
     d0 = float(distance(unc.factor_ranges, tgt)[0])
     half0 = float(np.sqrt(z * z * var0 + q * q + (z * kappa * d0) ** 2))
     env = {s: cand[s].to_numpy(float) for s in result.factors}
-    preds_c, _, points_c = unc.member_predictions(env)
-    t_c, low_c, high_c = unc.interval(env, level)
+    predictions = unc.member_predictions(env)
+    preds_c = predictions[0]
+    t_c, low_c, high_c = unc.interval(env, level, predictions=predictions)
     sigma = max(unc.noise.sigma, 1e-3)
     lc = np.log(np.maximum(preds_c, 1e-300))  # (S, C)
     after = np.empty(len(cand))

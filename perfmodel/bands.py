@@ -26,10 +26,9 @@ def interval_at(result, env: dict, level: float = DEFAULT_LEVEL):
 
 
 def scaling_interval(result, data, level: float = DEFAULT_LEVEL):
-    """(low, high) along a :class:`perfmodel.plots.ScalingData` curve, or None."""
+    """(point, low, high) along a :class:`perfmodel.plots.ScalingData` curve, or None."""
     env = {data.symbol: data.x, **{s: np.full(data.x.size, v) for s, v in data.fixed.items()}}
-    got = interval_at(result, env, level)
-    return None if got is None else (got[1], got[2])
+    return interval_at(result, env, level)
 
 
 def add_band(fig: go.Figure, x, low, high, *, level: float = DEFAULT_LEVEL, name: str | None = None,
@@ -53,9 +52,3 @@ def parity_intervals(result, meas: Measurements, level: float = DEFAULT_LEVEL):
     """(low, high) of each measured run's prediction interval, or None."""
     got = interval_at(result, meas.env(), level)
     return None if got is None else (got[1], got[2])
-
-
-def headline_range(result, env: dict, level: float = DEFAULT_LEVEL):
-    """(low, high) of one configuration's interval, or None."""
-    got = interval_at(result, env, level)
-    return None if got is None else (float(got[1][0]), float(got[2][0]))

@@ -293,13 +293,14 @@ def _cmd_show(args) -> int:
 
 def _cmd_advise(args) -> int:
     from .advise import advise, parse_assignments, parse_grid
+    from .plots import fmt_seconds
 
     result = FitResult.load(args.model)
     target = parse_assignments(args.target)
     table = advise(result, target, parse_grid(args.grid), budget=args.budget, level=args.interval)
     a = table.attrs
     shown = ", ".join(f"{k}={v:g}" for k, v in a["target"].items())
-    print(f"target {shown}: predicted {_seconds(a['target_time'])} ± {a['target_halfwidth_pct']:.0f} % "
+    print(f"target {shown}: predicted {fmt_seconds(a['target_time'])} ± {a['target_halfwidth_pct']:.0f} % "
           f"({args.interval:.0%} interval) today")
     for w in result.prediction_warnings({k: [v] for k, v in target.items()}):
         print(f"warning: {w}")
@@ -314,14 +315,6 @@ def _cmd_advise(args) -> int:
         keep.to_csv(args.out, index=False)
         print(f"wrote {len(keep)} configurations to {args.out} (run them with `sweep --plan {args.out}`)")
     return 0
-
-
-def _seconds(v: float) -> str:
-    if v >= 7200:
-        return f"{v / 3600:.3g} h"
-    if v >= 120:
-        return f"{v / 60:.3g} min"
-    return f"{v:.3g} s"
 
 
 def _cmd_datasets(args) -> int:

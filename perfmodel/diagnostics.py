@@ -45,8 +45,9 @@ def fit_warnings(result, meas, term_matrix: np.ndarray) -> list[str]:
         why = f"set to zero by the penalty (λ = {lam:g}) or at their lower bound" if lam > 0 else \
             "at their lower bound 0 (the data asks for a negative coefficient or none)"
         out.append(f"dropped from the formula, {why}: {', '.join(dropped)}")
+    terms = result._expression().terms
     for name in result.params:
-        users = [k for k, t in enumerate(result.terms) if _uses(result, k, name)]
+        users = [k for k, t in enumerate(terms) if name in t.params]
         if users and all(result.coefficients[f"c{k}"] == 0 for k in users):
             out.append(f"{name} is not determined by the data: the term(s) it belongs to were dropped")
     for sym in result.factors:
@@ -60,12 +61,6 @@ def fit_warnings(result, meas, term_matrix: np.ndarray) -> list[str]:
                    "combination of the others, so the split of the time between them is arbitrary; "
                    "remove one or measure configurations that tell them apart")
     return out
-
-
-def _uses(result, k: int, name: str) -> bool:
-    import re
-
-    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", result.terms[k]) is not None
 
 
 def collinear_groups(T: np.ndarray, terms: list[str]) -> list[list[str]]:

@@ -803,9 +803,8 @@ def scaling_data(result, symbol: str, fixed: dict | None = None, meas: Measureme
             crossover = float(x[int(np.argmax(over))])
     d = ScalingData(symbol, x, total, contrib, inside, (lo, hi), fixed, px, py, styles, others_out, crossover)
     band = scaling_interval(result, d)
-    if band is not None:
-        d.low, d.high = band
-        d.total = result.predict({symbol: x, **{s: np.full(x.size, v) for s, v in fixed.items()}})
+    if band is not None:  # the total is the fit's predictor (the ensemble's, where it chose one)
+        d.total, d.low, d.high = band
     return d
 
 

@@ -171,7 +171,7 @@ class FitResult:
             return np.array(list(self.coefficients.values())) @ T
         env = self._env(data)
         if interval is None:
-            return unc.point(unc.member_predictions(env)[2])
+            return unc.point(unc.point_predictions(env))
         t, low, high = unc.interval(env, float(interval))
         return pd.DataFrame({"predicted_time": t, "predicted_low": low, "predicted_high": high})
 

@@ -430,13 +430,16 @@ class Uncertainty:
     # -- predictions --------------------------------------------------------------------------
     def member_predictions(self, env: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(replicate predictions (S, n), their weights (S,), point predictions per member (J, n))."""
-        preds, weights, points = [], [], []
+        preds, weights = [], []
         for m in self.members:
             p = m.predict(env, m.coefficients, m.params)
             preds.append(p)
             weights.append(np.full(len(p), m.weight / len(p)))
-            points.append(m.predict(env, m.point_coefficients[None], m.point_params[None])[0])
-        return np.vstack(preds), np.concatenate(weights), np.vstack(points)
+        return np.vstack(preds), np.concatenate(weights), self.point_predictions(env)
+
+    def point_predictions(self, env: dict) -> np.ndarray:
+        """Each member's prediction from its fit on all data, shape (J, n)."""
+        return np.vstack([m.predict(env, m.point_coefficients[None], m.point_params[None])[0] for m in self.members])
 
     def point(self, points: np.ndarray) -> np.ndarray:
         if self.predictor == "ensemble" and len(self.members) > 1:
@@ -444,12 +447,13 @@ class Uncertainty:
             return w @ points / w.sum()
         return points[0]
 
-    def interval(self, env: dict, level: float = DEFAULT_LEVEL, widen: bool = True
+    def interval(self, env: dict, level: float = DEFAULT_LEVEL, widen: bool = True, predictions=None
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(point, low, high) predictions, each shape (n,); ``widen=False`` leaves out the calibration."""
+        """(point, low, high) predictions, each shape (n,); ``widen=False`` leaves out the calibration.
+        ``predictions``: :meth:`member_predictions` at ``env``, when the caller has them already."""
         _check_level(level)
         with np.errstate(all="ignore"):
-            preds, weights, points = self.member_predictions(env)
+            preds, weights, points = self.member_predictions(env) if predictions is None else predictions
             t = self.point(points)
         a = (1 - level) / 2
         with np.errstate(all="ignore"):
@@ -723,7 +727,8 @@ def _calibrate(unc: Uncertainty, results: list, weights: list, meas: Measurement
                              factor_ranges={k: tuple(v) for k, v in fits[0].factor_ranges.items()})
         env = test_m.env()
         y = test_m.y
-        points_j = nested.member_predictions(env)[2]
+        predictions = nested.member_predictions(env)
+        points_j = predictions[2]
         ens = nested.point(points_j) if len(ok) > 1 else points_j[0]
         err_best += list(np.abs(points_j[0] / y - 1))
         err_ens += list(np.abs(ens / y - 1))
@@ -732,7 +737,7 @@ def _calibrate(unc: Uncertainty, results: list, weights: list, meas: Measurement
         covered = []
         for predictor in ("best", "ensemble") if len(ok) > 1 else ("best",):
             nested.predictor = predictor
-            t, low, high = nested.interval(env, level, widen=False)
+            t, low, high = nested.interval(env, level, widen=False, predictions=predictions)
             with np.errstate(all="ignore"):
                 e, b_lo, b_hi = np.log(y / t), np.log(t / low), np.log(high / t)
             for g in np.unique(cfg):  # repeats of one configuration are one point: their mean error
