@@ -6,6 +6,10 @@ coefficient and ``1`` is the intercept. Names are factor symbols, the derived it
 count ``I`` (= E·ceil(N/(p·b))), or otherwise free parameters (exponents) fitted within
 bounds, [-3, 3] unless set.
 
+``overlap(A, B; g)`` = ``(A^g + B^g)^(1/g)`` says that two groups of terms overlap (e.g. compute
+and communication); its terms keep their own coefficients, ``g`` is a free parameter in [1, 10].
+See :mod:`perfmodel.overlap` for its rules and for how contributions split the overlapped time.
+
 User text is parsed with :mod:`ast` against an allow-list and evaluated by walking the
 tree over numpy arrays; it never reaches ``eval``/``exec``.
 """
@@ -19,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import overlap as _ov
 from .errors import PerfModelError, did_you_mean
 
 MAX_LENGTH = 2000
@@ -64,7 +69,7 @@ _FORBIDDEN_NAMES = {ast.Attribute: "attribute access ('.')", ast.Lambda: "lambda
                     ast.Compare: "comparisons", ast.BoolOp: "'and'/'or'", ast.Starred: "'*' unpacking",
                     ast.NamedExpr: "':=' assignment", ast.Await: "await", ast.Dict: "dicts",
                     ast.List: "lists", ast.Tuple: "tuples", ast.Set: "sets", ast.JoinedStr: "f-strings"}
-_ALLOWED_CHARS = re.compile(r"[A-Za-z0-9_\s+\-*/^().,]")
+_ALLOWED_CHARS = re.compile(r"[A-Za-z0-9_\s+\-*/^().,;]")
 
 
 def to_display(text: str) -> str:
@@ -94,10 +99,10 @@ def _lex_check(spec: str) -> str:
         if not _ALLOWED_CHARS.fullmatch(ch):
             raise PerfModelError(f"character {ch!r} at position {i + 1} is not allowed; use numbers, "
                                  "names, + - * / ^ ( ) and the functions "
-                                 f"{', '.join(FUNCTIONS)}")
+                                 f"{', '.join(FUNCTIONS)}, overlap(A, B; g)")
     if "**" in spec:
         raise PerfModelError("write powers as 'x^2', not 'x**2'")
-    return spec.replace("^", "**")
+    return _ov.pretokenise(spec).replace("^", "**")
 
 
 def _number(value) -> float:
@@ -180,6 +185,9 @@ def _validate(tree: ast.AST, source: str) -> None:
             if not isinstance(node.func, ast.Name):
                 raise _fail("only named functions can be called", source, node)
             name = node.func.id
+            if name == _ov.NAME:
+                _validate_overlap(node, source)
+                continue
             if name not in FUNCTIONS:
                 raise _fail(f"function {name!r} is not allowed{did_you_mean(name, list(FUNCTIONS))}; "
                             f"allowed: {', '.join(FUNCTIONS)}", source, node)
@@ -191,6 +199,52 @@ def _validate(tree: ast.AST, source: str) -> None:
                 raise _fail(f"{name}() takes {want} argument(s), got {len(node.args)}", source, node)
             continue
         raise _fail(f"{kind.__name__} is not allowed", source, node)
+
+
+def _validate_overlap(node: ast.Call, source: str) -> None:
+    if node.keywords or len(node.args) != 3:
+        raise _fail(f"overlap() takes three arguments, overlap(A, B; g), got {len(node.args) + len(node.keywords)}",
+                    source, node)
+    g = node.args[2]
+    if not isinstance(g, ast.Name):
+        raise _fail(f"the last argument of overlap() must be a parameter name such as g, got "
+                    f"{to_display(ast.get_source_segment(source, g) or '?')!r}", source, node)
+    for side in node.args[:2]:
+        for inner in ast.walk(side):
+            if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == _ov.NAME:
+                raise _fail("overlap() cannot be nested inside another overlap()", source, inner)
+        if g.id in _names(side):
+            raise _fail(f"overlap parameter {g.id!r} is also used inside the overlap", source, node)
+
+
+def _is_overlap(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == _ov.NAME
+
+
+def _contains_overlap(node: ast.AST) -> bool:
+    return any(_is_overlap(n) for n in ast.walk(node))
+
+
+def _overlap_piece(node: ast.AST, source: str):
+    """(overlap call, multiplier node or None) when ``node`` is a whole-term overlap, else None."""
+    if _is_overlap(node):
+        return node, None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        for call, other in ((node.right, node.left), (node.left, node.right)):
+            if _is_overlap(call) and not _contains_overlap(other):
+                return call, other
+    if _contains_overlap(node):
+        raise _fail("overlap(A, B; g) must be a term of its own, optionally times a factor "
+                    "(I*overlap(A, B; g))", source, node)
+    return None
+
+
+def _scaled(node: ast.AST, factor: ast.AST | None) -> ast.AST:
+    if factor is None:
+        return node
+    if _const_value(node) is not None:
+        return factor
+    return ast.BinOp(left=factor, op=ast.Mult(), right=node)
 
 
 def _names(node: ast.AST) -> set[str]:
@@ -264,6 +318,7 @@ class Expression:
     symbols: tuple  # factor symbols used (and the derived I)
     params: tuple  # free parameter names, in order of appearance
     bounds: dict = field(default_factory=dict)  # param -> (lo, hi)
+    overlaps: list = field(default_factory=list)  # overlap groups (perfmodel.overlap.Overlap)
 
     @property
     def is_linear(self) -> bool:
@@ -272,13 +327,18 @@ class Expression:
 
     def text(self) -> str:
         """The normalised expression in user syntax."""
-        out = ""
-        for i, t in enumerate(self.terms):
-            if i == 0:
-                out = ("-" if t.sign < 0 else "") + t.text
-            else:
-                out += (" - " if t.sign < 0 else " + ") + t.text
-        return out
+        pieces = [(t.sign < 0, t.text) for t in self.terms]
+        return _ov.assemble(self.overlaps, len(self.terms), pieces, _join_signed,
+                            lambda a, b, g: (False, f"overlap({a}, {b}; {g})"))
+
+    def combine(self, parts: np.ndarray, theta) -> np.ndarray:
+        """Contributions (K, ...) from the terms' plain values ``parts`` = c_k·term_k (K, ...):
+        ``parts`` itself without overlaps; see :func:`perfmodel.overlap.combine`."""
+        return _ov.combine(self.overlaps, self.params, parts, theta)
+
+    def predict_from(self, parts: np.ndarray, theta) -> np.ndarray:
+        """The prediction, Σ_k of the contributions, from the plain values ``parts`` (K, ...)."""
+        return self.combine(parts, theta).sum(axis=0)
 
     # -- evaluation ----------------------------------------------------------
     def term_values(self, env: dict[str, np.ndarray], theta: np.ndarray | None = None,
@@ -327,6 +387,14 @@ class Expression:
                         f"{_render(node)} needs its argument {_DOMAIN[node.func.id]}, but it is "
                         f"{arg[i]:g} at row {rows[i]} (term {term.text!r}); "
                         f"{int(bad.sum())} row(s) affected")
+
+
+def _join_signed(items: list) -> str:
+    """'a + b - c' from (negative, text) items."""
+    out = ""
+    for i, (neg, text) in enumerate(items):
+        out += (("-" if neg else "") if i == 0 else (" - " if neg else " + ")) + text
+    return out or "0"
 
 
 def with_iterations(env: dict[str, np.ndarray], symbols) -> dict[str, np.ndarray]:
@@ -393,12 +461,13 @@ def parse_expression(spec: str, symbols, bounds: dict | None = None,
         raise PerfModelError("the expression is nested too deeply; simplify it") from None
     source = source.strip()
     _validate(tree, source)
-    pieces = _split_terms(tree.body)
+    pieces, groups = _expand_overlaps(_split_terms(tree.body), source, symbols)
     terms: list[Term] = []
     params: list[str] = []
     used: list[str] = []
     seen_text: set[str] = set()
-    for sign, node in pieces:
+    last_of_group = {grp[1][-1]: grp[0] for grp in groups}
+    for index, (sign, node) in enumerate(pieces):
         names = _names(node)
         for name in sorted(names, key=lambda n: source.find(n)):
             if name in FUNCTIONS:
@@ -426,6 +495,21 @@ def parse_expression(spec: str, symbols, bounds: dict | None = None,
         if not names and const is None:  # pragma: no cover - a nameless term is constant
             raise _fail("term has no value", source, node)
         terms.append(Term(text, node, 1.0 if const is not None else sign, frozenset(names), tparams))
+        if index in last_of_group:
+            gname = last_of_group[index]
+            if gname in params:
+                raise PerfModelError(f"overlap parameter {gname!r} is also used by another term; "
+                                     "give each overlap its own parameter name")
+            if columns is not None and gname in columns:
+                raise PerfModelError(f"overlap parameter {gname!r} is a data column; use another name such as g")
+            params.append(gname)
+    overlaps = [_ov.Overlap(tuple(a), tuple(b), g) for g, a, b in
+                ((grp[0], grp[1][:grp[2]], grp[1][grp[2]:]) for grp in groups)]
+    inner = {p for grp in overlaps for k in grp.terms for p in terms[k].params}
+    for grp in overlaps:
+        if grp.param in inner or any(grp.param in t.names for t in terms):
+            raise PerfModelError(f"overlap parameter {grp.param!r} is also used by another term; "
+                                 "give each overlap its own parameter name")
     for t in terms:
         if any(n in symbols or n == ITERATIONS for n in t.names):
             continue
@@ -435,14 +519,50 @@ def parse_expression(spec: str, symbols, bounds: dict | None = None,
                                  f"known symbols: {', '.join(sorted(symbols)) or 'none mapped'}")
     all_bounds: dict[str, tuple] = {}
     bounds = dict(bounds or {})
+    gammas = {grp.param for grp in overlaps}
     for name in params:
-        lo, hi = bounds.pop(name, DEFAULT_PARAM_BOUNDS)
+        lo, hi = bounds.pop(name, _ov.DEFAULT_BOUNDS if name in gammas else DEFAULT_PARAM_BOUNDS)
         lo, hi = float(lo), float(hi)
         if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
             raise PerfModelError(f"bounds of {name!r} must be finite with low < high, got {lo:g}:{hi:g}")
         all_bounds[name] = (lo, hi)
+        if name in gammas and lo < 0:
+            raise PerfModelError(f"bounds of overlap parameter {name!r} must be >= 0, got {lo:g}:{hi:g}")
     return Expression(spec=spec, terms=terms, symbols=tuple(used), params=tuple(params),
-                      bounds=all_bounds), bounds
+                      bounds=all_bounds, overlaps=overlaps), bounds
+
+
+def _expand_overlaps(pieces: list, source: str, symbols: set) -> tuple[list, list]:
+    """Top-level pieces with every overlap replaced by its inner terms (a multiplier distributed);
+    returns (pieces, groups) with groups ``(param, [piece indices of A then B], len(A))``."""
+    out: list = []
+    groups: list = []
+    for sign, node in pieces:
+        found = _overlap_piece(node, source)
+        if found is None:
+            out.append((sign, node))
+            continue
+        call, factor = found
+        if sign < 0:
+            raise _fail("an overlap cannot be subtracted", source, node)
+        gname = call.args[2].id
+        if gname in symbols or gname == ITERATIONS:
+            raise _fail(f"the overlap parameter {gname!r} is a factor symbol; use a free name such as g",
+                        source, call)
+        if gname in FUNCTIONS or gname == _ov.NAME:
+            raise _fail(f"the overlap parameter {gname!r} is a function name; use a free name such as g",
+                        source, call)
+        if any(gname == g for g, _, _ in groups):
+            raise _fail(f"overlap parameter {gname!r} is used by two overlaps; give each its own name",
+                        source, call)
+        idx = []
+        sides = [_split_terms(call.args[0]), _split_terms(call.args[1])]
+        for side in sides:
+            for s, inner in side:
+                idx.append(len(out))
+                out.append((s, _scaled(inner, factor)))
+        groups.append((gname, idx, len(sides[0])))
+    return out, groups
 
 
 def parse_bounds(items) -> dict[str, tuple[float, float]]:

@@ -376,6 +376,7 @@ class Problem:
             if self.fixed:
                 scale[:, self.fixed] = self.fixed_scales
                 c[:, self.fixed] = u[self.fixed].T * self.ybar / self.fixed_scales
+            parts = np.empty((self.K,) + pred.shape) if self.expr.overlaps else None
             if self.dynamic:
                 vals = self.expr.term_values(self.env, theta, only=self.dynamic)
                 for k in self.dynamic:
@@ -383,10 +384,19 @@ class Problem:
                     sk = self._weighted_scale(T)
                     scale[:, k] = sk
                     c[:, k] = u[k] * self.ybar / sk
-                    pred += np.clip(c[:, k], self.clo[k], self.chi[k])[:, None] * T
+                    part = np.clip(c[:, k], self.clo[k], self.chi[k])[:, None] * T
+                    if parts is None:
+                        pred += part
+                    else:
+                        parts[k] = part
             c = np.clip(c, self.clo, self.chi)
             if self.fixed:
-                pred += c[:, self.fixed] @ self.fixed_matrix
+                if parts is None:
+                    pred += c[:, self.fixed] @ self.fixed_matrix
+                else:
+                    parts[self.fixed] = c[:, self.fixed].T[:, :, None] * self.fixed_matrix[:, None, :]
+            if parts is not None:  # overlap groups: (a^g + b^g)^(1/g) per group (perfmodel.overlap)
+                pred = self.expr.predict_from(parts, theta)
             loss = self._loss(pred)
             if self.lam:
                 un = (c * scale / self.ybar)[:, self.penalised]
@@ -403,20 +413,27 @@ class Problem:
             return np.where(bad, BIG, (((f - self.m) ** 2) @ self.A + self.R) / self.n)
         return (((pred - self.m) ** 2) @ self.A + self.R) / self.n
 
+    def predict(self, c: np.ndarray, theta: np.ndarray, T: np.ndarray) -> np.ndarray:
+        """Prediction per configuration from coefficients (K,), free parameters (M,) and terms (K, G)."""
+        if self.expr.overlaps:
+            return self.expr.predict_from(c[:, None] * T, theta)
+        return c @ T
+
     def parts(self, z: np.ndarray) -> tuple[float, float]:
         """(loss, penalty) at one DE vector."""
         c, theta = self.natural(z)
         with np.errstate(all="ignore"):
             T = self.term_matrix(theta)
-            loss = float(self._loss((c @ T)[None])[0])
+            loss = float(self._loss(self.predict(c, theta, T)[None])[0])
             un = (c * self.scales(T) / self.ybar)[self.penalised]
         pen = float(np.abs(un).sum() if self.penalty == "l1" else (un ** 2).sum())
         return loss, pen
 
     # -- exact coefficients at fixed exponents ------------------------------
     def exact_u(self, theta: np.ndarray) -> np.ndarray | None:
-        """Exact optimum of the normalised coefficients at ``theta`` (None for the log loss)."""
-        if self.loss == "log":
+        """Exact optimum of the normalised coefficients at ``theta`` (None for the log loss, and for
+        overlaps, which are not linear in their coefficients)."""
+        if self.loss == "log" or self.expr.overlaps:
             return None
         with np.errstate(all="ignore"):
             T = self.term_matrix(np.asarray(theta, float))

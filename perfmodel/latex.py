@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from .expression import Expression
+from .overlap import assemble
 
 _FUNC = {"log2": r"\log_2", "log": r"\ln", "log10": r"\log_{10}", "exp": r"\exp",
          "min": r"\min", "max": r"\max"}
@@ -75,7 +76,7 @@ def node_latex(node: ast.AST, params: dict | None = None, digits: int = 4) -> tu
 
 def to_latex(expr: Expression, coefficients=None, params: dict | None = None, digits: int = 4) -> str:
     """``T = ...`` in LaTeX; symbolic constants ``c_k`` when ``coefficients`` is None."""
-    out = []
+    pieces = []
     for k, term in enumerate(expr.terms):
         body, prec = node_latex(term.node, params, digits)
         if coefficients is None:
@@ -83,6 +84,7 @@ def to_latex(expr: Expression, coefficients=None, params: dict | None = None, di
         else:
             value = term.sign * float(coefficients[k])
             if value == 0 and len(expr.terms) > 1:  # a dropped term leaves the formula
+                pieces.append(None)
                 continue
             coef, negative = _num(abs(value), digits), value < 0
         if term.is_constant:
@@ -90,8 +92,17 @@ def to_latex(expr: Expression, coefficients=None, params: dict | None = None, di
         else:
             body = rf"\left({body}\right)" if prec < 2 else body
             text = rf"{coef} \, {body}"
-        if out:
-            out.append(("- " if negative else "+ ") + text)
-        else:
-            out.append(("-" if negative else "") + text)
-    return "T = " + (" ".join(out) or "0")
+        pieces.append((negative, text))
+
+    def join(items):
+        out = []
+        for neg, text in items:
+            out.append((("- " if neg else "+ ") if out else ("-" if neg else "")) + text)
+        return " ".join(out) or "0"
+
+    def group(a, b, g):  # overlap(A, B; g) = (A^g + B^g)^(1/g)
+        gl = _num(params[g], digits) if params and g in params else _sym(g)
+        return False, (rf"\left( \left({a}\right)^{{{gl}}} + \left({b}\right)^{{{gl}}} "
+                       rf"\right)^{{1/{gl}}}")
+
+    return "T = " + assemble(expr.overlaps, len(expr.terms), pieces, join, group)

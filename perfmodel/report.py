@@ -164,7 +164,7 @@ def python_snippet(result) -> str:
 
 
 #: Characters a formula rendered from a validated model consists of.
-_SAFE_DOC = re.compile(r"[A-Za-z0-9_ =+\-*/^().,·]*")
+_SAFE_DOC = re.compile(r"[A-Za-z0-9_ =+\-*/^().,;·]*")
 
 
 # -- HTML report -----------------------------------------------------------------------------------

@@ -155,7 +155,24 @@ class FitResult:
         """Per-row contribution of each term, ``c_k·term_k(x)``: DataFrame (n, K), columns = terms."""
         T = self.term_values(data)
         c = np.array(list(self.coefficients.values()))
-        return pd.DataFrame((c[:, None] * T).T, columns=self.terms)
+        expr = self._expression()
+        with np.errstate(all="ignore"):
+            contrib = expr.combine(c[:, None] * T, self._theta(expr))
+        return pd.DataFrame(contrib.T, columns=self.terms)
+
+    def overlap_savings(self, data) -> pd.DataFrame:
+        """Per row, the time each overlap hides (a + b − overlap, seconds; 0 at g = 1): one column per
+        overlap parameter, none without overlaps. See :mod:`perfmodel.overlap`."""
+        from .overlap import saved
+
+        expr = self._expression()
+        T = self.term_values(data)
+        c = np.array(list(self.coefficients.values()))
+        vals = saved(expr.overlaps, expr.params, c[:, None] * T, self._theta(expr))
+        return pd.DataFrame({grp.param: v for grp, v in zip(expr.overlaps, vals)}, index=range(T.shape[1]))
+
+    def _theta(self, expr: Expression) -> np.ndarray:
+        return np.array([self.params[p] for p in expr.params], float)
 
     def predict(self, data, interval: float | None = None):
         """Predicted time (seconds) for each row of ``data`` (DataFrame, Measurements or dict).
@@ -168,7 +185,12 @@ class FitResult:
         unc = self._uncertainty(required=interval is not None)
         if unc is None or (interval is None and unc.predictor != "ensemble"):
             T = self.term_values(data)
-            return np.array(list(self.coefficients.values())) @ T
+            c = np.array(list(self.coefficients.values()))
+            expr = self._expression()
+            if not expr.overlaps:
+                return c @ T
+            with np.errstate(all="ignore"):
+                return expr.predict_from(c[:, None] * T, self._theta(expr))
         env = self._env(data)
         if interval is None:
             return unc.point(unc.point_predictions(env))
@@ -243,14 +265,26 @@ class FitResult:
     # -- formulas -------------------------------------------------------------
     def formula(self, digits: int = 4) -> str:
         """The formula with fitted numbers, e.g. ``T = 1.9 + 162.2·N/p + ...``."""
-        parts = []
+        from .overlap import assemble
+
+        pieces = []
         for k, (term, sign) in enumerate(zip(self.terms, self.signs)):
             c = sign * self.coefficients[f"c{k}"]
             if c == 0:  # dropped (see dropped_terms)
+                pieces.append(None)
                 continue
             text = _fmt(abs(c), digits) if term == "1" else f"{_fmt(abs(c), digits)}·{term}"
-            parts.append(("- " if c < 0 else "+ ") + text if parts else ("-" if c < 0 else "") + text)
-        out = "T = " + (" ".join(parts) or "0")
+            pieces.append((c < 0, text))
+
+        def join(items):
+            out = ""
+            for i, (neg, text) in enumerate(items):
+                out += (("-" if neg else "") if i == 0 else (" - " if neg else " + ")) + text
+            return out or "0"
+
+        body = assemble(self._expression().overlaps, len(self.terms), pieces, join,
+                        lambda a, b, g: (False, f"overlap({a}, {b}; {g})"))
+        out = "T = " + body
         for name, v in self.params.items():
             out = _replace_name(out, name, _fmt(v, digits))
         return out
@@ -260,12 +294,17 @@ class FitResult:
 
         Built from the terms as re-rendered by the safe parser and numbers written with
         ``repr``, so it holds only names, numbers, operators and ``numpy.<function>`` calls."""
+        from .overlap import assemble
+
         expr = self._expression()
         parts = []
         for k, term in enumerate(expr.terms):
             c = _literal(term.sign * float(self.coefficients[f"c{k}"]))
             parts.append(c if term.text == "1" else f"{c} * ({term.text})")
-        text = " + ".join(parts).replace("^", "**")
+        # overlap(A, B; g) = (A^g + B^g)^(1/g), a side below zero counting as zero (perfmodel.overlap)
+        text = assemble(expr.overlaps, len(expr.terms), parts, lambda items: " + ".join(items) or "0.0",
+                        lambda a, b, g: f"(max(({a}), 0) ^ {g} + max(({b}), 0) ^ {g}) ^ (1 / {g})")
+        text = text.replace("^", "**")
         for name in expr.params:
             text = _replace_name(text, name, f"({_literal(float(self.params[name]))})")
         for fn in ("log2", "log10", "log", "sqrt", "ceil", "floor", "exp", "abs", "min", "max"):

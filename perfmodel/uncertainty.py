@@ -104,6 +104,10 @@ class Member:
         vals = expr.term_values(env, theta)
         out = np.zeros((coefficients.shape[0], n))
         with np.errstate(all="ignore"):
+            if expr.overlaps:
+                parts = np.stack([coefficients[:, k:k + 1] * np.broadcast_to(v, out.shape)
+                                  for k, v in enumerate(vals)])
+                return expr.predict_from(parts, params.T)
             for k, v in enumerate(vals):
                 out += coefficients[:, k:k + 1] * np.broadcast_to(v, out.shape)
         return out
@@ -177,7 +181,7 @@ class _Design:
         self.hi = np.concatenate([pr.chi, hi_t])
         self.onehot = np.zeros((self.n, self.G))
         self.onehot[np.arange(self.n), self.cfg] = 1.0
-        self.fitted_cfg = self.c0 @ T0  # (G,), internal unit
+        self.fitted_cfg = pr.predict(self.c0, self.theta0, T0)  # (G,), internal unit
 
     def terms(self, theta: np.ndarray) -> np.ndarray:
         """Term values for parameter rows ``theta`` (R, M): shape (R, K, G)."""
@@ -205,9 +209,27 @@ class _Design:
         m = (w * v) @ self.onehot / A
         return A, m
 
-    def cost(self, c, T, A, m) -> np.ndarray:
+    def predict(self, c, T, theta) -> np.ndarray:
+        """Predictions (R, G) from coefficients (R, K), terms (R, K, G) and free parameters (R, M)."""
+        if not self.expr.overlaps:
+            return np.einsum("rk,rkg->rg", c, T)
+        parts = np.transpose(c[:, :, None] * T, (1, 0, 2))  # (K, R, G), as perfmodel.overlap expects
+        return self.expr.predict_from(parts, theta.T)
+
+    def coefficient_jacobian(self, c, T, theta) -> np.ndarray:
+        """d prediction / d c_k, shape (R, K, G): the terms themselves, times (side/overlap)^(g-1) for a
+        term inside an overlap."""
+        if not self.expr.overlaps:
+            return T
+        from .overlap import gradient_weights
+
+        parts = np.transpose(c[:, :, None] * T, (1, 0, 2))
+        w = gradient_weights(self.expr.overlaps, self.expr.params, parts, theta.T)
+        return T * np.transpose(w, (1, 0, 2))
+
+    def cost(self, c, T, A, m, theta) -> np.ndarray:
         with np.errstate(all="ignore"):
-            pred = np.einsum("rk,rkg->rg", c, T)
+            pred = self.predict(c, T, theta)
             f = np.log(np.where(pred > 0, pred, np.nan)) if self.loss == "log" else pred
             out = np.sum(A * (f - m) ** 2, axis=1) / self.n
             u = c * self.pen_scale
@@ -225,13 +247,13 @@ class _Design:
         x = np.tile(np.concatenate([self.c0, self.theta0]), (R, 1))
         x = np.clip(x, self.lo, self.hi)
         T = self.terms(x[:, K:])
-        cost = self.cost(x[:, :K], T, A, m)
+        cost = self.cost(x[:, :K], T, A, m, x[:, K:])
         mu = np.full(R, 1e-3)
         h = 1e-6 * np.maximum(1.0, np.abs(self.theta0))
         for _ in range(iters):
             c, theta = x[:, :K], x[:, K:]
             with np.errstate(all="ignore"):
-                pred = np.einsum("rk,rkg->rg", c, T)
+                pred = self.predict(c, T, theta)
                 if self.loss == "log":
                     fp = 1.0 / pred
                     res = np.log(np.where(pred > 0, pred, np.nan)) - m
@@ -239,12 +261,12 @@ class _Design:
                     fp = np.ones_like(pred)
                     res = pred - m
                 J = np.empty((R, self.G, P))
-                J[:, :, :K] = np.transpose(T, (0, 2, 1)) * fp[:, :, None]
+                J[:, :, :K] = np.transpose(self.coefficient_jacobian(c, T, theta), (0, 2, 1)) * fp[:, :, None]
                 for j in range(M):
                     tj = theta.copy()
                     tj[:, j] += h[j]
                     Tj = self.terms(tj)
-                    J[:, :, K + j] = (np.einsum("rk,rkg->rg", c, Tj) - pred) / h[j] * fp
+                    J[:, :, K + j] = (self.predict(c, Tj, tj) - pred) / h[j] * fp
             JA = J * A[:, :, None]
             H = 2.0 / self.n * np.einsum("rgp,rgq->rpq", JA, J)
             g = 2.0 / self.n * np.einsum("rgp,rg->rp", JA, res)
@@ -274,7 +296,7 @@ class _Design:
                 step = np.stack([np.linalg.lstsq(Hd[r], rhs[r], rcond=None)[0] for r in range(R)])
             x_new = np.clip(x + step, self.lo, self.hi)
             T_new = self.terms(x_new[:, K:]) if M else T
-            cost_new = self.cost(x_new[:, :K], T_new, A, m)
+            cost_new = self.cost(x_new[:, :K], T_new, A, m, x_new[:, K:])
             better = cost_new < cost
             gain = np.where(better, (cost - cost_new) / np.maximum(cost, 1e-300), 0.0)
             x = np.where(better[:, None], x_new, x)
@@ -607,8 +629,10 @@ def _share_replicates(member: Member, meas: Measurements) -> list:
     vals = expr.term_values(env, theta)
     R = member.coefficients.shape[0]
     with np.errstate(all="ignore"):
-        contrib = np.stack([member.coefficients[:, k, None] * np.broadcast_to(v, (R, meas.n_rows))
-                            for k, v in enumerate(vals)], axis=1).sum(axis=2)  # (R, K)
+        parts = np.stack([member.coefficients[:, k, None] * np.broadcast_to(v, (R, meas.n_rows))
+                          for k, v in enumerate(vals)])  # (K, R, n)
+        parts = expr.combine(parts, member.params.T)  # overlaps split by perfmodel.overlap's rule
+        contrib = np.transpose(parts, (1, 0, 2)).sum(axis=2)  # (R, K)
         total = contrib.sum(axis=1, keepdims=True)
         shares = np.where(total != 0, contrib / total, np.nan)
     return shares.tolist()
