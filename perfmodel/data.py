@@ -31,6 +31,13 @@ ROLE_SYMBOLS = {
     "E": "epochs",
 }
 
+#: Further symbols with a meaning to the presets (mapped as "other factors"; the guess below finds them):
+#: ``nodes`` switches on Pollux's inter-node network terms, ``servers`` Optimus's parameter-server terms.
+PRESET_SYMBOLS = {
+    "nodes": "machines (nodes) the workers are spread over; 1 = all on one machine",
+    "servers": "parameter servers (synchronous parameter-server training)",
+}
+
 #: Column-name fragments used to guess a first mapping (lower-case, checked in order).
 _GUESSES = {
     "time": ("time_s", "seconds", "time", "runtime", "wall", "duration", "elapsed", "minutes"),
@@ -41,6 +48,9 @@ _GUESSES = {
     "B": ("global_batch", "global batch", "total_batch", "total batch", "effective_batch", "global"),
     "b": ("batch_per_gpu", "per_worker_batch", "per-worker batch", "batch_size", "batch size", "batch", "local_batch"),
     "E": ("epochs", "epoch"),
+    # checked after p: a lone "nodes" column is the worker count, beside a GPU column it is the machines
+    "nodes": ("nodes", "machines", "hosts", "num_nodes", "node"),
+    "servers": ("servers", "parameter_servers", "num_ps", "ps"),
 }
 
 
@@ -243,7 +253,8 @@ def read_table(source: Source, fmt: str | None = None, name: str | None = None) 
 
 
 def guess_roles(columns: Iterable[str]) -> dict[str, str]:
-    """First guess of {role: column} from column names (role 'time' or a symbol p, N, b, E)."""
+    """First guess of {role: column} from column names (role 'time' or a symbol p, N, b, B, E, nodes,
+    servers)."""
     cols = [str(c) for c in columns]
     lower = {c: c.lower() for c in cols}
     timeish = {c for c in cols if any(f in lower[c] for f in _GUESSES["time"])}

@@ -328,7 +328,7 @@ class Expression:
     def text(self) -> str:
         """The normalised expression in user syntax."""
         pieces = [(t.sign < 0, t.text) for t in self.terms]
-        return _ov.assemble(self.overlaps, len(self.terms), pieces, _join_signed,
+        return _ov.assemble(self.overlaps, len(self.terms), pieces, _ov.join_signed,
                             lambda a, b, g: (False, f"overlap({a}, {b}; {g})"))
 
     def combine(self, parts: np.ndarray, theta) -> np.ndarray:
@@ -387,14 +387,6 @@ class Expression:
                         f"{_render(node)} needs its argument {_DOMAIN[node.func.id]}, but it is "
                         f"{arg[i]:g} at row {rows[i]} (term {term.text!r}); "
                         f"{int(bad.sum())} row(s) affected")
-
-
-def _join_signed(items: list) -> str:
-    """'a + b - c' from (negative, text) items."""
-    out = ""
-    for i, (neg, text) in enumerate(items):
-        out += (("-" if neg else "") if i == 0 else (" - " if neg else " + ")) + text
-    return out or "0"
 
 
 def with_iterations(env: dict[str, np.ndarray], symbols) -> dict[str, np.ndarray]:

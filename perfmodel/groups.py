@@ -435,7 +435,7 @@ def _group_model(task: dict, meas: Measurements, constant: dict, o: GroupOutcome
     symbols = list(meas.factors)
     if preset is not None:
         positive = [s for s in symbols if meas.values(s).min() >= 1]
-        terms = preset_spec(preset, symbols, positive)
+        terms = preset_spec(preset, symbols, positive, env=meas.env())
         bounds = {**preset_bounds(preset, symbols), **bounds}
     spec, changes = without_constant_factors(terms, symbols, constant)
     if not changes:

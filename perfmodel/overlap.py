@@ -162,6 +162,14 @@ def assemble(groups: list[Overlap], n_terms: int, pieces: list, join, group) -> 
     return join(items)
 
 
+def join_signed(items: list) -> str:
+    """'a + b - c' from (negative, text) items ("0" for none)."""
+    out = ""
+    for i, (neg, text) in enumerate(items):
+        out += (("-" if neg else "") if i == 0 else (" - " if neg else " + ")) + text
+    return out or "0"
+
+
 def partner_text(groups: list[Overlap], terms: list[str], k: int) -> str | None:
     """'overlapped with X + Y' for a term inside an overlap (the other side's terms), else None."""
     for grp in groups:

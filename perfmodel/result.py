@@ -70,9 +70,14 @@ class FitResult:
         coefficients = {f"c{k}": float(c) for k, c in enumerate(coefs)}
         loss, pen = problem.parts(z)
         warnings = []
+        gammas = {grp.param for grp in expr.overlaps}
         for name, (lo, hi) in expr.bounds.items():
             v = params[name]
-            if min(v - lo, hi - v) <= 1e-3 * (hi - lo):
+            if name in gammas and min(v - lo, hi - v) <= 1e-3 * (hi - lo):
+                warnings.append(f"{name} = {v:.4g}, the overlap's " + (
+                    "lower limit: its two sides add up (no time hidden)" if v - lo <= hi - v else
+                    "upper limit: the time is about the larger side's, the smaller one is hidden"))
+            elif min(v - lo, hi - v) <= 1e-3 * (hi - lo):
                 warnings.append(f"{name} = {v:.4g} is at its bound [{lo:g}, {hi:g}]; widen the bounds of {name} "
                                 "if that is not intended")
         if info.get("underdetermined"):

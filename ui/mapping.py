@@ -56,8 +56,10 @@ def mapping_form(frame: pd.DataFrame, file_name: str, initial: dict, key: str, s
                                    help="Validate the mapping, make this the current data and fit the default model.")
     if go:
         factors = {sym: col for sym, col in chosen.items() if col != NONE}
-        for col in others:
-            factors[state.symbol_for(col, factors)] = col
+        guessed = {col: sym for sym, col in initial["factors"].items() if sym not in state.SYMBOL_ROLES}
+        for col in others:  # a guessed preset symbol (nodes, servers) keeps its name
+            sym = guessed.get(col)
+            factors[sym if sym and sym not in factors else state.symbol_for(col, factors)] = col
         try:
             state.apply_upload(file_name, frame, time_col, factors, region, metric, title=title, source=source,
                                content=content)

@@ -32,6 +32,7 @@ from perfmodel.data import guess_roles, read_table
 from perfmodel.datasets import DEFAULT_DATASET, get_dataset, list_datasets, load_frame
 from perfmodel.expression import DEFAULT_PARAM_BOUNDS, FUNCTIONS, parse_expression
 from perfmodel.fit import DEFAULT_LAM, MAX_SEED
+from perfmodel.overlap import assemble, join_signed
 from perfmodel.terms import PRESETS, effective_symbols, library, preset_bounds, preset_spec
 
 from . import links
@@ -329,15 +330,16 @@ def split_spec(spec: str, syms: list[str]) -> tuple[dict, str]:
             continue
         lib[_canon(le.terms[0].text, le.params)] = t.key
     checked, custom = {}, []
-    for term in expr.terms:
-        key = lib.get(_canon(term.text, term.params)) if term.sign > 0 else None
+    inside = {k for grp in expr.overlaps for k in grp.terms}  # an overlap's terms stay in it, as custom text
+    for k, term in enumerate(expr.terms):
+        key = lib.get(_canon(term.text, term.params)) if term.sign > 0 and k not in inside else None
         if key is not None and key not in checked:
             checked[key] = term.text
+            custom.append(None)
         else:
-            custom.append(("-" if term.sign < 0 else "") + term.text)
-    text = ""
-    for c in custom:
-        text = c if not text else (f"{text} - {c[1:]}" if c.startswith("-") else f"{text} + {c}")
+            custom.append((term.sign < 0, term.text))
+    text = assemble(expr.overlaps, len(expr.terms), custom, join_signed,
+                    lambda a, b, g: (False, f"overlap({a}, {b}; {g})")) if any(custom) else ""
     return checked, text
 
 
@@ -371,7 +373,7 @@ def apply_preset(name: str) -> None:
     meas = st.session_state.get("meas")
     if meas is None or name not in PRESETS:
         return
-    set_spec(preset_spec(name, list(meas.factors), positive_symbols(meas)))
+    set_spec(preset_spec(name, list(meas.factors), positive_symbols(meas), env=meas.env()))
     st.session_state["bounds"] = {k: tuple(v) for k, v in preset_bounds(name, list(meas.factors)).items()}
 
 
