@@ -10,7 +10,10 @@ Peers
 * **your model**: the user's :class:`~perfmodel.Model` (or the settings of a :class:`FitResult`),
   with its own settings;
 * **automatic**: the best expression of :func:`perfmodel.autoselect.auto_select`;
-* **ernest** and **data-parallel**: the presets of :mod:`perfmodel.terms`;
+* **ernest**, **data-parallel**, **pollux** and **optimus** (:data:`PRESET_PEERS`): the presets of
+  :mod:`perfmodel.terms` — Ernest's terms, the paper's generic data-parallel model, Pollux's step time
+  (compute and network overlapping, ``overlap(A, B; g)``) and Optimus's parameter-server speed model,
+  each times the iteration count;
 * **PMNF search**: an Extra-P-like search (:func:`pmnf_search`), described below.
 
 Every peer but the user's is fitted with the comparison's ``loss``, ``lam`` and ``seed``
@@ -69,6 +72,8 @@ EXTRAP_EXPONENTS = (
     (5, 2, 1), (5, 2, 2), (8, 3, 0), (11, 4, 0), (3, 1, 0), (3, 1, 1),
 )
 _EPSILON = 0.0005  # Extra-P's minimum term contribution
+#: The preset peers of :func:`compare`, in the table's order.
+PRESET_PEERS = ("ernest", "data-parallel", "pollux", "optimus")
 
 
 # ----------------------------------------------------------------------------------------
@@ -365,7 +370,7 @@ def _peer_task(task: dict) -> dict:
 
 
 def compare(meas: Measurements, user_model=None, auto=None, holdout_query: str | None = "auto", k: int = 5,
-            seed: int = 0, *, loss: str = "relative", lam: float = DEFAULT_LAM, presets=("ernest", "data-parallel"),
+            seed: int = 0, *, loss: str = "relative", lam: float = DEFAULT_LAM, presets=PRESET_PEERS,
             pmnf: bool = True, run_auto: bool = True, nested: bool = False, de: dict | None = None,
             progress: Callable | None = None, should_stop: Callable | None = None,
             workers: int | None = None) -> Comparison:

@@ -93,7 +93,8 @@ def comparison():
 def test_table_numbers_match_separate_fits(comparison):
     meas, user, sel, c = comparison
     table = c.table.set_index("model")
-    assert list(table.index) == ["your model", "automatic", "ernest", "data-parallel", "PMNF search"]
+    assert list(table.index) == ["your model", "automatic", "ernest", "data-parallel", "pollux", "optimus",
+                                                   "PMNF search"]
     q = c.holdout_query
     assert q == "p > 8"
     models = {  # compare's seed (3) seeds the folds and every peer's DE, except the user's model
@@ -101,6 +102,8 @@ def test_table_numbers_match_separate_fits(comparison):
         "automatic": Model(sel.best.spec, bounds=sel.best.bounds or None, seed=3),
         "ernest": Model(preset="ernest", seed=3),
         "data-parallel": Model(preset="data-parallel", seed=3),
+        "pollux": Model(preset="pollux", seed=3),
+        "optimus": Model(preset="optimus", seed=3),
         "PMNF search": Model(pmnf_search(meas).spec, nonneg=False, seed=3),
     }
     for name, model in models.items():
@@ -231,7 +234,8 @@ def test_compare_page_shows_the_peers_side_by_side(served_like_a_server):
     at.switch_page("pages/compare.py").run()
     assert not at.exception and not at.error
     table = at.dataframe[0].value
-    assert list(table["model"]) == ["your model", "automatic", "ernest", "data-parallel", "PMNF search"]
+    assert list(table["model"]) == ["your model", "automatic", "ernest", "data-parallel", "pollux", "optimus",
+                                                   "PMNF search"]
     assert list(table.columns[3:6]) == ["in-sample MAPE (%)", "CV MAPE (%)", "held-out MAPE (%)"]
     assert len(at.get("plotly_chart")) == 1
     assert any("lowest error in its column" in c.value for c in at.caption)

@@ -13,7 +13,7 @@ import json
 import streamlit as st
 
 from perfmodel import PerfModelError
-from perfmodel.compare import METRIC_COLUMNS, compare
+from perfmodel.compare import METRIC_COLUMNS, PRESET_PEERS, compare
 from perfmodel.selection_plots import PARITY_KINDS, comparison_parity_figure
 from ui import fitting
 from ui.text import md
@@ -33,7 +33,7 @@ def _compare(data_key: str, key_json: str, _meas, _result, _auto, _progress=None
     part = kw["part"]
     return compare(_meas, user_model=_result if part != "automatic" else None, auto=_auto,
                    holdout_query=kw["query"] or None, k=K, seed=kw["seed"], loss=kw["loss"], nested=kw["nested"],
-                   presets=("ernest", "data-parallel") if part != "automatic" else (),
+                   presets=PRESET_PEERS if part != "automatic" else (),
                    pmnf=part != "automatic", run_auto=part != "quick", progress=progress,
                    should_stop=lambda: cancelled[0])
 
