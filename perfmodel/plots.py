@@ -27,6 +27,7 @@ from .bands import add_band, parity_intervals, scaling_interval
 from .data import Measurements
 from .errors import PerfModelError
 from .expression import parse_expression
+from .overlap import partner_text
 from .terms import library
 
 # -- styling: the one place ------------------------------------------------------------------
@@ -179,6 +180,7 @@ class TermStyle:
     color: str
     formula: str     # the term with fitted exponents, e.g. "I·b^0.89"
     meaning: str = ""
+    note: str = ""   # e.g. "overlapped with I·min(p - 1, 1) (γ = 3)" for a term inside an overlap
 
     @property
     def legend(self) -> str:
@@ -239,6 +241,23 @@ def term_category(result, k: int) -> str:
     return "communication" if abs(v[1]) > abs(v[0]) * 1.0001 else "compute"
 
 
+_NETWORK_SYMBOL = re.compile(r"(?<![A-Za-z0-9_])(p|nodes|servers)(?![A-Za-z0-9_])")
+
+
+def _overlap_category(overlaps, terms: list, k: int) -> str | None:
+    """Inside an overlap whose sides differ in that, the side that names the workers p (or nodes,
+    servers) is communication and the other compute (Pollux: compute ∥ network); else None."""
+    for grp in overlaps:
+        if k not in grp.terms:
+            continue
+        uses = [any(_NETWORK_SYMBOL.search(terms[i]) for i in side) for side in (grp.a, grp.b)]
+        if uses[0] == uses[1]:
+            return None
+        mine = uses[0] if k in grp.a else uses[1]
+        return "communication" if mine else ("start-up" if terms[k] == "1" else "compute")
+    return None
+
+
 def term_styles(result) -> list[TermStyle]:
     """Label, category and colour of each of ``result``'s terms (in term order)."""
     symbols = list(result.factors)
@@ -247,8 +266,10 @@ def term_styles(result) -> list[TermStyle]:
         expr, _ = parse_expression(result.expression, symbols,
                                    {k: tuple(v) for k, v in result.param_bounds.items()})
         term_params = [t.params for t in expr.terms]
+        overlaps = expr.overlaps
     except PerfModelError:  # pragma: no cover - a FitResult holds a valid expression
         term_params = [() for _ in result.terms]
+        overlaps = []
     used = {c: 0 for c in CATEGORY_COLORS}
     out = []
     for k, text in enumerate(result.terms):
@@ -257,7 +278,7 @@ def term_styles(result) -> list[TermStyle]:
         if lib is not None:
             label, category, meaning = TERM_LABELS.get(lib.key, lib.key), lib.category, lib.meaning
         else:
-            category = term_category(result, k)
+            category = _overlap_category(overlaps, result.terms, k) or term_category(result, k)
             label, meaning = formula, ""
         if category not in CATEGORY_COLORS:
             category = "other"
@@ -266,7 +287,11 @@ def term_styles(result) -> list[TermStyle]:
         used[category] += 1
         if result.signs[k] < 0:
             formula = "−" + formula
-        out.append(TermStyle(text, label, category, color, formula, meaning))
+        note = partner_text(overlaps, [_pretty(t, result.params) for t in result.terms], k) or ""
+        if note:
+            grp = next(g for g in overlaps if k in g.terms)
+            note += f" (γ = {result.params[grp.param]:.3g}; the overlapped time is split by the sides' γ-th powers)"
+        out.append(TermStyle(text, label, category, color, formula, meaning, note))
     # Two terms with the same plain-word label (e.g. two custom formulas) stay distinguishable.
     seen: dict[str, int] = {}
     for s in out:
@@ -599,7 +624,7 @@ def contributions_figure(result, meas: Measurements, title: str | None = "Where 
                              customdata=np.stack([share, total], axis=1), hovertext=d.labels,
                              hovertemplate=f"<b>{st_.label}</b> ({st_.formula})<br>%{{hovertext}}<br>"
                                            "%{y:.4g} s = %{customdata[0]:.1f} % of %{customdata[1]:.4g} s"
-                                           "<extra></extra>"))
+                                           + _note_html(st_) + "<extra></extra>"))
     err = dict(type="data", symmetric=False, array=d.measured_max - d.measured_mean,
                arrayminus=d.measured_mean - d.measured_min, color=MEASURED, thickness=1.2, width=3)
     fig.add_trace(go.Scatter(x=x, y=d.measured_mean, mode="markers", name="measured (mean, min–max)",
@@ -912,6 +937,24 @@ def scaling_figure(result, symbol: str = "p", fixed: dict | None = None, meas: M
     return style(fig, title, _fixed_text(d), height=height, legend="right")
 
 
+def _note_html(s: TermStyle) -> str:
+    return f"<br><i>{html.escape(s.note)}</i>" if s.note else ""
+
+
+def _overlap_trace(fig: go.Figure, result, d) -> None:
+    """A dashed line: the total if the overlapped parts ran one after the other (the time the overlap saves)."""
+    if "overlap(" not in result.expression:
+        return
+    env = {d.symbol: d.x, **{s: np.full(d.x.size, v) for s, v in d.fixed.items()}}
+    saved = result.overlap_savings(env).to_numpy().sum(axis=1)
+    if not saved.size or not np.any(saved > 1e-9 * np.abs(d.total)):
+        return
+    fig.add_trace(go.Scatter(x=d.x, y=d.total + saved, mode="lines", name="without overlap (parts one after another)",
+                             line=dict(color=MEASURED, width=1.2, dash="dash"), customdata=saved,
+                             hovertemplate=f"{d.symbol} = %{{x:.4g}}<br>without overlap %{{y:.4g}} s: the overlap "
+                                           "saves %{customdata:.4g} s<extra></extra>"))
+
+
 def scaling_contributions_figure(result, symbol: str = "p", fixed: dict | None = None,
                                  meas: Measurements | None = None, x_max: float | None = None,
                                  log_x: bool = False, title: str | None = None,
@@ -930,9 +973,10 @@ def scaling_contributions_figure(result, symbol: str = "p", fixed: dict | None =
         fig.add_trace(go.Scatter(x=d.x, y=vals, mode="lines", stackgroup="terms", name=s.legend,
                                  line=dict(width=0.8, color=s.color), fillcolor=s.color,
                                  hovertemplate=f"<b>{s.label}</b><br>{symbol} = %{{x:.4g}}<br>%{{y:.4g}} s"
-                                               "<extra></extra>"))
+                                               + _note_html(s) + "<extra></extra>"))
     fig.add_trace(go.Scatter(x=d.x, y=d.total, mode="lines", name="total", line=dict(color=MEASURED, width=1.5),
                              hovertemplate=f"{symbol} = %{{x:.4g}}<br>total %{{y:.4g}} s<extra></extra>"))
+    _overlap_trace(fig, result, d)
     if d.low is not None:
         for edge, ys in (("low", d.low), ("high", d.high)):
             fig.add_trace(go.Scatter(x=d.x, y=ys, mode="lines", name="total: 90 % interval", legendgroup="band",

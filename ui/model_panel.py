@@ -60,6 +60,12 @@ def _submit() -> None:
 
 
 # -- terms -----------------------------------------------------------------------------------------------
+#: How the Model page explains an overlap and how its time is shared (the rule of perfmodel.overlap).
+OVERLAP_NOTE = ("overlap(A, B; g) = (A^g + B^g)^(1/g): g = 1 adds A and B, large g hides the smaller one; "
+                "its time is shared between A and B in proportion to A^g and B^g, and within a side in "
+                "proportion to each term's own c·term, so the shares still add up to the prediction")
+
+
 def terms_section(meas) -> None:
     """Presets, the term library as checkboxes, the custom terms and the formula they make."""
     ss = st.session_state
@@ -98,7 +104,9 @@ def terms_section(meas) -> None:
         help="Any sum of terms over the factor symbols "
              f"({md(', '.join(syms))}), numbers, "
              f"\\+ \\- \\* / ^ ( ) and the functions {', '.join(FUNCTIONS)}. Other names are free exponents, "
-             "e.g. b^e2. The text is checked when you press Enter or leave the field.")
+             "e.g. b^e2. overlap(A, B; g) = (A^g + B^g)^(1/g) says two sums of terms overlap (g from 1, "
+             "none, to 10, almost max(A, B)); e.g. I\\*overlap(1 + b, log2(p); g). "
+             "The text is checked when you press Enter or leave the field.")
     show_flash("terms")
 
     expr, error = state.parsed_expression()
@@ -111,9 +119,12 @@ def terms_section(meas) -> None:
         notes.append("I = E·⌈N/(p·b)⌉ is the number of iterations (epochs × steps per epoch)")
     if "b" in expr.symbols and "B" in meas.factors and "b" not in meas.factors:
         notes.append("b = B/p is the per-worker batch")
+    gammas = {grp.param for grp in expr.overlaps}
+    if expr.overlaps:
+        notes.append(OVERLAP_NOTE)
     if expr.params:
-        words = [("e_b, the batch exponent (below 1: larger batches cost less per sample)" if p == "e_b" else md(p))
-                 for p in expr.params]
+        words = [("e_b, the batch exponent (below 1: larger batches cost less per sample)" if p == "e_b" else
+                  f"{md(p)}, the overlap's γ in [1, 10]" if p in gammas else md(p)) for p in expr.params]
         notes.append(f"free exponents, fitted within bounds: {', '.join(words)}")
     notes.append(f"{len(expr.terms)} constants")
     n_par = len(expr.terms) + len(expr.params)

@@ -416,7 +416,8 @@ def effective_bounds(spec: str | None = None) -> dict:
     except PerfModelError:
         return {}
     user = st.session_state.get("bounds", {})
-    return {p: tuple(user.get(p, default_bounds(p))) for p in expr.params}
+    gammas = {grp.param for grp in expr.overlaps}  # an overlap's γ defaults to [1, 10] (the parser's)
+    return {p: tuple(user.get(p, expr.bounds[p] if p in gammas else default_bounds(p))) for p in expr.params}
 
 
 # -- settings and query parameters ------------------------------------------------------------------
