@@ -94,7 +94,8 @@ class Model:
     Parameters
     ----------
     terms : expression such as ``"1 + N/(p*b)*b^e1 + N/(p*b)*log2(p) + p"`` (or None with ``preset``).
-    preset : ``"data-parallel"``, ``"ernest"`` or ``"pmnf"``; expanded for the mapped factors at fit time.
+    preset : ``"data-parallel"``, ``"ernest"``, ``"pmnf"``, ``"pollux"`` or ``"optimus"`` (:data:`perfmodel.terms.PRESETS`);
+        expanded for the mapped factors (and, for pollux, the rows) at fit time.
     lam : regularisation weight λ >= 0 (default :data:`DEFAULT_LAM`). With λ > 0 a model may have
         more fitted parameters than measured configurations: the penalty then decides (with a warning).
     penalty : ``"l1"`` or ``"l2"`` on normalised coefficients.
