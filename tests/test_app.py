@@ -168,6 +168,23 @@ def test_presets_and_library_checkboxes_edit_the_terms(app):
     assert app.session_state["result"].terms == ["1", "N/p", "I*log2(p)", "p", "log(p)", "b"]
 
 
+def test_pollux_preset_keeps_its_overlap_and_fits(app):
+    # the default dataset (ResNet-50 on a DGX-1: one machine, 1-8 GPUs, several batches)
+    app.switch_page("pages/model.py").run()
+    app.button(key="preset:pollux").click().run()
+    assert app.session_state["custom_terms"] == "overlap(I + I*b, I*min(p - 1, 1) + I*max(p - 2, 0); g)"
+    assert not app.session_state["lib_terms"]  # the overlap's inner terms stay inside it
+    assert not errors(app)
+    assert any("shared between A and B in proportion to A^g and B^g" in c.value for c in app.caption)
+    submit(app, "Fit model")
+    res = app.session_state["result"]
+    assert res.terms == ["I", "I*b", "I*min(p - 1, 1)", "I*max(p - 2, 0)"]
+    assert 1 <= res.params["g"] <= 10 and sum(res.shares.values()) == pytest.approx(1.0)
+    for page in ("pages/results.py", "pages/scaling.py", "pages/export.py"):
+        app.switch_page(page).run()
+        assert not app.exception and not errors(app), page
+
+
 @pytest.mark.parametrize("term, message", [("N/p + foo(", "cannot parse"), ("sin(p)", "not allowed"),
                                            ("log2(b - 64)", "needs its argument"),
                                            ("batch_per_gpu", "data column")])
