@@ -424,6 +424,8 @@ def _evaluate(node: ast.AST, env: dict, pvals: dict):
         v = _evaluate(node.operand, env, pvals)
         return -v if isinstance(node.op, ast.USub) else v
     if isinstance(node, ast.Call):
+        if node.func.id not in FUNCTIONS:  # overlap(): only a whole term of a model (see parse_expression)
+            raise PerfModelError(f"{node.func.id}() can only be a term of a model, not part of a value")
         func = FUNCTIONS[node.func.id][0]
         return func(*[_evaluate(a, env, pvals) for a in node.args])
     raise PerfModelError(f"cannot evaluate {type(node).__name__}")  # pragma: no cover

@@ -51,23 +51,28 @@ def pretokenise(spec: str) -> str:
     if ";" not in spec:
         return spec
     out = list(spec)
-    stack: list[list] = []  # [function name, ';' seen]
+    stack: list[list] = []  # [function name, commas so far, ';' seen]
     name = ""
     for i, ch in enumerate(spec):
         if ch.isalnum() or ch == "_":
             name += ch
             continue
         if ch == "(":
-            stack.append([name, False])
+            stack.append([name, 0, False])
         elif ch == ")":
             if stack:
                 stack.pop()
+        elif ch == "," and stack:
+            stack[-1][1] += 1
         elif ch == ";":
             if not stack or stack[-1][0] != NAME:
                 raise PerfModelError(f"';' at position {i + 1} is only allowed in overlap(A, B; g)")
-            if stack[-1][1]:
+            if stack[-1][2]:
                 raise PerfModelError(f"second ';' at position {i + 1}: write overlap(A, B; g)")
-            stack[-1][1] = True
+            if stack[-1][1] != 1:
+                raise PerfModelError(f"';' at position {i + 1} must follow A, B: write overlap(A, B; g)")
+            stack[-1][2] = True
+            stack[-1][1] += 1
             out[i] = ","
         if not ch.isspace():
             name = ""

@@ -63,12 +63,21 @@ def test_a_multiplier_is_distributed_into_the_inner_terms():
     ("overlap(p^g, b; g)", "'g' is also used inside"),
     ("overlap(p, b; g) + overlap(p*b, N; g)", "used by two overlaps"),
     ("N^g + overlap(p, b; g)", "'g' is also used by another term"),
+    ("overlap(p; b, g)", "must follow A, B"),
+    ("overlap(p, b; g, h)", "takes three arguments"),
     ("overlap(p, b; g=2)", "character '=' at position 16"),
 ])
 def test_misuse_is_refused_naming_the_token(spec, needle):
     with pytest.raises(PerfModelError) as err:
         parse_expression(spec, SYMBOLS)
     assert needle in str(err.value)
+
+
+def test_a_hold_out_query_refuses_overlap():
+    from perfmodel.expression import evaluate_query
+
+    with pytest.raises(PerfModelError, match="overlap"):
+        evaluate_query("overlap(p, b, g) > 1", {"p": np.arange(3.0), "b": np.arange(3.0), "g": np.ones(3)})
 
 
 def test_same_limits_apply():
