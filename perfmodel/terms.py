@@ -258,7 +258,7 @@ def optimus_spec(symbols, vary: set) -> str:
     vary = _varying_b(list(symbols), set(vary))
     terms = (["b"] if "b" in s and "b" in vary else []) + ["1"]
     if SERVERS in s:
-        if "p" in s and vary & {"p", SERVERS}:
+        if "p" in s and SERVERS in vary:  # with one server count, c·p/s is d·p
             terms.append(f"p/{SERVERS}")
         elif "p" not in s and SERVERS in vary:
             terms.append(f"1/{SERVERS}")

@@ -94,7 +94,7 @@ def test_table_numbers_match_separate_fits(comparison):
     meas, user, sel, c = comparison
     table = c.table.set_index("model")
     assert list(table.index) == ["your model", "automatic", "ernest", "data-parallel", "pollux", "optimus",
-                                                   "PMNF search"]
+                                 "PMNF search"]
     q = c.holdout_query
     assert q == "p > 8"
     models = {  # compare's seed (3) seeds the folds and every peer's DE, except the user's model
@@ -235,7 +235,7 @@ def test_compare_page_shows_the_peers_side_by_side(served_like_a_server):
     assert not at.exception and not at.error
     table = at.dataframe[0].value
     assert list(table["model"]) == ["your model", "automatic", "ernest", "data-parallel", "pollux", "optimus",
-                                                   "PMNF search"]
+                                    "PMNF search"]
     assert list(table.columns[3:6]) == ["in-sample MAPE (%)", "CV MAPE (%)", "held-out MAPE (%)"]
     assert len(at.get("plotly_chart")) == 1
     assert any("lowest error in its column" in c.value for c in at.caption)

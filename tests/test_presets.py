@@ -106,6 +106,13 @@ def test_optimus_recovers_its_constants_noise_free_with_and_without_servers():
     assert np.allclose(list(r.coefficients.values()), [q["a"], q["b"], q["d"]], rtol=1e-6)
 
 
+def test_optimus_leaves_out_terms_of_factors_with_one_value():
+    syms = ["p", "b", "N", "servers"]
+    assert preset_spec("optimus", syms, varying=["p", "b"]) == "I*b + I + I*p"  # one server count: c·p/s is d·p
+    assert preset_spec("optimus", syms, varying=["servers"]) == "I + I*p/servers + I*servers"
+    assert preset_spec("optimus", ["p", "B", "N"]) == "I*b + I + I*p"  # b = B/p
+
+
 def test_optimus_with_noise():
     factors = {"p": "workers", "servers": "ps", "b": "batch", "N": "samples"}
     r = perfmodel.Model(preset="optimus").fit(optimus_frame(noise=0.01, seed=2), time="time_s", factors=factors)
