@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from perfmodel import PerfModelError
-from perfmodel.data import ROLE_SYMBOLS
+from perfmodel.data import PRESET_SYMBOLS, ROLE_SYMBOLS
 from perfmodel.datasets import get_dataset
 from perfmodel.plots import fmt_num, overview_figure
 from ui import mapping, state, welcome
@@ -114,7 +114,7 @@ if meas.dropped:
     st.warning(f"**{len(meas.dropped)} row(s) left out of the fit:**\n{shown}{more}", icon=":material/warning:")
 
 ranges = pd.DataFrame([
-    {"symbol": s, "column": col, "meaning": ROLE_SYMBOLS.get(s, "other factor"),
+    {"symbol": s, "column": col, "meaning": ROLE_SYMBOLS.get(s, PRESET_SYMBOLS.get(s, "other factor")),
      "min": fmt_num(summary["factor_ranges"][s][0]), "max": fmt_num(summary["factor_ranges"][s][1]),
      "values": summary["factor_ranges"][s][2]}
     for s, col in meas.factors.items()])

@@ -293,6 +293,27 @@ def test_upload_guesses_gpu_count_and_global_batch_and_takes_a_column_with_space
     assert "message_size = message size" in side and "epoch time (s)" in side
 
 
+def test_upload_guesses_machines_as_nodes_for_the_pollux_preset():
+    rows = ["gpus,machines,batch,samples,time_s"]
+    for p, nodes in ((1, 1), (2, 1), (4, 1), (8, 2), (16, 2)):
+        for b in (32, 64):
+            it = np.ceil(100000 / (p * b))
+            net = 0 if p == 1 else (0.01 + 0.002 * (p - 2) if nodes == 1 else 0.05 + 0.004 * (p - 2))
+            rows.append(f"{p},{nodes},{b},100000,{it * ((0.02 + 0.001 * b) ** 2 + net ** 2) ** 0.5:.6f}")
+    at = new_app().run()
+    upload(at, "pollux.csv", "\n".join(rows).encode())
+    keys = {str(k).rsplit(":", 1)[-1]: k for k in at.session_state if str(k).startswith("upload:")}
+    assert at.multiselect(key=keys["others"]).value == ["machines"]
+    submit(at, "Use this data")
+    assert at.session_state["meas"].factors["nodes"] == "machines"
+    at.switch_page("pages/model.py").run()
+    at.button(key="preset:pollux").click().run()
+    submit(at, "Fit model")
+    assert not at.exception and not errors(at)
+    res = at.session_state["result"]
+    assert "I*min(nodes - 1, 1)" in res.terms and res.metrics["mape"] < 1.0
+
+
 def test_user_text_is_escaped_wherever_markdown_is_rendered():
     evil = "[x](javascript:alert(1))"
     rows = [f"workers,*bold*,{evil}"] + [f"{p},{b},{1 + 10 / p + 0.01 * b}" for p in (1, 2, 4, 8) for b in (1, 2)]
