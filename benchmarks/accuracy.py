@@ -210,7 +210,16 @@ def series_table(rows: list[dict], models: list[str]) -> str:
     lines.append("| **worst** | " + " | ".join(_fmt(summ[m]["worst"]) for m in models) + " |")
     lines.append(f"| **n > 20 %** (of {len(rows)}) | " + " | ".join(str(summ[m]["over20"]) for m in models) + " |")
     lines.append("| **failed fits** | " + " | ".join(str(summ[m]["failed"]) for m in models) + " |")
+    for fam in ("TF CNN", "MLPerf", "sweep"):
+        sel = [r for r in rows if family(r["name"]) == fam]
+        if sel and len(sel) < len(rows):
+            fs = summary(sel, models)
+            lines.append(f"| median, {fam} ({len(sel)}) | " + " | ".join(_fmt(fs[m]["median"]) for m in models) + " |")
     return "\n".join(lines)
+
+
+def family(name: str) -> str:
+    return "MLPerf" if name.startswith("mlperf-") else "sweep" if name.startswith("sweep-") else "TF CNN"
 
 
 def main_series(args) -> int:
