@@ -1,7 +1,7 @@
 """Extrapolation accuracy: fit on the smaller scales, predict the larger ones.
 
     python benchmarks/accuracy.py [--all] [--workers N]
-    python benchmarks/accuracy.py --series [--workers N] [--json out.json]
+    python benchmarks/accuracy.py --series [--workers N] [--ks 3,4,5,6] [--ahead 2] [--json out.json]
 
 For every bundled dataset with a processor factor ``p`` (``--all``: also the HPC, collective and
 synthetic ones), the rows are split by :func:`perfmodel.evaluate.largest_scale_query` (the
@@ -205,7 +205,8 @@ def series_table(rows: list[dict], models: list[str]) -> str:
     for r in rows:
         best = min((r["mape"][m] for m in models if r["mape"][m] == r["mape"][m]), default=float("nan"))
         cells = [f"**{_fmt(r['mape'][m])}**" if r["mape"][m] == best else _fmt(r["mape"][m]) for m in models]
-        lines.append(f"| {r['name']} · {_counts(r['train_p'])} → {_counts(r['test_p'])} | " + " | ".join(cells) + " |")
+        split = f"{r['name']} · {_counts(r['train_p'])} → {_counts(r['test_p'])}"
+        lines.append(f"| {split} | " + " | ".join(cells) + " |")
     lines.append("| **median** | " + " | ".join(_fmt(summ[m]["median"]) for m in models) + " |")
     lines.append("| **worst** | " + " | ".join(_fmt(summ[m]["worst"]) for m in models) + " |")
     lines.append(f"| **n > 20 %** (of {len(rows)}) | " + " | ".join(str(summ[m]["over20"]) for m in models) + " |")
@@ -225,7 +226,7 @@ def family(name: str) -> str:
 def main_series(args) -> int:
     models = series_models()
     t0 = time.perf_counter()
-    rows = run_series(workers=args.workers or 2)
+    rows = run_series(workers=args.workers or 2, ks=tuple(int(v) for v in args.ks.split(",")), ahead=args.ahead)
     seconds = time.perf_counter() - t0
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     print(f"Short series: MAPE (%) at the next one or two GPU counts, each model chosen and fitted on the first "
@@ -235,7 +236,8 @@ def main_series(args) -> int:
     print("\nIssue 10's targets on these splits:")
     for text, ok, detail in targets(summ):
         print(f"  - {text}: {'met' if ok else 'MISSED'} ({detail})")
-    print(f"\n{len(rows)} splits x {len(models)} models in {seconds:.1f} s ({args.workers or 2} worker processes); {now}")
+    print(f"\n{len(rows)} splits x {len(models)} models in {seconds:.1f} s "
+          f"({args.workers or 2} worker processes); {now}")
     if args.expressions:
         print()
         for r in rows:
@@ -267,6 +269,8 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=None, help="processes for the automatic search")
     ap.add_argument("--expressions", action="store_true", help="print the fitted expressions too")
     ap.add_argument("--series", action="store_true", help="short series (3-6 GPU counts, predict the next 1-2)")
+    ap.add_argument("--ks", default="3,4,5,6", help="with --series: numbers of measured GPU counts to fit on")
+    ap.add_argument("--ahead", type=int, default=2, help="with --series: how many next GPU counts to predict")
     ap.add_argument("--json", default=None, help="with --series: also write the rows and summary to this file")
     args = ap.parse_args(argv)
     if args.series:
