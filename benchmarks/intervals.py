@@ -56,7 +56,7 @@ def cases(kind: str):
             mask = evaluate_query(query, meas.env())
             out.append((d.name, query, meas.subset(~mask), meas.subset(mask)))
     else:
-        from small_data import cut, series
+        from short_series import cut, series
 
         for name, meas in series():
             for k in (3, 4):

@@ -3,11 +3,8 @@
     python benchmarks/small_data.py [--lams 0,1e-4,1e-3,1e-2] [--preset data-parallel]
 
 The most common real case is a handful of runs, e.g. at 1, 2 and 4 GPUs with one batch size,
-asked for 8. Series are taken from the bundled tables as a user would have them:
-
-* TF CNN benchmarks 2017: every platform x model x (synthetic | real) x per-GPU batch, one curve
-  of seconds per epoch against GPUs (1, 2, 4, 8; the K80 cluster 1, 8, 16, 32, 64);
-* MLPerf Training: time to train against accelerators (global batch grows with scale).
+asked for 8. The series (TF CNN benchmark curves, MLPerf time to train) are built by
+``benchmarks/short_series.py``, shared with ``accuracy.py --series`` and ``intervals.py --series``.
 
 Each series is cut after its first ``k`` GPU counts (k = 3, 4); the preset is fitted on those at
 each λ and asked for the next GPU counts. Printed per λ: the number of fits, how many failed, the
@@ -23,38 +20,12 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from perfmodel import Measurements, Model, PerfModelError  # noqa: E402
-from perfmodel.datasets import DATA_DIR, list_datasets, load_dataset  # noqa: E402
-
-
-def series():
-    """[(name, Measurements)] of one curve each, ordered by GPU count."""
-    out = []
-    tf = pd.read_csv(DATA_DIR / "tf_cnn" / "tf_cnn_benchmarks_2017.csv")
-    for key, g in tf.groupby(["platform", "model", "data", "batch_per_gpu"]):
-        if g["gpus"].nunique() < 4:
-            continue
-        meas = Measurements.from_frame(g, "epoch_time_s", {"p": "gpus", "b": "batch_per_gpu", "N": "samples"},
-                                       name="/".join(map(str, key)))
-        out.append((meas.name, meas))
-    for d in list_datasets():
-        if d.name.startswith("mlperf-"):
-            meas = load_dataset(d.name)
-            if len(np.unique(meas.values("p"))) >= 4:
-                out.append((d.name, meas))
-    return out
-
-
-def cut(meas: Measurements, k: int):
-    ps = np.unique(meas.values("p"))
-    if len(ps) <= k:
-        return None
-    train = meas.values("p") <= ps[k - 1]
-    return meas.subset(train), meas.subset(~train)
+from perfmodel import Model, PerfModelError  # noqa: E402
+from short_series import cut, series  # noqa: E402  (the series builder shared with accuracy.py, intervals.py)
 
 
 def main(argv=None) -> int:
