@@ -49,6 +49,63 @@ def synthetic(rows: int = 300, seed: int = 0) -> Measurements:
     return Measurements.from_frame(df, "time_s", {"p": "gpus", "N": "samples", "b": "batch"}, name="synthetic-dp")
 
 
+#: Further factors of :func:`many_factor`, in the order they are added: (symbol, column, levels,
+#: generating term or None for a nuisance factor). The ones that matter add time of their own
+#: (a checkpoint written per epoch of size s; data-loading per sample from a remote store whose
+#: latency grows with its distance class d): single-factor PMNF blocks of the pool.
+EXTRA_FACTORS = (
+    ("s", "ckpt_gb", (1, 2, 3, 4, 6, 8), "E*s", 0.8),
+    ("q", "prefetch", (1, 2, 4, 8), None, 0),
+    ("d", "store_tier", (1, 2, 3, 4, 5), "d^2", 0.6),
+    ("r", "lr_x1000", (1, 3, 5, 10), None, 0),
+    ("w", "loader_workers", (1, 2, 4, 8, 16), None, 0),
+    ("h", "hour_of_day", (0, 6, 12, 18), None, 0),
+    ("m", "mem_gb", (16, 32, 40, 80), None, 0),
+    ("k", "kernel_ver", (1, 2, 3), None, 0),
+)
+
+
+def many_factor(n_factors: int, rows: int = 300, seed: int = 0, noise: float = 0.02):
+    """Measurements of a data-parallel job with ``n_factors`` factors, and its generating terms.
+
+    Factors: p, N, b (3), then E (epochs), then :data:`EXTRA_FACTORS` in order (some matter, the
+    rest are pure nuisance). Each of ``rows // 2`` configurations draws every factor's level at
+    random and is measured twice with ``noise`` relative Gaussian noise. The time is
+    ``5 + 0.002·I·b^0.8 + 0.01·I·log2(p) + Σ c·term(extra)``, I = E·ceil(N/(p·b)),
+    with the extras' coefficients scaled so that each carries about ``share`` of the median time
+    of the library part. Returns ``(Measurements, {generating term: coefficient})``.
+    """
+    rng = np.random.default_rng(seed)
+    base = [("p", "gpus", (1, 2, 4, 8, 16, 32, 64)), ("N", "samples", (10_000, 20_000, 40_000, 80_000, 160_000)),
+            ("b", "batch", (16, 32, 64, 128, 256)), ("E", "epochs", (1, 2, 3, 5))]
+    n_cfg = rows // 2
+    cols = {}
+    for sym, col, levels in base[:min(n_factors, 4)]:
+        cols[sym] = rng.choice(levels, n_cfg)
+    extras = EXTRA_FACTORS[:max(0, n_factors - 4)]
+    for sym, col, levels, term, share in extras:
+        cols[sym] = rng.choice(levels, n_cfg)
+    p, n, b = cols["p"], cols["N"], cols["b"]
+    e = cols.get("E", np.ones(n_cfg))
+    it = e * np.ceil(n / (p * b))
+    t = 5 + 0.002 * it * b ** 0.8 + 0.01 * it * np.log2(p)
+    scale = float(np.median(t))
+    truth = {"1": 5.0, "I*b^0.8": 0.002, "I*log2(p)": 0.01}
+    for sym, col, levels, term, share in extras:
+        if term is None:
+            continue
+        v = e * cols["s"] if term == "E*s" else cols["d"] ** 2.0
+        c = share * scale / float(np.median(v))
+        t = t + c * v
+        truth[term] = c
+    names = {sym: col for sym, col, _ in base[:min(n_factors, 4)]}
+    names.update({sym: col for sym, col, *_ in extras})
+    frame = pd.DataFrame({names[s]: np.repeat(v, 2) for s, v in cols.items()})
+    frame["time_s"] = np.repeat(t, 2) * (1 + noise * rng.standard_normal(2 * n_cfg))
+    return (Measurements.from_frame(frame, "time_s", {s: c for s, c in names.items()},
+                                    name=f"many-factor-{n_factors}"), truth)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
