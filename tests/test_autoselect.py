@@ -342,3 +342,26 @@ def test_cli_progress_shows_stage_and_fraction():
         auto_select(extrap("text_two_parameter_5.txt"), workers=1, n_best=1, progress=progress)
     text = stream.getvalue()
     assert "automatic search: " in text and " steps" in text and "%|" in text
+
+
+def test_app_intervals_use_the_plausible_candidates_as_members():
+    import json
+
+    st = pytest.importorskip("streamlit")
+    from ui.autoselect_panel import ensemble_for
+
+    meas = extrap("text_two_parameter_6.txt")
+    sel = auto_select(meas, workers=1, n_best=3)
+    st.session_state["data_key"] = "data"
+    st.session_state["auto:selection"] = {"key": ("data", "{}"), "selection": sel}
+    try:
+        shown = sel.candidates[0].model().fit(meas)          # the user fitted candidate #1's terms
+        ens = json.loads(ensemble_for(shown))
+        assert len(ens["members"]) == len(sel.candidates) - 1 >= 1
+        assert ens["scores"] == [c.score for c in sel.candidates] and ens["noise"] == sel.noise
+        other = Model("1 + p + s").fit(meas)                  # terms of no candidate: no members
+        assert ensemble_for(other) == ""
+        st.session_state["data_key"] = "other data"
+        assert ensemble_for(shown) == ""
+    finally:
+        del st.session_state["data_key"], st.session_state["auto:selection"]

@@ -67,6 +67,27 @@ def _path(data_key: str, settings_json: str, _meas: Measurements, _progress=None
     return path
 
 
+def ensemble_for(result) -> str:
+    """The other plausible candidates of the last automatic search on the current data, as JSON for
+    :func:`ui.intervals` (``{"members": [fit JSON, ...], "scores": [...], "noise": x}``), when
+    ``result`` fits the terms of one of its candidates; else "". As the CLI's ``--auto``, the
+    intervals then average over the models the data cannot tell apart
+    (:func:`perfmodel.autoselect.plausible`)."""
+    ss = st.session_state
+    found = ss.get("auto:selection")
+    if result is None or not found or found["key"][0] != ss.get("data_key"):
+        return ""
+    sel: Selection = found["selection"]
+    shown = [c for c in sel.candidates if c.result is not None and c.result.expression == result.expression]
+    if not shown:
+        return ""
+    others = [c for c in sel.candidates if c is not shown[0] and c.result is not None]
+    if not others:
+        return ""
+    return json.dumps({"members": [c.result.to_json() for c in others],
+                       "scores": [shown[0].score] + [c.score for c in others], "noise": float(sel.noise)})
+
+
 # -- callbacks (run before the page, so its widgets are re-seeded from the session state) ---------------
 def _use_candidate(spec: str, bounds: dict) -> None:
     state.set_spec(spec)
