@@ -945,8 +945,9 @@ class Candidate:
 class Selection:
     """The outcome of :func:`auto_select`.
 
-    ``candidates``: within noise of the best score, smallest first (fewest parameters, then
-    score), at most ``n_best``, each refitted on all data; ``best`` is the first.
+    ``candidates``: within noise of the best score, simplest first (fewest parameters plus the
+    readability cost, then that cost, then the score), at most ``n_best``, each refitted on all
+    data; ``best`` is the first.
     ``evaluated``: every refined candidate by score. ``trace``: the screening steps.
     """
 
@@ -1001,7 +1002,8 @@ class Selection:
                  f"; within noise: score <= best + {self.noise:.3g}",
                  f"    loss: {s.get('loss')}; lambda: {s.get('lam'):g}; {self.seconds:.1f} s on "
                  f"{self.workers} process(es)" + ("; STOPPED early" if self.stopped else "")]
-        lines.append("[[Candidates]]  (smallest first among those within noise of the best)")
+        lines.append("[[Candidates]]  (simplest first among those within noise of the best: parameters + "
+                     "readability cost)")
         lines.append(f"    {'#':>2} {'params':>6} {'score':>8} {'CV MAPE':>8} {'hold-out':>8}  expression")
         for i, c in enumerate(self.candidates, 1):
             lines.append(f"    {i:>2} {c.n_params:>6} {c.score:>8.3f} {c.cv.get('mape', float('nan')):>8.3f} "

@@ -48,10 +48,11 @@ STRATEGIES = ("best1bin", "best1exp", "rand1bin", "rand1exp", "rand2bin", "rand2
 BIG = 1e12  # cost of an invalid candidate (non-finite or non-positive prediction with log loss)
 MAX_SEED = 2 ** 32 - 1  # numpy's seeds are unsigned 32-bit integers
 #: Largest DE settings accepted: beyond them one fit runs for hours (popsize × maxiter bounds the
-#: number of generations × members per dimension; the defaults use 15 × 1000).
+#: number of generations × members per dimension; the defaults use 15 × 1000, the app allows up to
+#: 200 × 20,000).
 MAX_POPSIZE = 1000
 MAX_MAXITER = 100_000
-MAX_DE_WORK = 2_000_000
+MAX_DE_WORK = 5_000_000
 MAX_LAMBDA = 1e6  # at λ = 1 a term carrying the whole mean time already costs as much as a 100 % error
 #: Times inside this range are fitted as they are; outside it they are scaled by a power of two.
 _PLAIN_TIMES = (1e-100, 1e100)
