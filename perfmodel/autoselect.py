@@ -25,6 +25,14 @@ and fractional exponents only for positive factors; a factor with two distinct v
 gets only the block ``x``. Terms that are constant, non-finite, or proportional to an
 earlier term on the data are dropped (library terms come first, so they win ties).
 
+*Many factors.* The interactions grow combinatorially (8 factors: ~9,000 terms). With more
+than :data:`FULL_POOL_FACTORS` varying factors the factors are screened first: a search over
+the library and every factor's own PMNF blocks finds the best set S; a factor *matters* when
+removing S's terms that depend on it (``I`` depends on E, N, p, b) worsens the score, or adding
+its best block to S improves it, by more than the noise of S's score. Only factors that matter
+get PMNF blocks; interactions are built among the :data:`MAX_PAIR_FACTORS` (pairs) and
+:data:`MAX_TRIPLE_FACTORS` (triples) that matter most. A nuisance factor thus never enters.
+
 How it is searched
 ------------------
 *Screening* (exact, fast): every term set is fitted by non-negative weighted least squares
@@ -34,6 +42,12 @@ validation split, in batches with numpy. Every single term and every set of libr
 ``beam``, the constant always among the starts) adds one term at a time up to ``max_terms`` terms
 (at most one exponent of the gridded ``I·b^e`` per set); then every term set on the
 final beams and the best set of each size is pruned backwards (each term removed in turn).
+On pools built after screening the factors (large ones) the search is more thorough: a pool of
+more than :data:`GROW_ALL` terms grows each set by the :data:`GROW_TOP` terms that lower its
+squared error most (exact least squares of the set plus each term, from the Gram matrix), the
+best sets of library terms alone are grown beside the beam, and an *exchange* step swaps one or
+two terms of the best sets for others (guided by the same criterion) while the score improves:
+a greedy step that locked in two products approximating one true term is undone.
 A set in which a term would get a negative coefficient on all the data is rejected (that
 term is redundant). *Refinement*: the best screened sets of each size (those within noise of
 the best screened score, at most ``max_candidates``), and for a few (``n_free``) a variant
@@ -41,7 +55,9 @@ whose exponents are free parameters fitted by differential evolution (``I·b^e_b
 ``e_b`` in [0, 2]; each ``x^i`` of a PMNF block or interaction as ``x^e`` with ``e`` in
 [i-1, i+1]; at most ``max_free`` free exponents, of the terms that carry the most time), are
 fitted with :class:`perfmodel.Model`,
-together with the presets of :data:`PRESET_CANDIDATES` (the paper's ``data-parallel`` model),
+together with the presets of :data:`PRESET_CANDIDATES` (the paper's ``data-parallel`` model; a
+name not in :data:`perfmodel.terms.PRESETS` is skipped, and so is a preset with more parameters
+than ``max_terms + max_free``, e.g. one exponent per extra factor),
 (modest DE settings, ``search_de``) under the same cross-validation and hold-out splits as
 :func:`perfmodel.evaluate.cross_validate` and :func:`perfmodel.evaluate.holdout`, in a
 process pool. The chosen ones are refitted on all data with full DE settings (``final_de``).
@@ -54,12 +70,28 @@ the top ~30 % of ``p`` values, else of ``N``), so extrapolation counts as much a
 interpolation; without such a split the score is the CV MAPE. Its standard error ``se`` is
 the standard deviation of the k fold MAPEs and the hold-out MAPE over sqrt(k + 1).
 *Within noise of the best* means ``score <= best + max(se_best, 1 % of best, 0.001)``
-(the one-standard-error rule); among those the candidates are listed smallest first
-(fewest fitted parameters, then score), and ``Selection.best`` is the first.
+(the one-standard-error rule); among those the candidates are listed simplest first, and
+``Selection.best`` is the first. Simplest means the fewest fitted parameters plus the
+*readability cost* (:func:`readability_cost`: 0 for each library term — constant, ``I``,
+``I·b^e``, ``N/p``, ``I·log2(p)``, ``I·(p-1)/p``, ``I·p``, ``p`` —, 1 for a PMNF block of one
+factor, k for a product of k factors), then the readability cost, then the score: of two
+models the data cannot tell apart, the one a stakeholder can read (start-up, compute,
+all-reduce) is shown, not ``p^2*B^-2``. A candidate of library terms alone (readability cost 0)
+counts as within noise up to two standard errors (:data:`READABLE_BAND` × the noise): the best
+of thousands of screened sets of opaque products is scored optimistically, having been picked
+for its score, while the library offers a few structures the domain suggests. The best set of
+library terms alone of each size is refined whenever its screened score is within reach of the
+best, so it can be chosen.
+
+All of it runs with one BLAS thread in this process (the matrices are small; BLAS threads
+only spin there, see :func:`_blas_single_thread`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import functools
 import itertools
 import math
 import multiprocessing as mp
@@ -77,11 +109,12 @@ from scipy.optimize import nnls
 
 from .data import Measurements
 from .errors import PerfModelError
-from .evaluate import fold_ids, cross_validate, holdout, largest_scale_query
-from .expression import evaluate_query, parse_expression
+from .evaluate import MAX_FOLDS, fold_ids, cross_validate, holdout, largest_scale_query
+from .expression import FUNCTIONS, GLOBAL_BATCH, ITERATIONS, evaluate_query, parse_expression
 from .fit import DEFAULT_LAM, Model
 from .result import FitResult
-from .terms import library, pmnf_term, preset_bounds, preset_spec
+from .terms import (PRESETS, LibraryTerm, _times, effective_symbols, iterations, library, pmnf_term,
+                    preset_bounds, preset_spec)
 
 #: DE settings used while searching (cheap); the chosen models are refitted with ``final_de``.
 SEARCH_DE = {"popsize": 10, "maxiter": 300, "tol": 0.01}
@@ -93,6 +126,26 @@ _STRONG = ((-1, 0), (-0.5, 0), (-2, 0), (-1, 1))
 _PAIR_BLOCKS = ((1, 0), (0, 1), (0.5, 0), (1.5, 0), (2, 0), (1, 1), (-1, 0), (-2, 0))
 _TRIPLE_BLOCKS = ((1, 0), (0, 1), (-1, 0), (2, 0), (-2, 0))
 _COMPUTE_GRID = tuple(round(0.1 * i, 1) for i in range(1, 20))  # 0.1 .. 1.9
+#: With more varying factors than this, the factors are screened first (see the module doc) and
+#: only those that matter get PMNF blocks and interactions.
+FULL_POOL_FACTORS = 3
+#: Most factors (the most important first) among which two- and three-factor interactions are built
+#: after the factors were screened.
+MAX_PAIR_FACTORS = 6
+MAX_TRIPLE_FACTORS = 4
+#: Rounds of the exchange step (one swap per round) and candidates tried per term swapped (one
+#: term, or each of two).
+EXCHANGE_ROUNDS = 6
+EXCHANGE_TOP = 64
+EXCHANGE_TOP_PAIR = 8
+#: Members of the final beam that are exchanged besides the best set of each size.
+EXCHANGE_BEAM = 3
+#: Pools of at most GROW_ALL terms are grown by every term at each step of the forward search;
+#: larger ones by the GROW_TOP terms that lower the squared error of the set most.
+GROW_ALL = 600
+GROW_TOP = 192
+#: Sets of library terms alone grown beside the beam at each step of the forward search.
+LIBRARY_BEAM = 2
 
 
 # ----------------------------------------------------------------------------------------
@@ -111,6 +164,34 @@ class SearchTerm:
     meaning: str
     free: str | None = None
     params: tuple = ()
+    blocks: tuple = ()  # PMNF blocks and interactions: ((symbol, i, j), ...), the product of x^i·log2(x)^j
+
+
+#: Structures of the strong peers' models that the term library lacks, as terms of the pool (read
+#: as library terms: they carry a meaning). Pollux (petuum/adaptdl, ``goodput.py``): the gradient
+#: synchronisation costs nothing on one worker and ``α + β·(K − 2)`` on K workers, i.e. per
+#: iteration ``I·min(p−1, 1)`` (its latency, on any p > 1) and ``I·max(p−2, 0)`` (its growth).
+#: Optimus (pengyanghua/optimus, ``estimator.py``): ``a·B/w + b + c·w/s + d·w + e·s`` per
+#: iteration; its ``B/w`` (compute of the per-worker batch) is the library's ``I·b`` (b = B/p),
+#: ``b`` is ``I`` and ``d·w`` is ``I·p``; the server terms need a server-count symbol, which the
+#: expression language does not have. Each entry: (key, the factor per iteration, symbols it needs,
+#: meaning).
+PEER_TERMS = (
+    ("pollux-sync-latency", "min(p-1,1)", ("p",),
+     "Pollux: per-iteration synchronisation latency, on more than one worker"),
+    ("pollux-sync-growth", "max(p-2,0)", ("p",),
+     "Pollux: per-iteration synchronisation growing with the workers beyond two"),
+)
+
+
+def _library(symbols) -> list:
+    """The term library (:func:`perfmodel.terms.library`) plus :data:`PEER_TERMS` for ``symbols``."""
+    out = list(library(symbols))
+    it = iterations(symbols)
+    for key, factor, needs, meaning in PEER_TERMS:
+        if it is not None and all(x in effective_symbols(symbols) for x in needs):
+            out.append(LibraryTerm(key, _times(it, factor), "communication", meaning))
+    return out
 
 
 def _block_ok(values: np.ndarray, i: float, j: float) -> bool:
@@ -128,11 +209,23 @@ def _blocks(values: np.ndarray, wanted) -> list[tuple[float, float]]:
     return [(i, j) for i, j in wanted if _block_ok(values, i, j)]
 
 
-def search_terms(meas: Measurements) -> list[SearchTerm]:
-    """The term pool searched by :func:`auto_select` for ``meas``'s factors (see module doc)."""
-    symbols = [s for s in meas.factors if len(np.unique(meas.values(s))) > 1]
+def search_terms(meas: Measurements, singles: Sequence[str] | None = None, pairs: Sequence[str] | None = None,
+                 triples: Sequence[str] | None = None) -> list[SearchTerm]:
+    """The term pool searched by :func:`auto_select` for ``meas``'s factors (see module doc).
+
+    ``singles``, ``pairs``, ``triples``: the factors that get PMNF blocks of their own, and
+    among which two- and three-factor interactions are built (default: every factor with
+    more than one value; those without are dropped in any case). The library terms are always
+    in the pool.
+    """
+    varying = [s for s in meas.factors if len(np.unique(meas.values(s))) > 1]
+
+    def subset(chosen):
+        return varying if chosen is None else [x for x in varying if x in set(chosen)]
+
+    symbols = subset(singles)
     out: list[SearchTerm] = []
-    for t in library(meas.factors):
+    for t in _library(meas.factors):
         if "e_b" in t.expr:
             lo, hi = preset_bounds("data-parallel", meas.factors)["e_b"]
             for e in _COMPUTE_GRID:
@@ -147,21 +240,23 @@ def search_terms(meas: Measurements) -> list[SearchTerm]:
         expr = "*".join(pmnf_term(x, i, j) for x, i, j in blocks)
         free = "*".join(pmnf_term(x, f"e_{x}" if i else 0, j) for x, i, j in blocks)
         params = tuple((f"e_{x}", i - 1.0, i + 1.0) for x, i, j in blocks if i)
-        return SearchTerm(expr, kind, meaning, free if params else None, params)
+        return SearchTerm(expr, kind, meaning, free if params else None, params, tuple(blocks))
 
     for x in symbols:
         for i, j in _blocks(meas.values(x), singles):
             out.append(product([(x, i, j)], "pmnf", f"PMNF block {x}^{i:g}·log2({x})^{j:g}"))
-    for a in range(len(symbols)):
-        for b in range(a + 1, len(symbols)):
-            x, y = symbols[a], symbols[b]
+    two = subset(pairs)
+    for a in range(len(two)):
+        for b in range(a + 1, len(two)):
+            x, y = two[a], two[b]
             for bx in _blocks(meas.values(x), _PAIR_BLOCKS):
                 for by in _blocks(meas.values(y), _PAIR_BLOCKS):
                     out.append(product([(x, *bx), (y, *by)], "interaction", f"interaction of {x} and {y}"))
-    for a in range(len(symbols)):
-        for b in range(a + 1, len(symbols)):
-            for c in range(b + 1, len(symbols)):
-                xs = symbols[a], symbols[b], symbols[c]
+    three = subset(triples)
+    for a in range(len(three)):
+        for b in range(a + 1, len(three)):
+            for c in range(b + 1, len(three)):
+                xs = three[a], three[b], three[c]
                 lists = [_blocks(meas.values(x), _TRIPLE_BLOCKS) for x in xs]
                 for blks in itertools.product(*lists):
                     out.append(product([(x, *blk) for x, blk in zip(xs, blks)], "interaction",
@@ -175,23 +270,37 @@ def _pool_matrix(meas: Measurements, terms: list[SearchTerm]) -> tuple[list[Sear
     n = meas.n_rows
     kept: list[SearchTerm] = []
     cols: list[np.ndarray] = []
-    seen: list[np.ndarray] = []
+    seen: set[bytes] = set()
+    block_cache: dict[tuple, np.ndarray] = {}
+
+    def block(x: str, i: float, j: float) -> np.ndarray:
+        if (x, i, j) not in block_cache:
+            xv = env[x].astype(float)
+            with np.errstate(all="ignore"):
+                block_cache[(x, i, j)] = (xv ** i if i else 1.0) * (np.log2(xv) ** j if j else 1.0)
+        return block_cache[(x, i, j)]
+
     for t in terms:
-        try:
-            expr, _ = parse_expression(t.expr, list(meas.factors))
-            expr.check_domain(env)
-            v = np.broadcast_to(expr.term_values(env)[0], (n,)).astype(float)
-        except PerfModelError:
-            continue
+        if t.blocks:  # products of x^i·log2(x)^j: evaluated directly (the parser's result, faster)
+            v = np.ones(n)
+            for x, i, j in t.blocks:
+                v = v * block(x, i, j)
+        else:
+            try:
+                expr, _ = parse_expression(t.expr, list(meas.factors))
+                expr.check_domain(env)
+                v = np.broadcast_to(expr.term_values(env)[0], (n,)).astype(float)
+            except PerfModelError:
+                continue
         if not np.all(np.isfinite(v)):
             continue
         if t.expr != "1":
             if np.ptp(v) <= 1e-12 * max(1.0, float(np.max(np.abs(v)))):
                 continue
-        norm = v / np.linalg.norm(v)
-        if any(np.max(np.abs(norm - s)) < 1e-9 for s in seen):
+        key = np.round(v / np.linalg.norm(v), 9).tobytes()  # proportional columns share the key
+        if key in seen:
             continue
-        seen.append(norm)
+        seen.add(key)
         kept.append(t)
         cols.append(v)
     if not kept:
@@ -201,24 +310,35 @@ def _pool_matrix(meas: Measurements, terms: list[SearchTerm]) -> tuple[list[Sear
 
 #: Presets that compete with the searched term sets under the same validation (the paper's generic
 #: data-parallel model knows structure the term pool lacks: compute per iteration with a fitted
-#: batch exponent, all-reduce per iteration, per-worker start-up).
-PRESET_CANDIDATES = ("data-parallel",)
+#: batch exponent, all-reduce per iteration, per-worker start-up; Pollux's and Optimus's fitted
+#: models). Add a name here to make it compete; a name not (yet) in
+#: :data:`perfmodel.terms.PRESETS` is skipped.
+PRESET_CANDIDATES = ("data-parallel", "pollux", "optimus")
 
 
-def _preset_specs(meas: Measurements) -> list[tuple[str, dict, int]]:
-    """[(spec, bounds, n_params)] of :data:`PRESET_CANDIDATES` for ``meas``'s factors."""
+def _preset_specs(meas: Measurements, max_params: int | None = None) -> list[tuple[str, dict, int]]:
+    """[(spec, bounds, n_params)] of :data:`PRESET_CANDIDATES` for ``meas``'s factors: those known
+    to :data:`perfmodel.terms.PRESETS` (others are skipped) with at most ``max_params`` parameters."""
     symbols = list(meas.factors)
     positive = [x for x in symbols if meas.values(x).min() >= 1]
     varying = [x for x in symbols if np.ptp(meas.values(x)) > 0]
     out = []
     for name in PRESET_CANDIDATES:
-        spec = preset_spec(name, symbols, positive, varying)
+        if name not in PRESETS:
+            continue  # a preset this version does not define yet
+        try:
+            spec = preset_spec(name, symbols, positive, varying)
+        except PerfModelError:
+            continue
         try:
             expr, _ = parse_expression(spec, symbols)
         except PerfModelError:
             continue
         bounds = {k: v for k, v in preset_bounds(name, symbols).items() if k in expr.params}
-        out.append((spec, bounds, len(expr.terms) + len(expr.params)))
+        n_params = len(expr.terms) + len(expr.params)
+        if max_params is not None and n_params > max_params:
+            continue  # larger than any searched candidate (e.g. one exponent per extra factor)
+        out.append((spec, bounds, n_params))
     return out
 
 
@@ -267,10 +387,22 @@ class _Screen:
         s = np.sqrt(np.mean(A ** 2, axis=0))
         self.s = np.where(s > 0, s, 1.0)
         self.A = A / self.s
+        # A split's Gram matrix is that of all rows minus that of its test rows; the folds' test
+        # rows partition the rows, so all of them cost one pass over the rows (plus the hold-out's).
+        parts = {}
+        for name, tr, te in splits:
+            if te.any():
+                Ate = self.A[te]
+                parts[name] = (Ate.T @ Ate, Ate.T @ self.t[te])
+        folds = [parts[name] for name, tr, te in splits if name.startswith("fold")]
+        if folds and sum(len(np.flatnonzero(te)) for name, tr, te in splits if name.startswith("fold")) == len(y):
+            G_all, r_all = sum(g for g, _ in folds), sum(r for _, r in folds)
+        else:
+            G_all, r_all = self.A.T @ self.A, self.A.T @ self.t
         self.splits = []
         for name, tr, te in splits:
-            Atr = self.A[tr]
-            self.splits.append((name, np.flatnonzero(tr), np.flatnonzero(te), Atr.T @ Atr, Atr.T @ self.t[tr]))
+            G, r = (G_all - parts[name][0], r_all - parts[name][1]) if name in parts else (G_all, r_all)
+            self.splits.append((name, np.flatnonzero(tr), np.flatnonzero(te), G, r))
         self.has_holdout = splits[-1][0].startswith("hold-out")
         self.max_size = min_train_cfg
         self.n_evaluated = 0
@@ -349,6 +481,228 @@ def _noise(best_score: float, best_se: float) -> float:
     return max(best_se, 0.01 * best_score, 0.001)
 
 
+def _term_factors(expr: str, factors) -> set[str]:
+    """The mapped factors a term's value depends on (``I`` = E·ceil(N/(p·b)); b = B/p when only
+    the global batch B is mapped)."""
+    factors = set(factors)
+    out: set[str] = set()
+    for name in set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", expr)) - set(FUNCTIONS):
+        if name == ITERATIONS:
+            out |= {"E", "N", "p", "b", GLOBAL_BATCH}
+        elif name == "b" and "b" not in factors:
+            out |= {GLOBAL_BATCH, "p"}
+        else:
+            out.add(name)
+    return out & factors
+
+
+class _Search:
+    """The exact screening of term sets over one pool (see the module doc, *How it is searched*):
+    every single term and every set of library terms, a beam search adding one term at a time,
+    then backward pruning. ``record`` maps each screened set (sorted pool indices) to its score."""
+
+    def __init__(self, terms: list[SearchTerm], screen: _Screen):
+        self.terms, self.screen = terms, screen
+        self.record: dict[tuple, _Score] = {}
+        self.const = next((i for i, t in enumerate(terms) if t.expr == "1"), None)
+        # at most one exponent of a gridded library family (one I·b^e) per set: several would be
+        # nearly collinear, fit the noise and make the penalised fits slow
+        self.family = [t.free if t.kind == "library" and t.free else None for t in terms]
+        self._diag = None
+
+    def evaluate(self, sets) -> None:
+        sets = [s for s in dict.fromkeys(sets) if s not in self.record]
+        by_size: dict[int, list[tuple]] = {}
+        for s in sets:
+            by_size.setdefault(len(s), []).append(s)
+        for m, group in by_size.items():
+            for s, sc in zip(group, self.screen.evaluate(np.array(group, dtype=int))):
+                self.record[s] = sc
+
+    def is_library(self, subset: tuple) -> bool:
+        return all(self.terms[i].kind == "library" for i in subset)
+
+    def best_of(self, sets, n: int) -> list[tuple]:
+        ok = [s for s in sets if self.record[s].feasible]
+        return sorted(ok, key=lambda s: (self.record[s].score, len(s)))[:n]
+
+    def library_sets(self, max_terms: int) -> list[tuple]:
+        """Every set of library terms (the domain's own models), with at most one exponent of each
+        gridded family (e.g. one I·b^e) and the constant in each."""
+        terms, const = self.terms, self.const
+        lib = [i for i, t in enumerate(terms) if t.kind == "library" and i != const]
+        plain = [i for i in lib if terms[i].free is None]
+        families: dict[str, list[int]] = {}
+        for i in lib:
+            if terms[i].free is not None:
+                families.setdefault(terms[i].free, []).append(i)
+        choices = [[()] + [(i,) for i in members] for members in families.values()]
+        out = []
+        room = int(max_terms) - (1 if const is not None else 0)
+        for picks in itertools.product(*choices):
+            fixed = tuple(x for pick in picks for x in pick)
+            for m in range(0, room - len(fixed) + 1):
+                for combo in itertools.combinations(plain, m):
+                    s = tuple(sorted(fixed + combo + ((const,) if const is not None else ())))
+                    if len(s) > 1:
+                        out.append(s)
+        return out[:50000]
+
+    def run(self, max_terms: int, beam: int, stop: Callable[[], bool],
+            tell: Callable[[int, str], None], thorough: bool = False) -> list[dict]:
+        """Screen; ``tell(step, message)`` after each step; returns the trace (one row per size).
+
+        ``thorough`` (used for pools built after screening the factors, where products of many
+        factors compete): the best library-only sets are grown beside the beam, and the best sets
+        are improved by :meth:`exchange`. On small pools the beam already covers much of the
+        space, and more search there mostly fits the validation splits' noise."""
+        terms, record, P = self.terms, self.record, len(self.terms)
+        start = [(i,) for i in range(P)]
+        self.evaluate(start)
+        self.evaluate(self.library_sets(max_terms))
+        beams = self.best_of(start, beam) or start[:1]
+        if self.const is not None and (self.const,) not in beams:
+            beams.append((self.const,))  # the intercept (start-up cost) is always grown from
+        tell(0, f"screening: {P} candidate terms")
+        trace: list[dict] = []
+        family = self.family
+        for step in range(2, max(1, int(max_terms)) + 1):
+            if stop():
+                break
+            if P <= GROW_ALL:
+                grow = [tuple(sorted(set(s) | {j})) for s in beams for j in range(P)
+                        if j not in s and not (family[j] and family[j] in {family[i] for i in s})]
+            else:  # a large pool: the GROW_TOP terms that lower each set's squared error most
+                grow = []
+                for s in beams:
+                    g = self.gain(s)
+                    grow += [tuple(sorted(s + (int(j),))) for j in np.argsort(-g)[:GROW_TOP] if g[j] >= 0]
+            self.evaluate(grow)
+            size_sets = [s for s in record if len(s) == step]
+            new = self.best_of(size_sets, beam)
+            if not new:
+                break
+            # the best sets of library terms alone are grown as well: the domain's structure plus
+            # what it lacks, a path the greedy step can miss when an opaque product fits best early
+            beams = new
+            if thorough:
+                beams = new + [s for s in self.best_of([s for s in size_sets if self.is_library(s)], LIBRARY_BEAM)
+                               if s not in new]
+            b = record[beams[0]]
+            trace.append({"terms": step, "best": " + ".join(terms[i].expr for i in beams[0]), "score": b.score,
+                          "cv_mape": b.cv, "holdout_mape": b.holdout, "screened": self.screen.n_evaluated})
+            tell(step - 1, f"screening: best {step}-term set scores {b.score:.3g}")
+        # exchange: the best set of each size and the final beam, terms swapped while that helps
+        sizes = sorted({len(s) for s in record if len(s) > 1})
+        if thorough and not stop():
+            self.exchange([b for m in sizes for b in self.best_of([s for s in record if len(s) == m], 1)]
+                          + beams[:EXCHANGE_BEAM])
+        # backward pruning of every beam member and of the best set of each size
+        seeds_ = set(beams)
+        for m in sorted({len(s) for s in record}):
+            seeds_ |= set(self.best_of([s for s in record if len(s) == m], 2))
+        if not stop():
+            self.evaluate([tuple(x for x in s if x != j) for s in seeds_ if len(s) > 1 for j in s])
+        return trace
+
+    def gain(self, rest: Sequence[int]) -> np.ndarray:
+        """For each pool term j, how much adding it to the set ``rest`` lowers the squared error on
+        all rows (unconstrained least squares): <a_j, res>² / |a_j minus its projection on the
+        rest's columns|², from the Gram matrix alone (O(pool × |rest|²)). Terms that cannot join
+        (in ``rest``, or of a gridded family already in it) get -1."""
+        _, _, _, G, r = self.screen.splits[0]
+        if self._diag is None:
+            self._diag = np.maximum(np.diag(G).copy(), 1e-300)
+            self._members = {}
+            for j, f in enumerate(self.family):
+                if f:
+                    self._members.setdefault(f, []).append(j)
+        rest = list(rest)
+        if rest:
+            Gr = G[np.ix_(rest, rest)]
+            Gr = Gr + np.eye(len(rest)) * (1e-12 * np.trace(Gr))
+            GR = G[rest, :]
+            sol = np.linalg.solve(Gr, np.column_stack([r[rest], GR]))
+            corr = r - GR.T @ sol[:, 0]  # A'(t - A_R c)
+            left = self._diag - np.sum(GR * sol[:, 1:], axis=0)
+        else:
+            corr, left = r.copy(), self._diag.copy()
+        out = corr ** 2 / np.maximum(left, 1e-9 * self._diag)
+        out[rest] = -1.0
+        for f in {self.family[x] for x in rest if self.family[x]}:
+            out[self._members[f]] = -1.0
+        return out
+
+    def exchange(self, seeds: Sequence[tuple], rounds: int = EXCHANGE_ROUNDS) -> None:
+        """Swap one or two terms of each seed set for others while the score improves (at most
+        ``rounds`` times per seed).
+
+        A greedy forward search can lock in terms that approximate true ones together; a swap
+        undoes that. The replacements are guided by the residual: for each term (pair of terms)
+        removed, the :data:`EXCHANGE_TOP` (:data:`EXCHANGE_TOP_PAIR` for each of two, one after the
+        other) pool terms that would lower the squared error of the rest (fitted on all rows) most
+        are tried in its place; the tried sets are then scored exactly."""
+
+        def refill(rest: list[int], n_add: int, top: int) -> list[tuple]:
+            if n_add == 0:
+                return [tuple(sorted(rest))]
+            corr = self.gain(rest)
+            out: list[tuple] = []
+            for j in np.argsort(-corr)[:int(top)]:
+                if corr[j] >= 0:
+                    out += refill(rest + [int(j)], n_add - 1, top)
+            return out
+
+        for cur in dict.fromkeys(seeds):
+            for _ in range(int(rounds)):
+                tries = []
+                for i in cur:
+                    tries += refill([x for x in cur if x != i], 1, EXCHANGE_TOP)
+                if len(cur) >= 3:
+                    for a, b in itertools.combinations(cur, 2):
+                        tries += refill([x for x in cur if x not in (a, b)], 2, EXCHANGE_TOP_PAIR)
+                tries = [s for s in tries if s != cur and len(set(s)) == len(s)]
+                self.evaluate(tries)
+                best = self.best_of(tries, 1)
+                if not best or self.record[best[0]].score >= self.record[cur].score - 1e-12:
+                    break
+                cur = best[0]
+
+    def factor_importance(self, meas: Measurements, factors: Sequence[str]) -> tuple[dict[str, float], float]:
+        """How much each factor matters, and the noise of the score.
+
+        From the best screened set S: for a factor S uses, how much the score worsens when S's terms
+        that depend on it are removed; for a factor S does not use, how much the score improves
+        when the best of its own PMNF blocks is added to S. A factor matters when this exceeds the
+        noise of S's score (:func:`_noise`)."""
+        record = self.record
+        feasible = [s for s in record if record[s].feasible]
+        if not feasible:
+            return {x: math.inf for x in factors}, 0.0
+        best = min(feasible, key=lambda s: (record[s].score, len(s)))
+        base = record[best].score
+        uses = {i: _term_factors(self.terms[i].expr, meas.factors) for i in range(len(self.terms))}
+        out: dict[str, float] = {}
+        for x in factors:
+            used = [i for i in best if x in uses[i]]
+            if used:
+                rest = tuple(i for i in best if i not in used)
+                if not rest and self.const is not None:
+                    rest = (self.const,)
+                if not rest:
+                    out[x] = math.inf
+                    continue
+                self.evaluate([rest])
+                out[x] = record[rest].score - base if record[rest].feasible else math.inf
+            else:
+                sets = [tuple(sorted(best + (j,))) for j, t in enumerate(self.terms)
+                        if t.kind == "pmnf" and uses[j] == {x}]
+                self.evaluate(sets)
+                scores = [record[s].score for s in sets if record[s].feasible]
+                out[x] = base - min(scores) if scores else -math.inf
+        return out, _noise(base, record[best].se)
+
+
 # ----------------------------------------------------------------------------------------
 # process pool
 # ----------------------------------------------------------------------------------------
@@ -363,9 +717,33 @@ def _context():
     return mp.get_context("spawn")
 
 
+_BLAS_THREAD_PAIRS = (("openblas_get_num_threads", "openblas_set_num_threads"),
+                      ("openblas_get_num_threads64_", "openblas_set_num_threads64_"),
+                      ("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_"),
+                      ("scipy_openblas_get_num_threads", "scipy_openblas_set_num_threads"))
 _BLAS_SET_THREADS = ("openblas_set_num_threads", "openblas_set_num_threads64_",
                      "scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
                      "MKL_Set_Num_Threads")
+
+
+def _blas_libraries() -> list:
+    """The OpenBLAS/MKL libraries numpy and SciPy loaded (Linux; best effort, else [])."""
+    import ctypes
+
+    try:
+        with open("/proc/self/maps") as fh:
+            paths = {line.split()[-1] for line in fh if "blas" in line.lower() or "mkl" in line.lower()}
+    except OSError:  # pragma: no cover - not Linux
+        return []
+    libs = []
+    for path in sorted(paths):
+        if not path.startswith("/"):
+            continue
+        try:
+            libs.append(ctypes.CDLL(path))
+        except OSError:  # pragma: no cover
+            continue
+    return libs
 
 
 def _one_blas_thread() -> None:
@@ -375,24 +753,34 @@ def _one_blas_thread() -> None:
     worker per core they oversubscribe the machine (measured: the λ path on 2 cores took
     10.1 s with them, 4.3 s without). Best effort: Linux, OpenBLAS/MKL loaded by numpy/scipy.
     """
-    import ctypes
-
-    try:
-        with open("/proc/self/maps") as fh:
-            paths = {line.split()[-1] for line in fh if "blas" in line.lower() or "mkl" in line.lower()}
-    except OSError:  # pragma: no cover - not Linux
-        return
-    for path in paths:
-        if not path.startswith("/"):
-            continue
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:  # pragma: no cover
-            continue
+    for lib in _blas_libraries():
         for name in _BLAS_SET_THREADS:
             fn = getattr(lib, name, None)
             if fn is not None:
                 fn(1)
+
+
+@contextlib.contextmanager
+def _blas_single_thread():
+    """One BLAS thread in this process while the block runs; the previous counts are restored.
+
+    The search's matrices are small (a few hundred rows): OpenBLAS's threads only spin there, and
+    on a loaded machine they made it three times slower (measured on 2 cores at load 5: 38 s
+    against 12 s for 8 factors, 300 rows). Best effort, as :func:`_one_blas_thread`; the count is
+    per process, so a threaded host's other work runs single-threaded BLAS meanwhile."""
+    saved = []
+    for lib in _blas_libraries():
+        for get, set_ in _BLAS_THREAD_PAIRS:
+            g, f = getattr(lib, get, None), getattr(lib, set_, None)
+            if g is not None and f is not None:
+                g.restype = ctypes.c_int
+                saved.append((f, int(g())))
+                f(1)
+    try:
+        yield
+    finally:
+        for f, n in saved:
+            f(max(1, n))
 
 
 def n_workers(workers: int | None = None) -> int:
@@ -544,6 +932,7 @@ class Candidate:
     bounds: dict = field(default_factory=dict)
     origin: str = "screened"  # "screened" (exponents fixed), "free exponents" or "preset"
     screen_score: float = float("nan")
+    readability: int = 0  # readability cost, see readability_cost (0: library terms only)
 
     def model(self, **settings) -> Model:
         """A :class:`Model` of this expression (``settings`` override λ, loss, seed, DE ...)."""
@@ -556,8 +945,9 @@ class Candidate:
 class Selection:
     """The outcome of :func:`auto_select`.
 
-    ``candidates``: within noise of the best score, smallest first (fewest parameters, then
-    score), at most ``n_best``, each refitted on all data; ``best`` is the first.
+    ``candidates``: within noise of the best score, simplest first (fewest parameters plus the
+    readability cost, then that cost, then the score), at most ``n_best``, each refitted on all
+    data; ``best`` is the first.
     ``evaluated``: every refined candidate by score. ``trace``: the screening steps.
     """
 
@@ -588,7 +978,8 @@ class Selection:
         chosen = {c.spec for c in self.candidates}
         rows = []
         for c in self.evaluated:
-            rows.append({"expression": c.spec, "n_params": c.n_params, "score": c.score, "se": c.se,
+            rows.append({"expression": c.spec, "n_params": c.n_params, "readability": c.readability,
+                         "score": c.score, "se": c.se,
                          "cv_mape": c.cv.get("mape", float("nan")),
                          "holdout_mape": c.holdout.get("mape", float("nan")),
                          "origin": c.origin, "within_noise": c.spec in chosen or
@@ -611,7 +1002,8 @@ class Selection:
                  f"; within noise: score <= best + {self.noise:.3g}",
                  f"    loss: {s.get('loss')}; lambda: {s.get('lam'):g}; {self.seconds:.1f} s on "
                  f"{self.workers} process(es)" + ("; STOPPED early" if self.stopped else "")]
-        lines.append("[[Candidates]]  (smallest first among those within noise of the best)")
+        lines.append("[[Candidates]]  (simplest first among those within noise of the best: parameters + "
+                     "readability cost)")
         lines.append(f"    {'#':>2} {'params':>6} {'score':>8} {'CV MAPE':>8} {'hold-out':>8}  expression")
         for i, c in enumerate(self.candidates, 1):
             lines.append(f"    {i:>2} {c.n_params:>6} {c.score:>8.3f} {c.cv.get('mape', float('nan')):>8.3f} "
@@ -638,7 +1030,8 @@ class Selection:
 
 def _cand_dict(c: Candidate, with_result: bool = True) -> dict:
     d = {"spec": c.spec, "bounds": {k: list(v) for k, v in c.bounds.items()}, "cv": c.cv,
-         "holdout": c.holdout, "score": c.score, "se": c.se, "n_params": c.n_params, "origin": c.origin}
+         "holdout": c.holdout, "score": c.score, "se": c.se, "n_params": c.n_params, "origin": c.origin,
+         "readability": c.readability}
     if with_result and c.result is not None:
         d["result"] = c.result.to_dict()
     return d
@@ -647,6 +1040,79 @@ def _cand_dict(c: Candidate, with_result: bool = True) -> dict:
 # ----------------------------------------------------------------------------------------
 # the search
 # ----------------------------------------------------------------------------------------
+def _top_level_terms(spec: str) -> list[str]:
+    """The summands of ``spec`` split at top-level ``+`` (not inside parentheses)."""
+    out, depth, cur = [], 0, []
+    for ch in spec:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "+" and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    out.append("".join(cur).strip())
+    return [t for t in out if t]
+
+
+def readability_cost(spec: str, factors) -> int:
+    """How hard an expression is to explain (see the module doc, *Score*): 0 per library term
+    (in any of its fixed or free forms), 1 per other term of one factor (a PMNF block), k per
+    product of k factors (an interaction). Terms of a preset that are not library terms count
+    the same way."""
+    symbols = list(factors)
+    readable = set()
+    for t in _library(symbols):
+        readable.add(t.expr.replace(" ", ""))
+        if "e_b" in t.expr:
+            for e in _COMPUTE_GRID:
+                readable.add(t.expr.replace("b^e_b", "b" if e == 1 else f"b^{e:g}").replace(" ", ""))
+    cost = 0
+    for term in _top_level_terms(spec):
+        text = re.sub(r"(?<![A-Za-z0-9_])(e_b)\d*(?![A-Za-z0-9_])", "e_b", term.replace(" ", ""))
+        if text in readable:
+            continue
+        cost += max(1, len(_term_factors(text, symbols)))
+    return cost
+
+
+def _simplest_first(c: "Candidate") -> tuple:
+    """Order among candidates within noise of the best: fitted parameters plus readability cost,
+    then the readability cost, then the score."""
+    return (c.n_params + c.readability, c.readability, c.score)
+
+
+#: A candidate of library terms alone is within noise of the best up to this many times the noise
+#: (two standard errors instead of one; see the module doc, *Score*).
+READABLE_BAND = 1.0
+
+
+#: Ranges of the search's own settings: (least, largest). Beyond the largest the search would run
+#: for hours (the screening grows with max_terms × beam × pool, the refinement with the candidates).
+SEARCH_LIMITS = {"k": (2, MAX_FOLDS), "max_terms": (1, 10), "n_best": (1, 20), "beam": (1, 64),
+                 "max_candidates": (1, 50), "n_free": (0, 10), "max_free": (0, 6)}
+
+
+def _check_search_settings(**settings) -> None:
+    for name, value in settings.items():
+        lo, hi = SEARCH_LIMITS[name]
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise PerfModelError(f"{name} must be a whole number, got {value!r}")
+        if value < lo:
+            raise PerfModelError(f"{name} must be at least {lo}, got {value}"
+                                 + (" (k-fold cross-validation needs k >= 2)" if name == "k" else ""))
+        if value > hi:
+            raise PerfModelError(f"{name} {value} is above the limit {hi} (the search would run for hours)")
+
+
+def _with_single_blas_thread(fn: Callable) -> Callable:
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with _blas_single_thread():
+            return fn(*args, **kwargs)
+    return wrapper
+
+
 def _spec(terms: Sequence[SearchTerm], free: Sequence[bool] | bool) -> tuple[str, dict, int]:
     """Expression text, bounds and count of free parameters for a term set.
 
@@ -669,6 +1135,7 @@ def _spec(terms: Sequence[SearchTerm], free: Sequence[bool] | bool) -> tuple[str
     return " + ".join(parts), bounds, len(bounds)
 
 
+@_with_single_blas_thread
 def auto_select(meas: Measurements, *, lam: float = DEFAULT_LAM, loss: str = "relative", penalty: str = "l1",
                 seed: int = 0, k: int = 5, n_best: int = 3, max_terms: int = 5, beam: int = 8,
                 max_candidates: int = 10, n_free: int = 3, max_free: int = 3, holdout_query: str | None = "auto",
@@ -700,18 +1167,17 @@ def auto_select(meas: Measurements, *, lam: float = DEFAULT_LAM, loss: str = "re
     t0 = _time.perf_counter()
     if not isinstance(meas, Measurements):
         raise PerfModelError(f"auto_select needs Measurements, got {type(meas).__name__}")
-    if int(k) < 2:
-        raise PerfModelError("k-fold cross-validation needs k >= 2")
     if meas.n_configurations < 2:
         raise PerfModelError(f"{meas.n_configurations} distinct configuration(s): the automatic search needs at "
                              "least 2 to cross-validate; measure more configurations")
-    if int(max_terms) < 1 or int(n_best) < 1:
-        raise PerfModelError("max_terms and n_best must be at least 1")
+    _check_search_settings(k=k, max_terms=max_terms, n_best=n_best, beam=beam, max_candidates=max_candidates,
+                           n_free=n_free, max_free=max_free)
     workers = n_workers(workers)
     search_de = {**SEARCH_DE, **(search_de or {})}
     final_de = dict(final_de or {})
     base = {"lam": lam, "loss": loss, "penalty": penalty, "seed": seed}
-    Model("1", **base, **search_de)._check_settings()  # bad λ/loss/seed fail here, with one message
+    Model("1", **base, **search_de)._check_settings()  # bad λ/loss/seed/DE fail here, with one message
+    Model("1", **base, **final_de)._check_settings()
     if holdout_query == "auto":
         holdout_query = largest_scale_query(meas)
     stopped = [False]
@@ -726,84 +1192,38 @@ def auto_select(meas: Measurements, *, lam: float = DEFAULT_LAM, loss: str = "re
             progress(done, total, msg)
 
     # -- pool and splits -------------------------------------------------------
-    terms, X = _pool_matrix(meas, search_terms(meas))
-    pool_counts = {"total": len(terms), **{kind: sum(t.kind == kind for t in terms)
-                                            for kind in ("library", "pmnf", "interaction")}}
     splits = _splits(meas, int(k), int(seed), holdout_query)
     cfg = meas.configurations()
     min_cfg = min(len(np.unique(cfg[tr])) for name, tr, te in splits)
-    screen = _Screen(X, meas.y, loss, splits, min_cfg - 1 if min_cfg > 1 else 1)
-    record: dict[tuple, _Score] = {}
-
-    def evaluate(sets: list[tuple]) -> None:
-        sets = [s for s in dict.fromkeys(sets) if s not in record]
-        by_size: dict[int, list[tuple]] = {}
-        for s in sets:
-            by_size.setdefault(len(s), []).append(s)
-        for m, group in by_size.items():
-            for s, sc in zip(group, screen.evaluate(np.array(group, dtype=int))):
-                record[s] = sc
-
-    def best_of(sets, n):
-        ok = [s for s in sets if record[s].feasible]
-        return sorted(ok, key=lambda s: (record[s].score, len(s)))[:n]
-
+    max_size = min_cfg - 1 if min_cfg > 1 else 1
     n_steps = max(1, int(max_terms))
-    total = n_steps + 2
-    trace: list[dict] = []
-    const = next((i for i, t in enumerate(terms) if t.expr == "1"), None)
-    start = [(i,) for i in range(len(terms))]
-    evaluate(start)
-    # every set of library terms (the domain's own models) is screened exhaustively, with at
-    # most one exponent of each gridded family (e.g. one I·b^e)
-    lib = [i for i, t in enumerate(terms) if t.kind == "library" and i != const]
-    plain = [i for i in lib if terms[i].free is None]
-    families: dict[str, list[int]] = {}
-    for i in lib:
-        if terms[i].free is not None:
-            families.setdefault(terms[i].free, []).append(i)
-    choices = [[()] + [(i,) for i in members] for members in families.values()]
-    lib_sets = []
-    room = int(max_terms) - (1 if const is not None else 0)
-    for picks in itertools.product(*choices):
-        fixed = tuple(x for pick in picks for x in pick)
-        for m in range(0, room - len(fixed) + 1):
-            for combo in itertools.combinations(plain, m):
-                s = tuple(sorted(fixed + combo + ((const,) if const is not None else ())))
-                if s and len(s) > 1:
-                    lib_sets.append(s)
-    evaluate(lib_sets[:50000])
-    beams = best_of(start, beam) or start[:1]
-    if const is not None and (const,) not in beams:
-        beams.append((const,))  # the intercept (start-up cost) is always grown from
-    tell(1, total, f"screening: {len(terms)} candidate terms")
-    P = len(terms)
-    # at most one exponent of a gridded library family (one I·b^e) per set: several would be
-    # nearly collinear, fit the noise and make the penalised fits slow
-    family = [t.free if t.kind == "library" and t.free else None for t in terms]
-    for step in range(2, n_steps + 1):
-        if stop():
-            break
-        grow = [tuple(sorted(set(s) | {j})) for s in beams for j in range(P)
-                if j not in s and not (family[j] and family[j] in {family[i] for i in s})]
-        evaluate(grow)
-        size_sets = [s for s in record if len(s) == step]
-        new = best_of(size_sets, beam)
-        if not new:
-            break
-        beams = new
-        b = record[beams[0]]
-        trace.append({"terms": step, "best": " + ".join(terms[i].expr for i in beams[0]), "score": b.score,
-                      "cv_mape": b.cv, "holdout_mape": b.holdout, "screened": screen.n_evaluated})
-        tell(step, total, f"screening: best {step}-term set scores {b.score:.3g}")
-    # backward pruning of every beam member and of the best set of each size
-    sizes = sorted({len(s) for s in record})
-    seeds_ = set(beams)
-    for m in sizes:
-        seeds_ |= set(best_of([s for s in record if len(s) == m], 2))
-    shrink = [tuple(x for x in s if x != j) for s in seeds_ if len(s) > 1 for j in s]
-    if not stop():
-        evaluate(shrink)
+    total = n_steps + 3
+    varying = [x for x in meas.factors if len(np.unique(meas.values(x))) > 1]
+    importance: dict[str, float] = {}
+    if len(varying) > FULL_POOL_FACTORS:
+        # screen the factors first: only those that matter get PMNF blocks and interactions
+        terms, X = _pool_matrix(meas, search_terms(meas, singles=varying, pairs=(), triples=()))
+        first = _Search(terms, _Screen(X, meas.y, loss, splits, max_size))
+        first.run(max_terms, beam, stop, lambda step, msg: None, thorough=True)
+        importance, threshold = first.factor_importance(meas, varying)
+        active = [x for x in sorted(importance, key=lambda x: -importance[x]) if importance[x] > threshold]
+        tell(1, total, f"screening factors: {len(active)} of {len(varying)} matter"
+             + (f" ({', '.join(active)})" if active else ""))
+        pool = search_terms(meas, singles=active, pairs=active[:MAX_PAIR_FACTORS],
+                            triples=active[:MAX_TRIPLE_FACTORS])
+    else:
+        pool = search_terms(meas)
+    terms, X = _pool_matrix(meas, pool)
+    pool_counts = {"total": len(terms), **{kind: sum(t.kind == kind for t in terms)
+                                            for kind in ("library", "pmnf", "interaction")}}
+    if importance:  # how much each factor matters (score points), and those that do
+        pool_counts["factors"] = {x: (round(v, 4) if math.isfinite(v) else str(v)) for x, v in importance.items()}
+        pool_counts["matter"] = active
+    screen = _Screen(X, meas.y, loss, splits, max_size)
+    search = _Search(terms, screen)
+    trace = search.run(max_terms, beam, stop, lambda step, msg: tell(1 + step, total, msg),
+                       thorough=bool(importance))
+    record, best_of = search.record, search.best_of
     feasible = [s for s in record if record[s].feasible]
     if not feasible:
         raise PerfModelError("no candidate model could be fitted on every validation split; "
@@ -820,8 +1240,14 @@ def auto_select(meas: Measurements, *, lam: float = DEFAULT_LAM, loss: str = "re
         if s not in shortlist:
             shortlist.append(s)
     shortlist = sorted(shortlist, key=lambda s: record[s].score)[:max(1, int(max_candidates))]
+    # the best set of library terms alone of each size, when it is within reach of the best: the
+    # readable alternative the choice prefers when it is within noise (see readability_cost)
+    for m in sorted({len(s) for s in feasible}):
+        lib_best = best_of([s for s in feasible if len(s) == m and search.is_library(s)], 1)
+        if lib_best and record[lib_best[0]].score <= band and lib_best[0] not in shortlist:
+            shortlist.append(lib_best[0])
     shortlist.sort(key=lambda s: (len(s), record[s].score))
-    tell(n_steps + 1, total, f"screened {screen.n_evaluated} term sets")
+    tell(n_steps + 2, total, f"screened {screen.n_evaluated} term sets")
 
     # -- refinement with DE, in a process pool ---------------------------------
     specs: list[tuple[str, dict, int, str, float]] = []  # (spec, bounds, n_params, origin, screen score)
@@ -861,7 +1287,7 @@ def auto_select(meas: Measurements, *, lam: float = DEFAULT_LAM, loss: str = "re
             specs.append((spec, bounds, len(s) + nf, "free exponents", record[s].score))
             seen_specs.add(spec)
             n_done += 1
-    for spec, bounds, n_params in _preset_specs(meas):
+    for spec, bounds, n_params in _preset_specs(meas, int(max_terms) + int(max_free)):
         if spec not in seen_specs:
             specs.append((spec, bounds, n_params, "preset", float("nan")))
             seen_specs.add(spec)
@@ -881,15 +1307,19 @@ def auto_select(meas: Measurements, *, lam: float = DEFAULT_LAM, loss: str = "re
         if out is None or "error" in out:
             continue
         evaluated.append(Candidate(spec, None, out["cv"], out["holdout"], out["score"], n_params, out["se"],
-                                   bounds, origin, sc))
+                                   bounds, origin, sc, readability_cost(spec, meas.factors)))
     evaluated.sort(key=lambda c: (c.score, c.n_params))
     if not evaluated:
         if stopped[0]:
             raise PerfModelError("the automatic search was stopped before any candidate was validated")
         raise PerfModelError("no candidate model could be validated; measure more configurations")
     noise = _noise(evaluated[0].score, evaluated[0].se)
-    within = [c for c in evaluated if c.score <= evaluated[0].score + noise]
-    within.sort(key=lambda c: (c.n_params, c.score))
+    # A model of library terms alone counts as within noise up to READABLE_BAND x the noise: the best
+    # of thousands of screened opaque sets is scored optimistically (it was picked for its score),
+    # a library model is one of the few structures the domain itself suggests.
+    within = [c for c in evaluated if c.score <= evaluated[0].score + noise
+              or (c.readability == 0 and c.score <= evaluated[0].score + READABLE_BAND * noise)]
+    within.sort(key=_simplest_first)
     chosen = within[:max(1, int(n_best))]
 
     # -- final refits ------------------------------------------------------------

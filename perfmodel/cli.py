@@ -6,10 +6,13 @@ Bad input exits with code 2 and one line naming the problem; never a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import sys
 import warnings
 from pathlib import Path
+
+from tqdm import tqdm
 
 from .data import Measurements, READERS, measurements_from_extrap, read_csv, read_table
 from .errors import PerfModelError
@@ -39,6 +42,39 @@ def _seed(text: str) -> int:
     if not 0 <= value <= MAX_SEED:
         raise argparse.ArgumentTypeError(f"{text} is outside [0, {MAX_SEED}]")
     return value
+
+
+def _check_limits(args) -> None:
+    """Refuse settings that would run for hours, naming the flag (the library checks the same
+    limits; this names the flag instead of the setting)."""
+    from .autoselect import SEARCH_LIMITS
+    from .evaluate import MAX_FOLDS
+    from .fit import MAX_DE_WORK, MAX_MAXITER, MAX_POPSIZE
+
+    why = "it would run for hours"
+    for flag, value, limit in (("--popsize", args.popsize, MAX_POPSIZE), ("--maxiter", args.maxiter, MAX_MAXITER),
+                               ("--max-terms", args.max_terms, SEARCH_LIMITS["max_terms"][1]),
+                               ("--cv", args.cv, MAX_FOLDS)):
+        if value is not None and value > limit:
+            raise PerfModelError(f"{flag} {value} is above the limit {limit} ({why})")
+    if args.popsize * args.maxiter > MAX_DE_WORK:
+        raise PerfModelError(f"--popsize × --maxiter = {args.popsize * args.maxiter} is above the limit "
+                             f"{MAX_DE_WORK} ({why})")
+
+
+@contextlib.contextmanager
+def _auto_progress(stream, enabled: bool = True):
+    """A progress callback for ``auto_select`` that draws the stage and the fraction done on
+    ``stream`` (a tqdm bar; nothing when not ``enabled``, e.g. stderr is not a terminal)."""
+    with tqdm(total=1, file=stream, disable=not enabled, leave=False, dynamic_ncols=True,
+              bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} steps [{elapsed}]") as bar:
+        def progress(done: int, total: int, message: str) -> None:
+            if bar.total != total:
+                bar.total = total
+            bar.set_description_str(f"automatic search: {message}", refresh=False)
+            bar.update(max(0, done - bar.n))
+
+        yield progress
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -167,6 +203,7 @@ def _load_measurements(args) -> tuple[Measurements, str | None]:
 
 
 def _cmd_fit(args) -> int:
+    _check_limits(args)
     args.replicates = 200 if args.replicates is None else args.replicates
     if args.replicates < 0:
         raise PerfModelError(f"--replicates must be >= 0, got {args.replicates}")
@@ -184,8 +221,9 @@ def _cmd_fit(args) -> int:
     if args.auto:
         from .autoselect import auto_select, plausible
 
-        selection = auto_select(meas, lam=args.lam, loss=args.loss, penalty=args.penalty, seed=args.seed,
-                                max_terms=args.max_terms, final_de=de)
+        with _auto_progress(sys.stderr, enabled=sys.stderr.isatty()) as progress:
+            selection = auto_select(meas, lam=args.lam, loss=args.loss, penalty=args.penalty, seed=args.seed,
+                                    max_terms=args.max_terms, final_de=de, progress=progress)
         result, others, scores, noise = plausible(selection)
         model, report = None, selection.report()
     else:

@@ -69,6 +69,10 @@ class Validation:
         return {"method": self.method, "metrics": self.metrics, "folds": self.folds}
 
 
+#: Most folds of a k-fold cross-validation (each fold is one refit).
+MAX_FOLDS = 100
+
+
 def fold_ids(meas: Measurements, method: str, k: int, seed: int) -> np.ndarray:
     """Fold number of each row: whole configurations per fold (``loco``: one configuration each)."""
     cfg = meas.configurations()
@@ -79,6 +83,9 @@ def fold_ids(meas: Measurements, method: str, k: int, seed: int) -> np.ndarray:
         raise PerfModelError(f"unknown validation method {method!r}; known: kfold, loco")
     if k < 2:
         raise PerfModelError("k-fold cross-validation needs k >= 2")
+    if k > MAX_FOLDS:
+        raise PerfModelError(f"k = {k} folds is above the limit {MAX_FOLDS} (each fold is a refit; for one "
+                             "fold per configuration use leave-one-configuration-out)")
     k = min(k, n_cfg)
     order = np.random.default_rng(seed).permutation(n_cfg)
     fold_of_cfg = np.empty(n_cfg, int)

@@ -47,6 +47,12 @@ STRATEGIES = ("best1bin", "best1exp", "rand1bin", "rand1exp", "rand2bin", "rand2
               "randtobest1bin", "currenttobest1bin", "best2bin", "best2exp")
 BIG = 1e12  # cost of an invalid candidate (non-finite or non-positive prediction with log loss)
 MAX_SEED = 2 ** 32 - 1  # numpy's seeds are unsigned 32-bit integers
+#: Largest DE settings accepted: beyond them one fit runs for hours (popsize × maxiter bounds the
+#: number of generations × members per dimension; the defaults use 15 × 1000, the app allows up to
+#: 200 × 20,000).
+MAX_POPSIZE = 1000
+MAX_MAXITER = 100_000
+MAX_DE_WORK = 5_000_000
 MAX_LAMBDA = 1e6  # at λ = 1 a term carrying the whole mean time already costs as much as a 100 % error
 #: Times inside this range are fitted as they are; outside it they are scaled by a power of two.
 _PLAIN_TIMES = (1e-100, 1e100)
@@ -82,6 +88,13 @@ class DESettings:
             raise PerfModelError("popsize must be at least 2")
         if int(self.maxiter) < 1:
             raise PerfModelError("maxiter must be at least 1")
+        if int(self.popsize) > MAX_POPSIZE:
+            raise PerfModelError(f"popsize {int(self.popsize)} is above the limit {MAX_POPSIZE} (a fit would run for hours)")
+        if int(self.maxiter) > MAX_MAXITER:
+            raise PerfModelError(f"maxiter {int(self.maxiter)} is above the limit {MAX_MAXITER} (a fit would run for hours)")
+        if int(self.popsize) * int(self.maxiter) > MAX_DE_WORK:
+            raise PerfModelError(f"popsize × maxiter = {int(self.popsize) * int(self.maxiter)} is above the limit "
+                                 f"{MAX_DE_WORK} (a fit would run for hours)")
         if not 0 <= float(self.recombination) <= 1:
             raise PerfModelError("recombination must be within [0, 1]")
         if not float(self.tol) >= 0:

@@ -226,3 +226,142 @@ def test_default_lambda_grid_and_bad_input():
         lambda_path(Model("1 + s*log2(p)"), meas, [float("inf")])
     with pytest.raises(PerfModelError):
         lambda_path(Model("1 + s*log2(p)"), meas, rule="median")
+
+
+# -- many factors, readable terms, the peers' structures, limits -------------------------------------
+def many_factor_job(noise=0.02, seed=3, nuisance=3, extra=True):
+    """T = 5 + 0.002·I·b^0.8 + 0.01·I·log2(p) (+ 1.5·d^2), I = E·ceil(N/(p·b)), with ``nuisance``
+    factors that do not enter the time; 120 random configurations, each measured twice."""
+    rng = np.random.default_rng(seed)
+    n = 120
+    cols = {"gpus": rng.choice([1, 2, 4, 8, 16, 32, 64], n), "samples": rng.choice([10_000, 40_000, 160_000], n),
+            "batch": rng.choice([16, 32, 64, 128, 256], n), "epochs": rng.choice([1, 2, 3, 5], n),
+            "tier": rng.choice([1, 2, 3, 4, 5], n)}
+    for k in range(nuisance):
+        cols[f"nuisance{k}"] = rng.choice([1, 2, 3, 4, 6, 8], n)
+    it = cols["epochs"] * np.ceil(cols["samples"] / (cols["gpus"] * cols["batch"]))
+    t = 5 + 0.002 * it * cols["batch"] ** 0.8 + 0.01 * it * np.log2(cols["gpus"])
+    if extra:
+        t = t + 1.5 * cols["tier"] ** 2.0
+    df = pd.DataFrame({k: np.repeat(v, 2) for k, v in cols.items()})
+    df["time_s"] = np.repeat(t, 2) * (1 + noise * rng.standard_normal(2 * n))
+    factors = {"p": "gpus", "N": "samples", "b": "batch", "E": "epochs", "d": "tier",
+               **{f"q{k}": f"nuisance{k}" for k in range(nuisance)}}
+    return Measurements.from_frame(df, "time_s", factors)
+
+
+def test_many_factors_nuisance_factors_are_screened_out_and_the_terms_found():
+    meas = many_factor_job()
+    sel = auto_select(meas, workers=1)
+    assert set(sel.pool["factors"]) == set(meas.factors)
+    assert "d" in sel.pool["matter"] and not any(x.startswith("q") for x in sel.pool["matter"])
+    terms = terms_of(sel.best)
+    assert {"1", "I*b^0.8", "I*log2(p)", "d^2"} == terms
+    assert not any("q" in t for c in sel.candidates for t in terms_of(c))
+    # no interaction of a nuisance factor was even in the pool: it has fewer terms than the full pool
+    assert sel.pool["total"] < len(search_terms(meas))
+    c = sel.best.result.coefficients
+    assert c["c0"] == pytest.approx(5, rel=0.3)
+    assert sel.best.result.coefficients[f"c{sel.best.result.terms.index('d^2')}"] == pytest.approx(1.5, rel=0.1)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_data_from_library_terms_gets_a_model_of_library_terms(seed):
+    # T = 5 + 0.002·I·b^0.8 + 0.01·I·log2(p), 3 % noise; five factors (d does not matter), so the
+    # factors are screened and the pool holds ~1,000 products
+    meas = many_factor_job(noise=0.03, seed=seed, nuisance=0, extra=False)
+    sel = auto_select(meas, workers=1)
+    assert sel.best.readability == 0
+    assert terms_of(sel.best) == {"1", "I*b^0.8", "I*log2(p)"}
+
+
+def test_within_noise_readable_terms_come_first():
+    from perfmodel.autoselect import Candidate, _simplest_first
+
+    def cand(spec, n_params, score, readability):
+        return Candidate(spec, None, {}, {}, score, n_params, readability=readability)
+
+    opaque = cand("p^(-0.5) + log2(p)", 2, 3.37, 2)      # lower score, same size
+    amdahl = cand("1 + 1/p", 2, 4.45, 0)
+    bigger = cand("1 + 1/p + p", 3, 3.30, 0)
+    block = cand("1 + p^(-0.5)", 2, 5.09, 1)
+    assert sorted([opaque, bigger, block, amdahl], key=_simplest_first) == [amdahl, bigger, block, opaque]
+
+
+def test_readability_cost():
+    from perfmodel.autoselect import readability_cost
+
+    f = ["p", "N", "b"]
+    assert readability_cost("1 + I*b^e_b + I*log2(p) + p + N/p + I*(p-1)/p + I*p", f) == 0
+    assert readability_cost("1 + I*b^0.7 + I*max(p-2,0) + I*min(p-1,1)", f) == 0
+    assert readability_cost("1 + p^2", f) == 1
+    assert readability_cost("p^2*N^-2", f) == 2
+    assert readability_cost("p^(-1)*N^2*b^2 + log2(b)", f) == 4
+
+
+def test_pool_has_the_peers_structures_and_unknown_presets_are_skipped(monkeypatch):
+    import perfmodel.autoselect as autoselect
+
+    exprs = {t.expr for t in search_terms(data_parallel_job())}
+    assert {"I*b", "I", "I*log2(p)", "I*(p-1)/p", "I*p", "I*max(p-2,0)", "I*min(p-1,1)"} <= exprs
+    monkeypatch.setattr(autoselect, "PRESET_CANDIDATES", ("data-parallel", "no-such-preset"))
+    specs = autoselect._preset_specs(data_parallel_job())
+    assert len(specs) == 1
+    assert autoselect.auto_select(extrap("text_two_parameter_5.txt"), workers=1, n_best=1).best
+
+
+@pytest.mark.parametrize("kw, match", [({"max_terms": 50}, "max_terms 50 is above the limit 10"),
+                                       ({"k": 10 ** 6}, "k 1000000 is above the limit 100"),
+                                       ({"beam": 10 ** 4}, "beam 10000 is above the limit"),
+                                       ({"final_de": {"popsize": 10 ** 6}}, "popsize 1000000 is above the limit 1000"),
+                                       ({"search_de": {"maxiter": 10 ** 9}}, "maxiter 1000000000 is above the limit")])
+def test_settings_that_would_run_for_hours_are_refused(kw, match):
+    with pytest.raises(PerfModelError, match=match):
+        auto_select(extrap("text_two_parameter_5.txt"), workers=1, **kw)
+
+
+def test_cli_refuses_hour_long_settings_with_one_line(capsys):
+    from tests.cli_run import RCV1, run
+
+    base = ["fit", RCV1, "--time", "time_s", "--factor", "m=cores", "--factor", "s=input_fraction", "--out", "x.json"]
+    for extra, flag in ((["--auto", "--popsize", "1000000"], "--popsize 1000000 is above the limit 1000"),
+                        (["--auto", "--maxiter", str(10 ** 9)], "--maxiter 1000000000 is above the limit"),
+                        (["--auto", "--max-terms", "50"], "--max-terms 50 is above the limit 10"),
+                        (["--terms", "1 + s/m", "--cv", "100000"], "--cv 100000 is above the limit 100")):
+        code, out, err = run(base + extra, capsys)
+        assert code == 2 and err.strip().count("\n") == 0 and flag in err and "Traceback" not in err
+
+
+def test_cli_progress_shows_stage_and_fraction():
+    import io
+
+    from perfmodel.cli import _auto_progress
+
+    stream = io.StringIO()
+    with _auto_progress(stream, enabled=True) as progress:
+        auto_select(extrap("text_two_parameter_5.txt"), workers=1, n_best=1, progress=progress)
+    text = stream.getvalue()
+    assert "automatic search: " in text and " steps" in text and "%|" in text
+
+
+def test_app_intervals_use_the_plausible_candidates_as_members():
+    import json
+
+    st = pytest.importorskip("streamlit")
+    from ui.autoselect_panel import ensemble_for
+
+    meas = extrap("text_two_parameter_6.txt")
+    sel = auto_select(meas, workers=1, n_best=3)
+    st.session_state["data_key"] = "data"
+    st.session_state["auto:selection"] = {"key": ("data", "{}"), "selection": sel}
+    try:
+        shown = sel.candidates[0].model().fit(meas)          # the user fitted candidate #1's terms
+        ens = json.loads(ensemble_for(shown))
+        assert len(ens["members"]) == len(sel.candidates) - 1 >= 1
+        assert ens["scores"] == [c.score for c in sel.candidates] and ens["noise"] == sel.noise
+        other = Model("1 + p + s").fit(meas)                  # terms of no candidate: no members
+        assert ensemble_for(other) == ""
+        st.session_state["data_key"] = "other data"
+        assert ensemble_for(shown) == ""
+    finally:
+        del st.session_state["data_key"], st.session_state["auto:selection"]

@@ -5,7 +5,7 @@ so the page stays as fast as before:
 
 * **Find terms for me** runs :func:`perfmodel.autoselect.auto_select` on the current data with the
   page's loss and seed at λ = 0 (a progress bar; any click, e.g. *Stop*, cancels it), lists the
-  candidates smallest first among those within noise of the best, and *Use these terms* puts a
+  candidates simplest first among those within noise of the best, and *Use these terms* puts a
   candidate's terms (and the bounds of its free exponents) into the model above.
 * **Choose λ by validation** runs :func:`perfmodel.autoselect.lambda_path` for the current terms and
   draws the path (each term's share of the time and the cross-validated error against λ), with
@@ -67,6 +67,27 @@ def _path(data_key: str, settings_json: str, _meas: Measurements, _progress=None
     return path
 
 
+def ensemble_for(result) -> str:
+    """The other plausible candidates of the last automatic search on the current data, as JSON for
+    :func:`ui.intervals` (``{"members": [fit JSON, ...], "scores": [...], "noise": x}``), when
+    ``result`` fits the terms of one of its candidates; else "". As the CLI's ``--auto``, the
+    intervals then average over the models the data cannot tell apart
+    (:func:`perfmodel.autoselect.plausible`)."""
+    ss = st.session_state
+    found = ss.get("auto:selection")
+    if result is None or not found or found["key"][0] != ss.get("data_key"):
+        return ""
+    sel: Selection = found["selection"]
+    shown = [c for c in sel.candidates if c.result is not None and c.result.expression == result.expression]
+    if not shown:
+        return ""
+    others = [c for c in sel.candidates if c is not shown[0] and c.result is not None]
+    if not others:
+        return ""
+    return json.dumps({"members": [c.result.to_json() for c in others],
+                       "scores": [shown[0].score] + [c.score for c in others], "noise": float(sel.noise)})
+
+
 # -- callbacks (run before the page, so its widgets are re-seeded from the session state) ---------------
 def _use_candidate(spec: str, bounds: dict) -> None:
     state.set_spec(spec)
@@ -95,7 +116,7 @@ def _search_settings(max_terms: int) -> dict:
 
 
 def _candidates_frame(sel: Selection) -> pd.DataFrame:
-    return pd.DataFrame([{"#": i + 1, "expression": c.spec, "parameters": c.n_params,
+    return pd.DataFrame([{"#": i + 1, "expression": c.spec, "parameters": c.n_params, "readability": c.readability,
                           "CV MAPE (%)": c.cv.get("mape"), "held-out MAPE (%)": c.holdout.get("mape"),
                           "score": c.score} for i, c in enumerate(sel.candidates)])
 
@@ -133,8 +154,11 @@ def _find_terms(meas: Measurements) -> None:
         "N/p, all-reduce, parameter server, start-up), Extra-P's blocks x^i·log2(x)^j of each factor (also with "
         "negative i, for time that falls with p) and products of two or three factors' blocks; every term set "
         f"is scored by {K}-fold cross-validation and by predicting the largest scales from the smaller ones. "
-        "The best few are refitted with free exponents where that helps. Uses the loss and seed of the fit "
-        "settings below, at λ = 0 (then choose λ with the λ path).")
+        "The best few are refitted with free exponents where that helps. Among those within noise of the best, "
+        "the simplest is listed first: fewest parameters plus a readability cost (0 for library terms, 1 for a "
+        "one-factor block, k for a product of k factors). With more than three factors, those that do not change "
+        "the score get no terms. Uses the loss and seed of the fit settings below, at λ = 0 (then choose λ with "
+        "the λ path).")
     c = st.columns([2, 1, 1])
     max_terms = c[0].slider("Most terms per model", 2, 6, 5, key="auto:max_terms",
                             help="Largest number of terms (the intercept included) a candidate may have. "
@@ -154,12 +178,15 @@ def _find_terms(meas: Measurements) -> None:
     sel: Selection = found["selection"]
     if found["key"] != key:
         st.caption("These candidates were found with other settings; press *Find terms for me* to search again.")
-    st.markdown(f"**Candidates** (smallest first among those within noise of the best; "
+    st.markdown(f"**Candidates** (simplest first among those within noise of the best; "
                 f"{sel.n_screened:,} term sets screened, {len(sel.evaluated)} refined, {sel.seconds:.1f} s)")
     st.dataframe(_candidates_frame(sel), hide_index=True, width="stretch",
                  column_config={
                      "expression": st.column_config.TextColumn("expression", help="The candidate's terms"),
                      "parameters": st.column_config.NumberColumn("parameters", help="Constants plus free exponents"),
+                     "readability": st.column_config.NumberColumn(
+                         "readability cost", help="0: library terms only; +1 per one-factor block, +k per product "
+                                                  "of k factors"),
                      "CV MAPE (%)": st.column_config.NumberColumn(
                          "CV MAPE (%)", format="%.2f", help=f"{K}-fold cross-validated error"),
                      "held-out MAPE (%)": st.column_config.NumberColumn(

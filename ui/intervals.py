@@ -9,6 +9,8 @@ stores them in the result and reruns, so the charts gain their bands. The interv
 
 from __future__ import annotations
 
+import json
+
 import streamlit as st
 
 from perfmodel import FitResult, Measurements, PerfModelError
@@ -17,9 +19,14 @@ LEVEL = 0.9
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
-def _intervals(data_key: str, result_json: str, _meas: Measurements) -> dict:
+def _intervals(data_key: str, result_json: str, _meas: Measurements, ensemble_json: str = "") -> dict:
     res = FitResult.from_json(result_json)
-    res.compute_intervals(_meas)
+    if ensemble_json:  # the automatic search's other plausible models (ui.autoselect_panel.ensemble_for)
+        ens = json.loads(ensemble_json)
+        res.compute_intervals(_meas, candidates=[FitResult.from_json(j) for j in ens["members"]],
+                              scores=ens["scores"], noise_scale=ens["noise"])
+    else:
+        res.compute_intervals(_meas)
     return res.uncertainty
 
 
@@ -31,7 +38,9 @@ def attach() -> None:
         return
     with st.spinner(f"Computing the {LEVEL:.0%} intervals (bootstrap and extrapolation check)…"):
         try:
-            res.uncertainty = _intervals(ss["data_key"], res.to_json(), meas)
+            from ui.autoselect_panel import ensemble_for
+
+            res.uncertainty = _intervals(ss["data_key"], res.to_json(), meas, ensemble_for(res))
         except PerfModelError as exc:
             ss["intervals_error"] = id(res)
             st.caption(f"No intervals for this fit: {exc}")
