@@ -365,3 +365,68 @@ def test_app_intervals_use_the_plausible_candidates_as_members():
         assert ensemble_for(shown) == ""
     finally:
         del st.session_state["data_key"], st.session_state["auto:selection"]
+
+
+# -- too few configurations to validate; overlap variants ------------------------------------
+def _strong_scaling_series(ps, seed=0):
+    """A fixed job of N = 1.28M samples, b = 64, on the GPU counts ``ps`` (one node):
+    T = 20 + 0.05·I + 0.01·I·log2(p) with I = ceil(N/(p·b)), 1 % noise, two repeats."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for p in ps:
+        it = np.ceil(1_280_000 / (p * 64))
+        for _ in range(2):
+            t = (20 + 0.05 * it + 0.01 * it * np.log2(p)) * (1 + 0.01 * rng.standard_normal())
+            rows.append({"gpus": p, "samples": 1_280_000, "batch": 64, "time_s": t})
+    return Measurements.from_frame(pd.DataFrame(rows), "time_s", {"p": "gpus", "N": "samples", "b": "batch"})
+
+
+def test_three_configurations_show_the_papers_model_first_and_say_why():
+    from perfmodel.terms import preset_spec
+
+    meas = _strong_scaling_series((1, 2, 4))
+    sel = auto_select(meas, workers=1)
+    assert sel.best.origin == "preset"
+    assert sel.best.spec == preset_spec("data-parallel", ["p", "N", "b"], varying=["p"])
+    assert "2 configuration(s)" in sel.prior and "data-parallel" in sel.prior
+    assert "note: the validation trains on 2" in sel.report()
+    assert sel.to_dict()["prior"] == sel.prior
+    # the formula's truth at p = 8: the generic model with its sync term is closer than `I` alone
+    truth = 20 + 0.05 * 2500 + 0.01 * 2500 * 3
+    pred = sel.best.result.predict({"p": [8], "N": [1_280_000], "b": [64]})[0]
+    assert abs(pred / truth - 1) < 0.10
+
+
+def test_enough_configurations_let_the_validation_choose():
+    sel = auto_select(_strong_scaling_series((1, 2, 4, 8, 16, 32)), workers=1)
+    assert sel.prior == ""
+
+
+def test_overlap_variant_of_library_terms():
+    from perfmodel.autoselect import _overlap_variant, readability_cost
+
+    pool = {t.expr: t for t in search_terms(data_parallel_job())}
+    spec, bounds = _overlap_variant([pool["1"], pool["I*b"], pool["I*log2(p)"], pool["p"]], ["p", "N", "b"])
+    assert spec == "1 + p + overlap(I*b, I*log2(p); g)"
+    assert bounds == {"g": (1.0, 10.0)}
+    assert readability_cost(spec, ["p", "N", "b"]) == 0
+    assert _overlap_variant([pool["1"], pool["I*b"]], ["p", "N", "b"]) is None  # nothing to overlap with
+
+
+def test_search_finds_overlapped_compute_and_synchronisation():
+    """T = 5 + I·(a·b)⊕(s·log2 p) with γ = 3 (Pollux's structure): the overlap variant beats the plain sum."""
+    rng = np.random.default_rng(3)
+    rows = []
+    for p in (1, 2, 4, 8, 16, 32):
+        for b in (16, 32, 64, 128):
+            it = np.ceil(1_000_000 / (p * b))
+            a, s = 0.002 * b, 0.1 * np.log2(p)
+            t = 5 + it * (a ** 3 + s ** 3) ** (1 / 3)
+            rows.append({"gpus": p, "samples": 1_000_000, "batch": b, "time_s": t * (1 + 0.005 * rng.standard_normal())})
+    meas = Measurements.from_frame(pd.DataFrame(rows), "time_s", {"p": "gpus", "N": "samples", "b": "batch"})
+    sel = auto_select(meas, workers=1)
+    table = sel.table()
+    overlapped = table[table.origin == "overlap"]
+    assert len(overlapped)
+    assert "overlap(" in sel.best.spec
+    assert overlapped.score.min() < table[table.origin == "screened"].score.min()
