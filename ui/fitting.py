@@ -90,12 +90,13 @@ def _in_thread(fn, on_message, args: tuple):
     return out["value"]
 
 
-def run_fit(bar=None, on_fitted=None) -> bool:
+def run_fit(bar=None, on_fitted=None, validate: bool = True) -> bool:
     """Fit the current terms and settings to the current data; validate; store in the session.
 
     ``bar`` is an ``st.progress`` element (or None); ``on_fitted(result)``, when given, is called
     as soon as the fit is done, before the cross-validation (to show the new constants at once).
-    Returns True on success; on a
+    ``validate=False`` leaves the cross-validation to :func:`ensure_validation` (after the page is
+    drawn). Returns True on success; on a
     :class:`PerfModelError` the message is kept in ``st.session_state["fit_error"]`` and the
     previous result stays.
     """
@@ -121,7 +122,7 @@ def run_fit(bar=None, on_fitted=None) -> bool:
         if on_fitted is not None:
             on_fitted(res)
         cv = None
-        if method != "none":
+        if method != "none" and validate:
             if bar is not None:
                 bar.progress(1.0, text="Cross-validating…")
 
@@ -140,16 +141,49 @@ def run_fit(bar=None, on_fitted=None) -> bool:
         res.validation = {cv["label"]: cv["metrics"]}
     ss["result"], ss["cv"], ss["fit_error"] = res, cv, None
     ss["fit_key"] = (ss["data_key"], key)
+    ss["cv:pending"] = method != "none" and not validate
     return True
 
 
+def _validate_current(method: str) -> dict:
+    ss = st.session_state
+    try:
+        return _in_thread(_validate, None, (ss["data_key"], state.settings_key(state.fit_settings()), method,
+                                            ss["meas"]))
+    except PerfModelError as exc:
+        return {"label": state.VALIDATION_METHODS[method], "metrics": None, "predicted": None,
+                "error": str(exc)}
+
+
 def ensure_fit() -> None:
-    """Fit once when there is data but no result yet (first start, new data)."""
+    """Fit once when there is data but no result yet (first start, new data, a link).
+
+    Only the fit: its cross-validation (several refits, most of the time) follows the page's draw
+    (:func:`ensure_validation`), so the first charts do not wait for it."""
     ss = st.session_state
     if ss.get("meas") is None or ss.get("result") is not None or ss.get("fit_error"):
         return
     with st.spinner("Fitting the model to the data…"):
-        run_fit()
+        run_fit(validate=False)
+
+
+def ensure_validation() -> None:
+    """Cross-validate the shown fit when :func:`ensure_fit` left it for after the page, then rerun
+    so the page and the sidebar show the out-of-sample metrics."""
+    ss = st.session_state
+    res = ss.get("result")
+    if not ss.get("cv:pending") or res is None:
+        return
+    if is_stale():  # the terms or settings changed since: the next fit validates
+        ss["cv:pending"] = False
+        return
+    method = ss["settings"].get("validation", "kfold")
+    with st.spinner("Cross-validating the fit…"):
+        cv = _validate_current(method)
+    if cv.get("metrics"):
+        res.validation = {cv["label"]: cv["metrics"]}
+    ss["cv"], ss["cv:pending"] = cv, False
+    state.rerun_same_view()
 
 
 def is_stale() -> bool:

@@ -13,6 +13,8 @@ import streamlit as st
 
 from perfmodel import FitResult, Measurements, PerfModelError
 
+from . import state
+
 LEVEL = 0.9
 
 
@@ -36,7 +38,7 @@ def attach() -> None:
             ss["intervals_error"] = id(res)
             st.caption(f"No intervals for this fit: {exc}")
             return
-    st.rerun()
+    state.rerun_same_view()
 
 
 def ready() -> bool:
