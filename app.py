@@ -10,7 +10,7 @@ thin: they read ``st.session_state``, call perfmodel, and render.
 
 import streamlit as st
 
-from ui import fitting, nav, state, widgets
+from ui import fitting, intervals, nav, state, widgets
 
 st.set_page_config(page_title="perfmodel", page_icon="⏱️", layout="wide",
                    menu_items={"About": "perfmodel: interpretable execution-time models of distributed "
@@ -26,6 +26,7 @@ if notice:
     st.warning(notice, icon=":material/link_off:")
 if not nav.drawn_from_data(page):
     fitting.ensure_fit()
+intervals.attach_cached()
 st.session_state["run:full"] = True  # this run draws the whole page (not only a fragment)
 try:
     page.run()

@@ -30,6 +30,11 @@ class _Stopped(Exception):
     """The search was interrupted; nothing is cached."""
 
 
+class NotCached(Exception):
+    """Raised by a cached function called with ``_cached_only=True`` when it holds no value for
+    those arguments (the call then computes nothing and caches nothing)."""
+
+
 def model_from(settings: dict) -> Model:
     """The :class:`perfmodel.Model` of a settings dict (see :func:`ui.state.fit_settings`)."""
     return Model(settings["terms"], lam=settings["lam"], penalty=settings["penalty"], loss=settings["loss"],
@@ -47,7 +52,10 @@ def _fit(data_key: str, settings_json: str, _meas: Measurements, _progress=None)
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
-def _validate(data_key: str, settings_json: str, method: str, _meas: Measurements, _progress=None) -> dict:
+def _validate(data_key: str, settings_json: str, method: str, _meas: Measurements, _progress=None,
+              _cached_only: bool = False) -> dict:
+    if _cached_only:
+        raise NotCached()
     model = model_from(json.loads(settings_json))
     v = cross_validate(model, _meas, method=method, k=state.KFOLD_K, seed=int(json.loads(settings_json)["seed"]),
                        progress=_progress)
@@ -145,11 +153,14 @@ def run_fit(bar=None, on_fitted=None, validate: bool = True) -> bool:
     return True
 
 
-def _validate_current(method: str) -> dict:
+def _validate_current(method: str, cached_only: bool = False) -> dict:
+    """The cross-validation of the current fit (``cached_only``: only if known, else NotCached)."""
     ss = st.session_state
+    args = (ss["data_key"], state.settings_key(state.fit_settings()), method, ss["meas"])
     try:
-        return _in_thread(_validate, None, (ss["data_key"], state.settings_key(state.fit_settings()), method,
-                                            ss["meas"]))
+        if cached_only:
+            return _validate(*args, _cached_only=True)
+        return _in_thread(_validate, None, args)
     except PerfModelError as exc:
         return {"label": state.VALIDATION_METHODS[method], "metrics": None, "predicted": None,
                 "error": str(exc)}
@@ -165,6 +176,18 @@ def ensure_fit() -> None:
         return
     with st.spinner("Fitting the model to the data…"):
         run_fit(validate=False)
+    if ss.get("cv:pending"):  # validated before (another session, the same fit): no need to wait
+        try:
+            _store_validation(_validate_current(ss["settings"].get("validation", "kfold"), cached_only=True))
+        except NotCached:
+            pass
+
+
+def _store_validation(cv: dict) -> None:
+    ss = st.session_state
+    if cv.get("metrics"):
+        ss["result"].validation = {cv["label"]: cv["metrics"]}
+    ss["cv"], ss["cv:pending"] = cv, False
 
 
 def ensure_validation() -> None:
@@ -179,10 +202,7 @@ def ensure_validation() -> None:
         return
     method = ss["settings"].get("validation", "kfold")
     with st.spinner("Cross-validating the fit…"):
-        cv = _validate_current(method)
-    if cv.get("metrics"):
-        res.validation = {cv["label"]: cv["metrics"]}
-    ss["cv"], ss["cv:pending"] = cv, False
+        _store_validation(_validate_current(method))
     state.rerun_same_view()
 
 

@@ -9,20 +9,45 @@ stores them in the result and reruns, so the charts gain their bands. The interv
 
 from __future__ import annotations
 
+import dataclasses
+
 import streamlit as st
 
 from perfmodel import FitResult, Measurements, PerfModelError
 
 from . import state
+from .fitting import NotCached
 
 LEVEL = 0.9
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
-def _intervals(data_key: str, result_json: str, _meas: Measurements) -> dict:
+def _intervals(data_key: str, result_json: str, _meas: Measurements, _cached_only: bool = False) -> dict:
+    if _cached_only:
+        raise NotCached()
     res = FitResult.from_json(result_json)
     res.compute_intervals(_meas)
     return res.uncertainty
+
+
+def _args(res) -> tuple:
+    """The cache key of the fit's intervals: the data and the fitted model (not its cross-validation,
+    which may be filled in after the intervals were computed)."""
+    ss = st.session_state
+    return ss["data_key"], dataclasses.replace(res, validation={}).to_json(), ss["meas"]
+
+
+def attach_cached() -> None:
+    """Before the page is drawn: the shown fit's intervals when they were computed before (another
+    session, another page), so the page is drawn once, with them."""
+    ss = st.session_state
+    res = ss.get("result")
+    if res is None or ss.get("meas") is None or res.has_intervals:
+        return
+    try:
+        res.uncertainty = _intervals(*_args(res), _cached_only=True)
+    except (NotCached, PerfModelError):
+        pass
 
 
 def attach() -> None:
@@ -33,7 +58,7 @@ def attach() -> None:
         return
     with st.spinner(f"Computing the {LEVEL:.0%} intervals (bootstrap and extrapolation check)…"):
         try:
-            res.uncertainty = _intervals(ss["data_key"], res.to_json(), meas)
+            res.uncertainty = _intervals(*_args(res))
         except PerfModelError as exc:
             ss["intervals_error"] = id(res)
             st.caption(f"No intervals for this fit: {exc}")
