@@ -3,13 +3,14 @@
     streamlit run app.py
 
 The entry point sets the page config, the session defaults (the bundled default dataset, fitted
-on first start, so every page works with zero setup), the navigation and the sidebar. Pages are
+on first start, so every page works with zero setup; the Data page, drawn from the data alone,
+is shown before that fit), the navigation and the sidebar. Pages are
 thin: they read ``st.session_state``, call perfmodel, and render.
 """
 
 import streamlit as st
 
-from ui import fitting, nav, state, widgets
+from ui import fitting, intervals, nav, state, widgets
 
 st.set_page_config(page_title="perfmodel", page_icon="⏱️", layout="wide",
                    menu_items={"About": "perfmodel: interpretable execution-time models of distributed "
@@ -20,13 +21,17 @@ state.init()
 
 page = st.navigation(nav.pages())
 
-notice = st.session_state.pop("notice", None)
+notice = state.take_notice()
 if notice:
     st.warning(notice, icon=":material/link_off:")
-fitting.ensure_fit()
+if not nav.drawn_from_data(page):
+    fitting.ensure_fit()
+intervals.attach_cached()
 st.session_state["run:full"] = True  # this run draws the whole page (not only a fragment)
 try:
     page.run()
+    fitting.ensure_fit()  # the Data page shows the data first; its fit follows (and the sidebar shows it)
+    fitting.ensure_validation()  # a first fit's cross-validation follows the page drawn from it
 finally:
     # After the page, so a fit the page made (e.g. a new λ) is what the sidebar and the URL show;
     # in `finally`, so a page that stops early (st.stop) still gets them.

@@ -14,7 +14,7 @@ The baseline, measured in the same run, is the library fit of the default datase
 process (no browser, no server), so each ratio is what the dashboard adds. Prints a table; no
 assertions.
 
-    python benchmarks/app_speed.py [--repeat 3]
+    python benchmarks/app_speed.py [--repeat 3] [--only fresh,warm,live,compare,big]
 """
 
 from __future__ import annotations
@@ -38,7 +38,19 @@ from tests.browser.harness import (CHROMIUM, CHROMIUM_ARGS, IDLE, new_page, open
 
 CUSTOM = "p^e2"
 PLOT = ".js-plotly-plot"
+
+
+def titled(title: str) -> str:
+    """The chart whose title contains ``title`` (not merely any chart: one of the page left may linger)."""
+    return f'{PLOT}:has(.gtitle:has-text("{title}"))'
+
+
+PARITY = titled("Predicted against measured")                     # the Results page's parity chart
+COMPARE_PARITY = titled("Predicted against measured, all models")  # the Compare page's
 DEEPBENCH = "deepbench-allreduce-p100"
+#: The default dataset's λ at which the live steps start: from 0.01 each step of the slider changes
+#: the formula at 3 significant digits (at the default λ 1e-5 its neighbours give the same digits).
+LIVE_START = 0.01
 LIVE_FORMULA = ("() => { const k = document.querySelector('.st-key-live_formula .katex-html');"
                 " return k ? k.textContent : null; }")
 
@@ -86,7 +98,7 @@ def go(page, title: str) -> None:
 
 
 def first_chart(browser, url: str, path: str = "", selector: str = PLOT) -> float:
-    """A new session: open ``url/path`` and time until a chart is drawn."""
+    """A new session: open ``url/path`` and time until a chart (``selector``) is drawn."""
     page = new_page(browser, url)
     t0 = time.perf_counter()
     page.goto(f"{url}/{path}")
@@ -124,10 +136,18 @@ def six_parameter_model(page) -> None:
     wait_for_run(page, lambda: page.get_by_role("button", name="Fit model").click(), timeout=180_000)
 
 
+#: The parts of the benchmark: fresh servers (first visitor, then DeepBench by link), new sessions on
+#: a running server, live λ on the default dataset, Compare's first visit, live λ on the 300-row upload.
+PARTS = ("fresh", "warm", "live", "compare", "big")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--only", default=",".join(PARTS),
+                    help=f"comma-separated parts to measure, of {','.join(PARTS)} (default: all)")
     args = ap.parse_args()
+    parts = set(args.only.split(","))
     from playwright.sync_api import sync_playwright
 
     tmp = Path(tempfile.mkdtemp())
@@ -149,32 +169,34 @@ def main() -> None:
     cold, warm, live, live_big, compare, deepbench = [], [], [], [], [], []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        for _ in range(args.repeat):  # a fresh server each time: its first visitor, then DeepBench's first
+        for _ in range(args.repeat if "fresh" in parts else 0):  # a fresh server: first visitor, then DeepBench
             with running_app() as url:
                 cold.append(first_chart(browser, url))
-                deepbench.append(first_chart(browser, url, f"results?dataset={DEEPBENCH}"))
+                deepbench.append(first_chart(browser, url, f"results?dataset={DEEPBENCH}", PARITY))
         with running_app() as url:
             first_chart(browser, url)  # warm the server up
-            for _ in range(args.repeat):
+            for _ in range(args.repeat if "warm" in parts else 0):
                 warm.append(first_chart(browser, url))
-            page = new_page(browser, url)
-            open_app(page, "model")
-            page.locator(".st-key-live_formula .katex").wait_for()
-            live += live_lambda(page, ["ArrowRight", "ArrowRight", "ArrowLeft", "ArrowLeft"] * args.repeat)
-            page.context.close()
-            for csv in small:  # each upload new to the caches
+            if "live" in parts:
+                page = new_page(browser, url)
+                open_app(page, f"model?lam={LIVE_START}")
+                page.locator(".st-key-live_formula .katex").wait_for()
+                live += live_lambda(page, ["ArrowRight", "ArrowRight", "ArrowLeft", "ArrowLeft"] * args.repeat)
+                page.context.close()
+            for csv in small if "compare" in parts else []:  # each upload new to the caches
                 page = new_page(browser, url)
                 upload(page, csv)
                 t0 = time.perf_counter()
                 page.locator('[data-testid="stSidebarNav"] a').filter(has_text="Compare").first.click()
-                page.wait_for_selector(f"{PLOT} .main-svg", timeout=180_000)
+                page.wait_for_selector(f"{COMPARE_PARITY} .main-svg", timeout=180_000)
                 compare.append(time.perf_counter() - t0)
                 page.context.close()
-            page = new_page(browser, url)
-            upload(page, big)
-            six_parameter_model(page)
-            live_big += live_lambda(page, ["ArrowRight", "ArrowLeft"] * args.repeat)
-            page.context.close()
+            if "big" in parts:
+                page = new_page(browser, url)
+                upload(page, big)
+                six_parameter_model(page)
+                live_big += live_lambda(page, ["ArrowRight", "ArrowLeft"] * args.repeat)
+                page.context.close()
         browser.close()
 
     base = statistics.median(lib)
@@ -187,6 +209,8 @@ def main() -> None:
             (f"Results by link, {DEEPBENCH}, first visit -> chart", deepbench)]
     print(f"{'step':<58} {'median s':>9} {'max s':>7} {'runs':>5} {'x baseline':>11}")
     for name, vals in rows:
+        if not vals:
+            continue
         med = statistics.median(vals)
         print(f"{name:<58} {med:>9.3f} {max(vals):>7.2f} {len(vals):>5} {med / base:>10.1f}x")
 

@@ -33,7 +33,8 @@ c[0].metric("MAPE, in-sample", fmt_pct(res.metrics["mape"]),
 c[1].metric(f"MAPE, {cv.get('label', 'cross-validated')}", fmt_pct(cvm.get("mape")),
             help="Each configuration is predicted by a model fitted without it (whole configurations per fold): "
                  "an estimate of the error on configurations not measured." if cvm else
-                 cv.get("error", "Cross-validation is switched off on the Model page."))
+                 cv.get("error", "Cross-validating…" if ss.get("cv:pending") else
+                       "Cross-validation is switched off on the Model page."))
 c[2].metric("R², in-sample", f"{res.metrics['r2']:.4f}", help="Share of the variance of the times explained.")
 c[3].metric("Largest error, in-sample", fmt_pct(res.metrics["max_pct_error"]),
             help="Largest absolute percentage error over the runs.")

@@ -30,6 +30,11 @@ class _Stopped(Exception):
     """The search was interrupted; nothing is cached."""
 
 
+class NotCached(Exception):
+    """Raised by a cached function called with ``_cached_only=True`` when it holds no value for
+    those arguments (the call then computes nothing and caches nothing)."""
+
+
 def model_from(settings: dict) -> Model:
     """The :class:`perfmodel.Model` of a settings dict (see :func:`ui.state.fit_settings`)."""
     return Model(settings["terms"], lam=settings["lam"], penalty=settings["penalty"], loss=settings["loss"],
@@ -47,7 +52,10 @@ def _fit(data_key: str, settings_json: str, _meas: Measurements, _progress=None)
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
-def _validate(data_key: str, settings_json: str, method: str, _meas: Measurements, _progress=None) -> dict:
+def _validate(data_key: str, settings_json: str, method: str, _meas: Measurements, _progress=None,
+              _cached_only: bool = False) -> dict:
+    if _cached_only:
+        raise NotCached()
     model = model_from(json.loads(settings_json))
     v = cross_validate(model, _meas, method=method, k=state.KFOLD_K, seed=int(json.loads(settings_json)["seed"]),
                        progress=_progress)
@@ -90,12 +98,13 @@ def _in_thread(fn, on_message, args: tuple):
     return out["value"]
 
 
-def run_fit(bar=None, on_fitted=None) -> bool:
+def run_fit(bar=None, on_fitted=None, validate: bool = True) -> bool:
     """Fit the current terms and settings to the current data; validate; store in the session.
 
     ``bar`` is an ``st.progress`` element (or None); ``on_fitted(result)``, when given, is called
     as soon as the fit is done, before the cross-validation (to show the new constants at once).
-    Returns True on success; on a
+    ``validate=False`` leaves the cross-validation to :func:`ensure_validation` (after the page is
+    drawn). Returns True on success; on a
     :class:`PerfModelError` the message is kept in ``st.session_state["fit_error"]`` and the
     previous result stays.
     """
@@ -121,7 +130,7 @@ def run_fit(bar=None, on_fitted=None) -> bool:
         if on_fitted is not None:
             on_fitted(res)
         cv = None
-        if method != "none":
+        if method != "none" and validate:
             if bar is not None:
                 bar.progress(1.0, text="Cross-validating…")
 
@@ -140,16 +149,61 @@ def run_fit(bar=None, on_fitted=None) -> bool:
         res.validation = {cv["label"]: cv["metrics"]}
     ss["result"], ss["cv"], ss["fit_error"] = res, cv, None
     ss["fit_key"] = (ss["data_key"], key)
+    ss["cv:pending"] = method != "none" and not validate
     return True
 
 
+def _validate_current(method: str, cached_only: bool = False) -> dict:
+    """The cross-validation of the current fit (``cached_only``: only if known, else NotCached)."""
+    ss = st.session_state
+    args = (ss["data_key"], state.settings_key(state.fit_settings()), method, ss["meas"])
+    try:
+        if cached_only:
+            return _validate(*args, _cached_only=True)
+        return _in_thread(_validate, None, args)
+    except PerfModelError as exc:
+        return {"label": state.VALIDATION_METHODS[method], "metrics": None, "predicted": None,
+                "error": str(exc)}
+
+
 def ensure_fit() -> None:
-    """Fit once when there is data but no result yet (first start, new data)."""
+    """Fit once when there is data but no result yet (first start, new data, a link).
+
+    Only the fit: its cross-validation (several refits, most of the time) follows the page's draw
+    (:func:`ensure_validation`), so the first charts do not wait for it."""
     ss = st.session_state
     if ss.get("meas") is None or ss.get("result") is not None or ss.get("fit_error"):
         return
     with st.spinner("Fitting the model to the data…"):
-        run_fit()
+        run_fit(validate=False)
+    if ss.get("cv:pending"):  # validated before (another session, the same fit): no need to wait
+        try:
+            _store_validation(_validate_current(ss["settings"].get("validation", "kfold"), cached_only=True))
+        except NotCached:
+            pass
+
+
+def _store_validation(cv: dict) -> None:
+    ss = st.session_state
+    if cv.get("metrics"):
+        ss["result"].validation = {cv["label"]: cv["metrics"]}
+    ss["cv"], ss["cv:pending"] = cv, False
+
+
+def ensure_validation() -> None:
+    """Cross-validate the shown fit when :func:`ensure_fit` left it for after the page, then rerun
+    so the page and the sidebar show the out-of-sample metrics."""
+    ss = st.session_state
+    res = ss.get("result")
+    if not ss.get("cv:pending") or res is None:
+        return
+    if is_stale():  # the terms or settings changed since: the next fit validates
+        ss["cv:pending"] = False
+        return
+    method = ss["settings"].get("validation", "kfold")
+    with st.spinner("Cross-validating the fit…"):
+        _store_validation(_validate_current(method))
+    state.rerun_same_view()
 
 
 def is_stale() -> bool:

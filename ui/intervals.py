@@ -9,17 +9,24 @@ stores them in the result and reruns, so the charts gain their bands. The interv
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import streamlit as st
 
 from perfmodel import FitResult, Measurements, PerfModelError
 
+from . import state
+from .fitting import NotCached
+
 LEVEL = 0.9
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
-def _intervals(data_key: str, result_json: str, _meas: Measurements, ensemble_json: str = "") -> dict:
+def _intervals(data_key: str, result_json: str, _meas: Measurements, ensemble_json: str = "",
+               _cached_only: bool = False) -> dict:
+    if _cached_only:
+        raise NotCached()
     res = FitResult.from_json(result_json)
     if ensemble_json:  # the automatic search's other plausible models (ui.autoselect_panel.ensemble_for)
         ens = json.loads(ensemble_json)
@@ -30,6 +37,28 @@ def _intervals(data_key: str, result_json: str, _meas: Measurements, ensemble_js
     return res.uncertainty
 
 
+def _args(res) -> tuple:
+    """The cache key of the fit's intervals: the data, the fitted model (not its cross-validation,
+    which may be filled in after the intervals were computed) and the search's other plausible models."""
+    from .autoselect_panel import ensemble_for
+
+    ss = st.session_state
+    return ss["data_key"], dataclasses.replace(res, validation={}).to_json(), ss["meas"], ensemble_for(res)
+
+
+def attach_cached() -> None:
+    """Before the page is drawn: the shown fit's intervals when they were computed before (another
+    session, another page), so the page is drawn once, with them."""
+    ss = st.session_state
+    res = ss.get("result")
+    if res is None or ss.get("meas") is None or res.has_intervals:
+        return
+    try:
+        res.uncertainty = _intervals(*_args(res), _cached_only=True)
+    except (NotCached, PerfModelError):
+        pass
+
+
 def attach() -> None:
     """Give the session's result its intervals (once per fit), then rerun to draw them."""
     ss = st.session_state
@@ -38,14 +67,12 @@ def attach() -> None:
         return
     with st.spinner(f"Computing the {LEVEL:.0%} intervals (bootstrap and extrapolation check)…"):
         try:
-            from ui.autoselect_panel import ensemble_for
-
-            res.uncertainty = _intervals(ss["data_key"], res.to_json(), meas, ensemble_for(res))
+            res.uncertainty = _intervals(*_args(res))
         except PerfModelError as exc:
             ss["intervals_error"] = id(res)
             st.caption(f"No intervals for this fit: {exc}")
             return
-    st.rerun()
+    state.rerun_same_view()
 
 
 def ready() -> bool:

@@ -36,6 +36,18 @@ def pages() -> list:
     return out
 
 
+#: Pages drawn from the measurements alone: the session's first fit may follow them.
+DRAWN_FROM_DATA = ("Data",)
+
+
+def drawn_from_data(page) -> bool:
+    """True for a page (of :func:`pages`) that needs no fitted model to be drawn.
+
+    Outside a script run (a process-pool worker started by the forkserver re-runs app.py as its
+    main module) the page has no title: False."""
+    return getattr(page, "title", None) in DRAWN_FROM_DATA
+
+
 def guard() -> None:
     """First line of every page: make sure the page runs through app.py (see the module docstring).
 

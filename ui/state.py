@@ -90,6 +90,24 @@ def init() -> None:
     ss["initialised"] = True
 
 
+def take_notice() -> str | None:
+    """The link's notice for this run: shown once, and again in a run that only redraws the same view
+    with more results (:func:`rerun_same_view`), so such a rerun does not take it away."""
+    ss = st.session_state
+    notice = ss.pop("notice", None)
+    if notice is None and ss.pop("rerun:same_view", False):
+        notice = ss.get("notice:shown")
+    ss["notice:shown"] = notice
+    return notice
+
+
+def rerun_same_view() -> None:
+    """Rerun to draw the same view again with results computed after it was drawn (intervals,
+    cross-validation)."""
+    st.session_state["rerun:same_view"] = True
+    st.rerun()
+
+
 def _open_linked_data(qp, notices: list) -> bool:
     """Open the data a link names (a bundled dataset, one remapped, or a kept upload); on failure
     the default dataset, with a notice that says so. True when the link's data was opened."""

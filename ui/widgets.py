@@ -82,7 +82,8 @@ def sidebar() -> None:
     cv_m = (cv.get("metrics") or {}).get("mape")
     c2.metric("MAPE (CV)", fmt_pct(cv_m),
               help=f"{cv.get('label', 'cross-validation')}: each configuration predicted by a model "
-                   "fitted without it." if cv else "Cross-validation is switched off (Model page).")
+                   "fitted without it." if cv else "Cross-validating…" if ss.get("cv:pending")
+                   else "Cross-validation is switched off (Model page).")
     sb.caption("MAPE: the typical error, in % of the measured time; CV: on configurations the fit did not see.")
     if fitting.is_stale():
         sb.warning("The terms or settings changed since this fit; press **Fit model** on the Model page.",
