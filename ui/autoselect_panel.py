@@ -154,7 +154,9 @@ def _find_terms(meas: Measurements) -> None:
         "N/p, all-reduce, parameter server, start-up), Extra-P's blocks x^i·log2(x)^j of each factor (also with "
         "negative i, for time that falls with p) and products of two or three factors' blocks; every term set "
         f"is scored by {K}-fold cross-validation and by predicting the largest scales from the smaller ones. "
-        "The best few are refitted with free exponents where that helps. Among those within noise of the best, "
+        "The best few are refitted with free exponents where that helps, and as compute overlapping the "
+        "synchronisation (Pollux's structure); the presets data-parallel, pollux and optimus are validated beside "
+        "them. Among those within noise of the best, "
         "the simplest is listed first: fewest parameters plus a readability cost (0 for library terms, 1 for a "
         "one-factor block, k for a product of k factors). With more than three factors, those that do not change "
         "the score get no terms. Uses the loss and seed of the fit settings below, at λ = 0 (then choose λ with "
@@ -195,6 +197,8 @@ def _find_terms(meas: Measurements) -> None:
                      "score": st.column_config.NumberColumn(
                          "score", format="%.2f", help="½·CV MAPE + ½·held-out MAPE: lower is better"),
                  })
+    if sel.prior:
+        st.info(f"Too few measurements to choose by validation: {sel.prior}.", icon=":material/info:")
     show_flash("auto")
     cols = st.columns(len(sel.candidates))
     for i, (col, cand) in enumerate(zip(cols, sel.candidates)):
