@@ -9,7 +9,9 @@ largest ~30 % of the ``p`` values are held out, e.g. ``p > 8``); each model is c
 on the smaller scales only and asked for the larger ones. Printed: the MAPE (%) on the held-out
 rows of
 
-* ``auto``: :func:`perfmodel.autoselect.auto_select` run on the training rows only;
+* ``auto``: what ``fit --auto`` gives, run on the training rows only
+  (:func:`perfmodel.autoselect.auto_select`, then intervals over its plausible candidates, whose
+  ensemble predicts where the search says so);
 * ``data-parallel`` and ``ernest``: the presets;
 * ``PMNF``: the Extra-P-like search (:func:`perfmodel.compare.pmnf_search`) on the training rows;
 * ``ernest-lsq``, ``PMNF-lsq``: the same two fitted as their authors do (least squares on the
@@ -53,7 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from perfmodel import Model, PerfModelError  # noqa: E402
-from perfmodel.autoselect import auto_select  # noqa: E402
+from perfmodel.autoselect import auto_select, plausible  # noqa: E402
 from perfmodel.compare import pmnf_search  # noqa: E402
 from perfmodel.datasets import list_datasets, load_dataset  # noqa: E402
 from perfmodel.evaluate import evaluate_query, largest_scale_query, metrics  # noqa: E402
@@ -68,10 +70,17 @@ def split(meas, query):
     return meas.subset(~mask), meas.subset(mask)
 
 
+def auto_result(train, workers=1):
+    """The automatic model as ``fit --auto`` gives it: the search, then intervals over its plausible
+    candidates (whose ensemble predicts when the search's validation was too small to choose)."""
+    res, _, averaging = plausible(auto_select(train, workers=workers))
+    return res.compute_intervals(train, replicates=100, **averaging)
+
+
 def fit_predict(name, train, test, dataset, workers):
     """(MAPE on test, expression) of model ``name`` chosen and fitted on ``train``."""
     if name == "auto":
-        res = auto_select(train, n_best=1, workers=workers).best.result
+        res = auto_result(train, workers)
     elif name in ("data-parallel", "ernest"):
         res = Model(preset=name).fit(train)
     elif name == "ernest-lsq":
@@ -101,7 +110,7 @@ def series_fit(name: str, train):
     import peers
 
     if name == "auto":
-        return auto_select(train, n_best=1, workers=1).best.result
+        return auto_result(train)
     if name in PRESETS:
         return Model(preset=name).fit(train)
     if name == "ernest-lsq":

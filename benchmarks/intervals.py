@@ -36,8 +36,8 @@ def fit_with_intervals(name: str, train: Measurements, replicates: int):
     """(fit with intervals, the displayed model's own point predictor or None)."""
     if name == "auto":
         sel = auto_select(train, n_best=3, workers=1)
-        res, others, scores, noise = plausible(sel)
-        res.compute_intervals(train, candidates=others, scores=scores, noise_scale=noise, replicates=replicates)
+        res, others, averaging = plausible(sel)
+        res.compute_intervals(train, replicates=replicates, **averaging)
         return res, dataclasses.replace(res, uncertainty={}) if others else None
     return Model(preset=name).fit(train).compute_intervals(train, replicates=replicates), None
 

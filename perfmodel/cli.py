@@ -217,14 +217,14 @@ def _cmd_fit(args) -> int:
     de = dict(strategy=args.strategy, popsize=args.popsize, maxiter=args.maxiter, tol=args.tol)
     common = dict(lam=args.lam, penalty=args.penalty, loss=args.loss, bounds=parse_bounds(args.bounds),
                   nonneg=not args.allow_negative, seed=args.seed, **de)
-    others, scores, noise = [], None, None
+    averaging = {}
     if args.auto:
         from .autoselect import auto_select, plausible
 
         with _auto_progress(sys.stderr, enabled=sys.stderr.isatty()) as progress:
             selection = auto_select(meas, lam=args.lam, loss=args.loss, penalty=args.penalty, seed=args.seed,
                                     max_terms=args.max_terms, final_de=de, progress=progress)
-        result, others, scores, noise = plausible(selection)
+        result, _, averaging = plausible(selection)
         model, report = None, selection.report()
     else:
         if args.terms is None and args.preset is None:
@@ -250,8 +250,7 @@ def _cmd_fit(args) -> int:
         _, v = holdout(model, meas, args.holdout)
         result.validation[v.method] = v.metrics
     if args.replicates:
-        result.compute_intervals(meas, candidates=others or None, scores=scores if others else None,
-                                 noise_scale=noise, replicates=args.replicates)
+        result.compute_intervals(meas, replicates=args.replicates, **averaging)
     Path(args.out).write_text(result.to_json())
     print(report or result.report())
     if report and result.has_intervals:

@@ -404,9 +404,8 @@ def _fit_one(task: dict, meas: Measurements, o: GroupOutcome) -> None:
         sel = auto_select(meas, **task["auto_settings"], workers=1)
         o.result = sel.best.result
         if task.get("replicates"):
-            best, others, scores, noise = plausible(sel)
-            best.compute_intervals(meas, candidates=others or None, scores=scores if others else None,
-                                   noise_scale=noise, replicates=int(task["replicates"]))
+            best, _, averaging = plausible(sel)
+            best.compute_intervals(meas, replicates=int(task["replicates"]), **averaging)
         o.notes.extend(o.result.warnings)
         o.cv, o.cv_method = dict(sel.best.cv), f"{task['auto_settings'].get('k', 5)}-fold (search)"
     else:

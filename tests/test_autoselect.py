@@ -391,6 +391,11 @@ def test_three_configurations_show_the_papers_model_first_and_say_why():
     assert "2 configuration(s)" in sel.prior and "data-parallel" in sel.prior
     assert "note: the validation trains on 2" in sel.report()
     assert sel.to_dict()["prior"] == sel.prior
+    # its validation score is no evidence: the intervals weigh it like the best validated candidate
+    from perfmodel.autoselect import plausible
+
+    shown, others, averaging = plausible(sel)
+    assert shown is sel.best.result and others and averaging["scores"][0] == min(c.score for c in sel.candidates)
     # the formula's truth at p = 8: the generic model with its sync term is closer than `I` alone
     truth = 20 + 0.05 * 2500 + 0.01 * 2500 * 3
     pred = sel.best.result.predict({"p": [8], "N": [1_280_000], "b": [64]})[0]

@@ -188,8 +188,8 @@ def test_auto_ensemble_is_recorded_and_predicts(tmp_path):
 
     meas = simulated(np.random.default_rng(11), ps=(1, 2, 4, 8, 16, 32))
     sel = auto_select(meas, n_best=3, workers=1)
-    best, others, scores, noise = plausible(sel)
-    best.compute_intervals(meas, candidates=others, scores=scores, noise_scale=noise, replicates=60)
+    best, others, averaging = plausible(sel)
+    best.compute_intervals(meas, replicates=60, **averaging)
     unc = best._uncertainty()
     assert len(unc.members) == 1 + len(others)
     assert unc.predictor in ("best", "ensemble")

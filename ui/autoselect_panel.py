@@ -84,8 +84,11 @@ def ensemble_for(result) -> str:
     others = [c for c in sel.candidates if c is not shown[0] and c.result is not None]
     if not others:
         return ""
+    scores = {id(c): c.score for c in sel.candidates}
+    if sel.prior:  # the paper's model shown first: its validation score is no evidence (plausible())
+        scores[id(sel.candidates[0])] = min(scores.values())
     return json.dumps({"members": [c.result.to_json() for c in others],
-                       "scores": [shown[0].score] + [c.score for c in others], "noise": float(sel.noise)})
+                       "scores": [scores[id(shown[0])]] + [scores[id(c)] for c in others], "noise": float(sel.noise)})
 
 
 # -- callbacks (run before the page, so its widgets are re-seeded from the session state) ---------------
