@@ -189,6 +189,32 @@ def test_l1_solver_matches_a_generic_optimiser():
     assert f(_fista(A, t, lam, lo, hi, 50000, 1e-15)) == pytest.approx(f(fast), rel=1e-6)
 
 
+def test_l1_solver_with_mixed_signs_on_terms_of_very_different_scales():
+    """Unconstrained signs (the PMNF peer): the proximal solver against a generic optimiser of the same
+    problem split as u = u⁺ − u⁻ >= 0 (smooth there), on nearly collinear terms 10^-3..10^3 apart."""
+    from scipy.optimize import minimize
+
+    from perfmodel.fit import _l1_box_qp
+
+    rng = np.random.default_rng(7)
+    A = rng.normal(size=(30, 5))
+    A[:, 4] = A[:, 0] * 0.999 + 1e-3 * rng.normal(size=30)
+    A = A @ np.diag([1e3, 1.0, 1e-3, 10.0, 1e2])
+    t = rng.normal(size=30)
+    lam = np.array([0.05, 0.2, 0.01, 0.1, 0.3])
+    lo, hi = np.full(5, -np.inf), np.full(5, np.inf)
+
+    def f(u):
+        return np.sum((A @ u - t) ** 2) + lam @ np.abs(u)
+
+    def split(x):
+        return f(x[:5] - x[5:])
+
+    ref = minimize(split, np.zeros(10), method="L-BFGS-B", bounds=[(0, None)] * 10,
+                   options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 50000, "maxfun": 10**6})
+    assert f(_l1_box_qp(A, t, lam, lo, hi)) <= ref.fun * (1 + 1e-9)
+
+
 def test_global_batch_B_gives_the_per_worker_batch_b_as_B_over_p():
     """Measurements that record the global batch B: terms may use b = B/p and I = E·ceil(N/(p·b)),
     and the generating exponent and constants come back."""
