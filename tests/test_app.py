@@ -519,3 +519,23 @@ def test_intervals_follow_the_fit_on_results_scaling_and_export(app, captured):
     assert saved.has_intervals
     out = saved.predict({"gpus": [64], "batch_per_gpu": [64], "samples": [1281167]}, interval=0.9)
     assert out["predicted_low"][0] < out["predicted_time"][0] < out["predicted_high"][0]
+
+
+def test_three_gpu_counts_get_the_papers_model_and_the_search_says_why():
+    """A strong-scaling series on 1, 2 and 4 GPUs, b and N fixed: T = 20 + 0.05·I + 0.01·I·log2(p)."""
+    rows = ["gpus,samples,batch,time_s"]
+    for p in (1, 2, 4):
+        it = np.ceil(1_280_000 / (p * 64))
+        rows += [f"{p},1280000,64,{(20 + 0.05 * it + 0.01 * it * np.log2(p)) * f:.4f}" for f in (0.99, 1.01)]
+    at = new_app().run()
+    upload(at, "three.csv", "\n".join(rows).encode())
+    submit(at, "Use this data")
+    at.switch_page("pages/model.py").run()
+    res = at.session_state["result"]
+    assert res.terms == ["1", "I", "I*log2(p)", "p"]  # the paper's model, b^e_b left out (b has one value)
+    at.button(key="auto:go").click().run()
+    assert not at.exception and not errors(at)
+    [note] = [i.value for i in at.info if "Too few measurements" in i.value]
+    assert "2 configuration(s)" in plain(note)
+    sel = at.session_state["auto:selection"]["selection"]
+    assert sel.best.origin == "preset"

@@ -24,6 +24,7 @@ import streamlit as st
 
 from perfmodel import Measurements, PerfModelError
 from perfmodel.autoselect import Selection, auto_select, lambda_path
+from perfmodel.fit import DEFAULT_LAM
 from perfmodel.selection_plots import lambda_path_figure, selection_figure
 from ui import fitting, lambda_live, state
 from ui.widgets import flash, fmt_lambda, fmt_pct, md, show_flash
@@ -111,10 +112,10 @@ def _bar_updater(bar, what: str):
 
 
 def _search_settings(max_terms: int) -> dict:
-    # λ = 0: the search itself chooses which terms to keep (λ's job is then to shrink them; pick
-    # it with the λ path below). It is also much faster: penalised fits of linear models are slow.
+    # the library's default λ, as `fit --auto`: with λ = 0 a model with more parameters than
+    # configurations (the paper's, on 3 GPU counts) could not be validated
     s = st.session_state["settings"]
-    return {"lam": 0.0, "loss": s["loss"], "penalty": s["penalty"], "seed": int(s["seed"]),
+    return {"lam": DEFAULT_LAM, "loss": s["loss"], "penalty": s["penalty"], "seed": int(s["seed"]),
             "max_terms": int(max_terms)}
 
 
@@ -162,8 +163,8 @@ def _find_terms(meas: Measurements) -> None:
         "them. Among those within noise of the best, "
         "the simplest is listed first: fewest parameters plus a readability cost (0 for library terms, 1 for a "
         "one-factor block, k for a product of k factors). With more than three factors, those that do not change "
-        "the score get no terms. Uses the loss and seed of the fit settings below, at λ = 0 (then choose λ with "
-        "the λ path).")
+        "the score get no terms. Uses the loss and seed of the fit settings below, at the default λ = 1e-5 as the "
+        "CLI does (then choose λ with the λ path).")
     c = st.columns([2, 1, 1])
     max_terms = c[0].slider("Most terms per model", 2, 6, 5, key="auto:max_terms",
                             help="Largest number of terms (the intercept included) a candidate may have. "

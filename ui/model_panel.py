@@ -130,8 +130,9 @@ def terms_section(meas) -> None:
     n_par = len(expr.terms) + len(expr.params)
     st.caption(" · ".join(notes) + f" · {n_par} fitted parameters for {meas.n_configurations} configurations")
     if n_par > meas.n_configurations:
-        st.warning(f"{n_par} fitted parameters but only {meas.n_configurations} configurations: remove terms.",
-                   icon=":material/warning:")
+        st.warning(f"{n_par} fitted parameters but only {meas.n_configurations} configurations: the penalty λ decides "
+                   "between models that fit equally well (at λ = 0 the fit is refused); remove terms, or read the "
+                   "split between terms and the intervals with care.", icon=":material/warning:")
 
 
 # -- fit form --------------------------------------------------------------------------------------------

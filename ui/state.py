@@ -296,18 +296,22 @@ def positive_symbols(meas: Measurements) -> list[str]:
 
 
 def default_spec(meas: Measurements) -> str:
-    """The terms proposed for new data: the data-parallel preset when the data can determine it
-    (enough configurations, logs of positive values only), else simpler sums of the factors."""
+    """The terms proposed for new data: the data-parallel preset (logs of positive values only), else
+    simpler sums of the factors. The preset is proposed from 3 configurations on, even with more
+    parameters than configurations: the default λ > 0 regularises it, and with so few measurements
+    its structure predicts larger runs better than any sum the data could choose (see
+    :mod:`perfmodel.autoselect`, *Too few configurations*); the simpler sums need enough configurations."""
     syms = list(meas.factors)
-    candidates = [preset_spec("data-parallel", syms, positive_symbols(meas)),
+    varying = [s for s in syms if np.ptp(meas.values(s)) > 0]
+    candidates = [preset_spec("data-parallel", syms, positive_symbols(meas), varying),
                   " + ".join(["1", *syms]), f"1 + {syms[0]}" if syms else "1"]
-    for spec in candidates:
+    for i, spec in enumerate(candidates):
         try:
             expr, _ = parse_expression(spec, syms, {p: default_bounds_for(p, syms) for p in _params(spec, syms)})
             expr.check_domain(meas.env(), meas.rows)
         except PerfModelError:
             continue
-        if len(expr.terms) + len(expr.params) <= meas.n_configurations:
+        if (i == 0 and meas.n_configurations >= 3) or len(expr.terms) + len(expr.params) <= meas.n_configurations:
             return spec
     return "1"
 
