@@ -83,8 +83,8 @@ is refined whenever its screened score is within reach of the best, so it can be
 preset (the paper's model, Pollux's, Optimus's) is a documented structure: its readability cost
 is 0, and so is an overlap of library terms (below).
 
-*Overlap variants.* For the best screened set of each size that has both compute and
-communication terms of the library, a variant ``overlap(compute, communication; g) + start-up``
+*Overlap variants.* For the best screened set of each size, and the best set of library terms
+alone of each size, that has both compute and communication terms of the library, a variant ``overlap(compute, communication; g) + start-up``
 (Pollux's structure: compute and synchronisation overlapping, γ in [1, 10]) is refined too.
 
 Too few configurations to choose by validation
@@ -189,14 +189,18 @@ class SearchTerm:
 #: iteration ``I·min(p−1, 1)`` (its latency, on any p > 1) and ``I·max(p−2, 0)`` (its growth).
 #: Optimus (pengyanghua/optimus, ``estimator.py``): ``a·B/w + b + c·w/s + d·w + e·s`` per
 #: iteration; its ``B/w`` (compute of the per-worker batch) is the library's ``I·b`` (b = B/p),
-#: ``b`` is ``I`` and ``d·w`` is ``I·p``; the server terms need a server-count symbol, which the
-#: expression language does not have. Each entry: (key, the factor per iteration, symbols it needs,
-#: meaning).
+#: ``b`` is ``I`` and ``d·w`` is ``I·p``; with the server count mapped (symbol ``servers``), ``c·w/s``
+#: and ``e·s`` are ``I·p/servers`` and ``I·servers``. Each entry: (key, the factor per iteration,
+#: symbols it needs, meaning).
 PEER_TERMS = (
     ("pollux-sync-latency", "min(p-1,1)", ("p",),
      "Pollux: per-iteration synchronisation latency, on more than one worker"),
     ("pollux-sync-growth", "max(p-2,0)", ("p",),
      "Pollux: per-iteration synchronisation growing with the workers beyond two"),
+    ("optimus-server-load", "p/servers", ("p", "servers"),
+     "Optimus: per-iteration traffic of the workers spread over the parameter servers"),
+    ("optimus-servers", "servers", ("servers",),
+     "Optimus: per-iteration cost of each parameter server (its connection and update overhead)"),
 )
 
 

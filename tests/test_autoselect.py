@@ -435,3 +435,20 @@ def test_search_finds_overlapped_compute_and_synchronisation():
     assert len(overlapped)
     assert "overlap(" in sel.best.spec
     assert overlapped.score.min() < table[table.origin == "screened"].score.min()
+
+
+def test_optimus_server_terms_join_the_pool_and_are_found():
+    """Optimus's synchronous parameter server per iteration, a·b + b0 + c·p/s + e·s (w = p, s = servers)."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for p in (2, 4, 8, 16):
+        for s in (1, 2, 4):
+            for b in (32, 64):
+                it = 1e6 / (p * b)
+                t = it * (0.001 * b + 0.01 + 0.02 * p / s + 0.005 * s)
+                rows.append({"w": p, "ps": s, "batch": b, "samples": 1e6, "t": t * (1 + 0.01 * rng.standard_normal())})
+    meas = Measurements.from_frame(pd.DataFrame(rows), "t", {"p": "w", "servers": "ps", "b": "batch", "N": "samples"})
+    assert {"I*p/servers", "I*servers"} <= {t.expr for t in search_terms(meas) if t.kind == "library"}
+    best = auto_select(meas, workers=1).best
+    assert {"I*p/servers", "I*servers"} <= set(best.result.terms)
+    assert best.result.metrics["mape"] < 2.0
