@@ -84,8 +84,9 @@ preset (the paper's model, Pollux's, Optimus's) is a documented structure: its r
 is 0, and so is an overlap of library terms (below).
 
 *Overlap variants.* For the best screened set of each size, and the best set of library terms
-alone of each size, that has both compute and communication terms of the library, a variant ``overlap(compute, communication; g) + start-up``
-(Pollux's structure: compute and synchronisation overlapping, γ in [1, 10]) is refined too.
+alone of each size, that has both compute and communication terms of the library, a variant
+``overlap(compute, communication; g) + start-up`` (Pollux's structure: compute and
+synchronisation overlapping, γ in [1, 10]) is refined too.
 
 Too few configurations to choose by validation
 -----------------------------------------------

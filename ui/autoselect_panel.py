@@ -6,7 +6,8 @@ so the page stays as fast as before:
 * **Find terms for me** runs :func:`perfmodel.autoselect.auto_select` on the current data with the
   page's loss and seed at the library's default λ, as ``fit --auto`` does (a progress bar; any
   click, e.g. *Stop*, cancels it), lists the candidates simplest first among those within noise
-  of the best, and *Use these terms* puts a candidate's terms (and the bounds of its free exponents) into the model above.
+  of the best, and *Use these terms* puts a candidate's terms (and the bounds of its free
+  exponents) into the model above.
 * **Choose λ by validation** runs :func:`perfmodel.autoselect.lambda_path` for the current terms and
   draws the path (each term's share of the time and the cross-validated error against λ), with
   the λ that the validation picks marked; *Use λ = …* sets it for the next fit.
