@@ -1080,18 +1080,26 @@ def _top_level_terms(spec: str, seps: str = "+") -> list[str]:
     return [t for t in out if t]
 
 
+@functools.lru_cache(maxsize=64)
+def _library_forms(symbols: tuple) -> dict[str, str]:
+    """{term text without spaces: category} of every library term for ``symbols``, in its free form
+    and with each gridded batch exponent (``I*b^0.8``, ``I*b``)."""
+    out = {}
+    for lt in _library(list(symbols)):
+        out[lt.expr.replace(" ", "")] = lt.category
+        if "e_b" in lt.expr:
+            for e in _COMPUTE_GRID:
+                out[lt.expr.replace("b^e_b", "b" if e == 1 else f"b^{e:g}").replace(" ", "")] = lt.category
+    return out
+
+
 def readability_cost(spec: str, factors) -> int:
     """How hard an expression is to explain (see the module doc, *Score*): 0 per library term
     (in any of its fixed or free forms), 1 per other term of one factor (a PMNF block), k per
     product of k factors (an interaction). Terms of a preset that are not library terms count
     the same way."""
     symbols = list(factors)
-    readable = set()
-    for t in _library(symbols):
-        readable.add(t.expr.replace(" ", ""))
-        if "e_b" in t.expr:
-            for e in _COMPUTE_GRID:
-                readable.add(t.expr.replace("b^e_b", "b" if e == 1 else f"b^{e:g}").replace(" ", ""))
+    readable = _library_forms(tuple(symbols))
     cost = 0
     for term in _top_level_terms(spec):
         if term.startswith(f"{OVERLAP}(") and term.endswith(")"):  # an overlap costs what its parts cost
@@ -1170,12 +1178,7 @@ def _with_single_blas_thread(fn: Callable) -> Callable:
 def _overlap_variant(terms: Sequence[SearchTerm], factors) -> tuple[str, dict] | None:
     """``overlap(compute; communication; g) + start-up`` of a term set whose library terms include
     both compute and communication (see the module doc), with its bounds; else None."""
-    category = {}
-    for lt in _library(list(factors)):
-        category[lt.expr.replace(" ", "")] = lt.category
-        if "e_b" in lt.expr:
-            for e in _COMPUTE_GRID:
-                category[lt.expr.replace("b^e_b", "b" if e == 1 else f"b^{e:g}").replace(" ", "")] = lt.category
+    category = _library_forms(tuple(factors))
     sides: dict[str, list[str]] = {"compute": [], "communication": [], "rest": []}
     for t in terms:
         kind = category.get(t.expr.replace(" ", "")) if t.kind == "library" else None
@@ -1314,12 +1317,13 @@ def auto_select(meas: Measurements, *, lam: float = DEFAULT_LAM, loss: str = "re
         if s not in shortlist:
             shortlist.append(s)
     shortlist = sorted(shortlist, key=lambda s: record[s].score)[:max(1, int(max_candidates))]
-    # the best set of library terms alone of each size, when it is within reach of the best: the
+    # the best set of library terms alone of each size; when it is within reach of the best, the
     # readable alternative the choice prefers when it is within noise (see readability_cost)
-    for m in sorted({len(s) for s in feasible}):
-        lib_best = best_of([s for s in feasible if len(s) == m and search.is_library(s)], 1)
-        if lib_best and record[lib_best[0]].score <= band and lib_best[0] not in shortlist:
-            shortlist.append(lib_best[0])
+    lib_best = [b[0] for b in (best_of([s for s in feasible if len(s) == m and search.is_library(s)], 1)
+                               for m in sorted({len(s) for s in feasible})) if b]
+    for s in lib_best:
+        if record[s].score <= band and s not in shortlist:
+            shortlist.append(s)
     shortlist.sort(key=lambda s: (len(s), record[s].score))
     tell(n_steps + 2, total, f"screened {screen.n_evaluated} term sets")
 
@@ -1363,9 +1367,7 @@ def auto_select(meas: Measurements, *, lam: float = DEFAULT_LAM, loss: str = "re
             n_done += 1
     # overlap variants: of the best set of each size, and of the best set of library terms alone of
     # each size (a plain sum of compute and synchronisation can fit overlapped data badly)
-    lib_sizes = [best_of([s for s in feasible if len(s) == m and search.is_library(s)], 1)
-                 for m in sorted({len(s) for s in feasible})]
-    for s in by_size_best + [b[0] for b in lib_sizes if b and b[0] not in by_size_best]:
+    for s in by_size_best + [s for s in lib_best if s not in by_size_best]:
         variant = _overlap_variant([terms[i] for i in s], meas.factors)
         if variant is not None and variant[0] not in seen_specs and len(s) + 1 <= screen.max_size:
             specs.append((*variant, len(s) + 1, "overlap", record[s].score))
