@@ -239,7 +239,7 @@ def search_terms(meas: Measurements, singles: Sequence[str] | None = None, pairs
     more than one value; those without are dropped in any case). The library terms are always
     in the pool.
     """
-    varying = [s for s in meas.factors if len(np.unique(meas.values(s))) > 1]
+    varying = meas.varying()
 
     def subset(chosen):
         return varying if chosen is None else [x for x in varying if x in set(chosen)]
@@ -343,7 +343,7 @@ def _preset_specs(meas: Measurements, max_params: int | None = None,
     to :data:`perfmodel.terms.PRESETS` (others are skipped) with at most ``max_params`` parameters."""
     symbols = list(meas.factors)
     positive = [x for x in symbols if meas.values(x).min() >= 1]
-    varying = [x for x in symbols if np.ptp(meas.values(x)) > 0]
+    varying = meas.varying()
     out = []
     for name in PRESET_CANDIDATES if names is None else names:
         if name not in PRESETS:
@@ -1275,7 +1275,7 @@ def auto_select(meas: Measurements, *, lam: float = DEFAULT_LAM, loss: str = "re
     max_size = min_cfg - 1 if min_cfg > 1 else 1
     n_steps = max(1, int(max_terms))
     total = n_steps + 3
-    varying = [x for x in meas.factors if len(np.unique(meas.values(x))) > 1]
+    varying = meas.varying()
     importance: dict[str, float] = {}
     if len(varying) > FULL_POOL_FACTORS:
         # screen the factors first: only those that matter get PMNF blocks and interactions

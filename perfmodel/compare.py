@@ -196,7 +196,7 @@ class PMNFSearch:
 
 def pmnf_search(meas: Measurements) -> PMNFSearch:
     """Extra-P-like PMNF search on ``meas`` (see the module doc); returns the chosen expression."""
-    syms = [s for s in meas.factors if len(np.unique(meas.values(s))) > 1]
+    syms = meas.varying()
     per_factor, points, blocks = {}, {}, []
     for s in syms:
         x, y = _line(meas, s)

@@ -399,6 +399,10 @@ class Measurements:
     def values(self, symbol: str) -> np.ndarray:
         return self.frame[self.factors[symbol]].to_numpy(dtype=float)
 
+    def varying(self) -> list[str]:
+        """The symbols with more than one distinct value in these rows (mapping order)."""
+        return [s for s in self.factors if len(np.unique(self.values(s))) > 1]
+
     def env(self) -> dict[str, np.ndarray]:
         """Symbol -> values, shape (n_rows,) each."""
         return {sym: self.values(sym) for sym in self.factors}

@@ -307,10 +307,6 @@ def config_label(values: dict, sep: str = " · ") -> str:
     return sep.join(f"{s} = {fmt_num(v)}" for s, v in values.items())
 
 
-def _varying(meas: Measurements) -> list[str]:
-    return [s for s in meas.factors if len(np.unique(meas.values(s))) > 1]
-
-
 def _log_axis(values: np.ndarray) -> bool:
     v = np.asarray(values, float)
     v = v[np.isfinite(v)]
@@ -393,7 +389,7 @@ class OverviewData:
 def overview_data(meas: Measurements | None) -> OverviewData:
     if meas is None or meas.n_rows == 0:
         return OverviewData([], {}, np.zeros(0), [], {}, False)
-    syms = _varying(meas) or list(meas.factors)
+    syms = meas.varying() or list(meas.factors)
     env = meas.env()
     hover = [f"row {r}<br>" + config_label({s: env[s][i] for s in meas.factors}, "<br>")
              for i, r in enumerate(meas.rows)]
@@ -702,7 +698,7 @@ def residual_data(result, meas: Measurements) -> ResidualData:
     y = meas.y
     res = (pred - y) / y * 100
     env = meas.env()
-    syms = _varying(meas) or list(meas.factors)
+    syms = meas.varying() or list(meas.factors)
     hover = [f"row {r}<br>" + config_label({s: env[s][i] for s in meas.factors}, "<br>")
              for i, r in enumerate(meas.rows)]
     return ResidualData(syms, {s: env[s] for s in syms}, res, hover, {s: _log_axis(env[s]) for s in syms})

@@ -302,8 +302,7 @@ def default_spec(meas: Measurements) -> str:
     its structure predicts larger runs better than any sum the data could choose (see
     :mod:`perfmodel.autoselect`, *Too few configurations*); the simpler sums need enough configurations."""
     syms = list(meas.factors)
-    varying = [s for s in syms if np.ptp(meas.values(s)) > 0]
-    candidates = [preset_spec("data-parallel", syms, positive_symbols(meas), varying),
+    candidates = [preset_spec("data-parallel", syms, positive_symbols(meas), meas.varying()),
                   " + ".join(["1", *syms]), f"1 + {syms[0]}" if syms else "1"]
     for i, spec in enumerate(candidates):
         try:
