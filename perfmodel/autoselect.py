@@ -1134,9 +1134,10 @@ def _validation_configurations(meas: Measurements, splits) -> int:
     return min(len(np.unique(cfg[tr])) for tr in trains)
 
 
-def _structural_prior(meas: Measurements, splits, evaluated: list["Candidate"]) -> "Candidate | None":
-    """The data-parallel preset's candidate when the validation is too small to choose (else None)."""
-    if _validation_configurations(meas, splits) >= MIN_VALIDATION_CONFIGURATIONS:
+def _structural_prior(meas: Measurements, n_validation: int, evaluated: list["Candidate"]) -> "Candidate | None":
+    """The data-parallel preset's candidate when the validation, training on ``n_validation``
+    configurations, is too small to choose (else None)."""
+    if n_validation >= MIN_VALIDATION_CONFIGURATIONS:
         return None
     specs = _preset_specs(meas, names=("data-parallel",))
     if not specs:
@@ -1406,7 +1407,8 @@ def auto_select(meas: Measurements, *, lam: float = DEFAULT_LAM, loss: str = "re
     within = [c for c in evaluated if c.score <= evaluated[0].score + noise
               or (c.readability == 0 and c.score <= evaluated[0].score + READABLE_BAND * noise)]
     within.sort(key=_simplest_first)
-    prior = _structural_prior(meas, splits, evaluated)
+    n_validation = _validation_configurations(meas, splits)
+    prior = _structural_prior(meas, n_validation, evaluated)
     if prior is not None:
         within = [prior] + [c for c in within if c is not prior]
     chosen = within[:max(1, int(n_best))]
@@ -1429,26 +1431,27 @@ def auto_select(meas: Measurements, *, lam: float = DEFAULT_LAM, loss: str = "re
                                "final_de": final_de},
                      pool=pool_counts, n_screened=screen.n_evaluated, seconds=_time.perf_counter() - t0,
                      workers=workers, stopped=stopped[0], noise=noise,
-                     prior=_PRIOR_NOTE.format(n=_validation_configurations(meas, splits)) if prior else "")
+                     prior=_PRIOR_NOTE.format(n=n_validation) if prior else "")
 
 
-def plausible(selection: Selection) -> tuple[FitResult, list[FitResult], dict]:
-    """The displayed model of ``selection``, the other plausible ones (its candidates within noise of
-    the best score) and the keyword arguments :meth:`perfmodel.FitResult.compute_intervals` needs for
+def plausible(selection: Selection, shown: Candidate | None = None) -> tuple[FitResult, list[FitResult], dict]:
+    """The displayed model of ``selection`` (``shown``, one of its candidates; default the best), the
+    other plausible ones (its other candidates within noise of the best score) and the keyword arguments :meth:`perfmodel.FitResult.compute_intervals` needs for
     model averaging: ``candidates``, their validation ``scores`` (the displayed model's first), the
     score noise ``noise_scale``. When the validation was too small to choose (``selection.prior``),
     the paper's model shown first counts as plausible as the best validated one (its score is no
     evidence), so the intervals weigh them alike; the shown model still predicts. (Letting their
     ensemble predict instead was measured on the 61 short real series with 3 GPU counts: median error
     4.1 % against 3.5 %, 3 series above 20 % against 6.)"""
-    best = selection.best
-    others = [c for c in selection.candidates[1:] if c.result is not None]
-    scores = [best.score] + [c.score for c in others]
-    if selection.prior and others:
-        scores[0] = min(scores)
+    shown = selection.best if shown is None else shown
+    others = [c for c in selection.candidates if c is not shown and c.result is not None]
+    score = {id(c): c.score for c in selection.candidates}
+    if selection.prior:
+        score[id(selection.best)] = min(score.values())
+    scores = [score[id(shown)]] + [score[id(c)] for c in others]
     kwargs = {"candidates": [c.result for c in others] or None, "scores": scores if others else None,
               "noise_scale": float(selection.noise)}
-    return best.result, [c.result for c in others], kwargs
+    return shown.result, [c.result for c in others], kwargs
 
 
 # ----------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ import pandas as pd
 import streamlit as st
 
 from perfmodel import Measurements, PerfModelError
-from perfmodel.autoselect import Selection, auto_select, lambda_path
+from perfmodel.autoselect import Selection, auto_select, lambda_path, plausible
 from perfmodel.fit import DEFAULT_LAM
 from perfmodel.selection_plots import lambda_path_figure, selection_figure
 from ui import fitting, lambda_live, state
@@ -83,14 +83,11 @@ def ensemble_for(result) -> str:
     shown = [c for c in sel.candidates if c.result is not None and c.result.expression == result.expression]
     if not shown:
         return ""
-    others = [c for c in sel.candidates if c is not shown[0] and c.result is not None]
+    _, others, averaging = plausible(sel, shown[0])
     if not others:
         return ""
-    scores = {id(c): c.score for c in sel.candidates}
-    if sel.prior:  # the paper's model shown first: its validation score is no evidence (plausible())
-        scores[id(sel.candidates[0])] = min(scores.values())
-    return json.dumps({"members": [c.result.to_json() for c in others],
-                       "scores": [scores[id(shown[0])]] + [scores[id(c)] for c in others], "noise": float(sel.noise)})
+    return json.dumps({"members": [r.to_json() for r in others], "scores": averaging["scores"],
+                       "noise": averaging["noise_scale"]})
 
 
 # -- callbacks (run before the page, so its widgets are re-seeded from the session state) ---------------
