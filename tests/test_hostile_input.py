@@ -105,22 +105,26 @@ def test_extreme_magnitudes_are_fitted_exactly(n_scale, t_scale):
     assert np.isfinite(res.metrics["rmse"])
 
 
+def fit_csv(text, terms, tmp_path, capsys, name="t.csv"):
+    """``fit`` on a CSV of ``text`` with columns p and time: (path, exit code, stdout, stderr)."""
+    path = tmp_path / name
+    path.write_text(text)
+    code, out, err = run(["fit", path, "--time", "time", "--factor", "p=p", "--terms", terms,
+                          "--out", tmp_path / "m.json"], capsys)
+    return path, code, out, err
+
+
 @pytest.mark.parametrize("times", [["1e308", "1.5e308", "1.7e308", "1e308"], ["1e-300", "2e-300", "3e-300", "5e-300"]])
 def test_cli_fits_times_near_the_float_limits(times, tmp_path, capsys):
-    csv = tmp_path / "t.csv"
-    csv.write_text("p,time\n" + "".join(f"{p},{t}\n" for p, t in zip((1, 2, 4, 8), times)))
-    code, out, err = run(["fit", csv, "--time", "time", "--factor", "p=p", "--terms", "1 + p",
-                          "--out", tmp_path / "m.json"], capsys)
+    text = "p,time\n" + "".join(f"{p},{t}\n" for p, t in zip((1, 2, 4, 8), times))
+    _, code, out, err = fit_csv(text, "1 + p", tmp_path, capsys)
     assert code == 0 and err == "", err
     saved = json.loads((tmp_path / "m.json").read_text())
     assert saved["metrics"]["mape"] < 40 and np.isfinite(saved["coefficients"]["c0"])
 
 
 def test_times_spanning_too_many_orders_are_refused(tmp_path, capsys):
-    csv = tmp_path / "t.csv"
-    csv.write_text("p,time\n1,1e-300\n2,1\n4,1e300\n")
-    code, _, err = run(["fit", csv, "--time", "time", "--factor", "p=p", "--terms", "1 + p", "--out",
-                        tmp_path / "m.json"], capsys)
+    _, code, _, err = fit_csv("p,time\n1,1e-300\n2,1\n4,1e300\n", "1 + p", tmp_path, capsys)
     one_line_error(code, err, "orders of magnitude")
 
 
@@ -216,10 +220,7 @@ def test_huge_integers_in_a_model_file(rcv1_model, tmp_path, capsys):
 
 # -- 4. silently wrong or ignored ---------------------------------------------------------------------
 def test_duplicate_csv_column_names_are_refused(tmp_path, capsys):
-    path = tmp_path / "dup.csv"
-    path.write_text("p,p,time\n1,2,3\n2,3,4\n")
-    code, _, err = run(["fit", path, "--time", "time", "--factor", "p=p", "--terms", "1", "--out",
-                        tmp_path / "m.json"], capsys)
+    path, code, _, err = fit_csv("p,p,time\n1,2,3\n2,3,4\n", "1", tmp_path, capsys, name="dup.csv")
     one_line_error(code, err, "duplicate column name(s): 'p'")
     assert f"{path}:" in err  # named by its path, not "upload"
 
