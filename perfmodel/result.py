@@ -158,11 +158,9 @@ class FitResult:
 
     def contributions(self, data) -> pd.DataFrame:
         """Per-row contribution of each term, ``c_k·term_k(x)``: DataFrame (n, K), columns = terms."""
-        T = self.term_values(data)
-        c = np.array(list(self.coefficients.values()))
-        expr = self._expression()
+        expr, parts, theta = self._parts(data)
         with np.errstate(all="ignore"):
-            contrib = expr.combine(c[:, None] * T, self._theta(expr))
+            contrib = expr.combine(parts, theta)
         return pd.DataFrame(contrib.T, columns=self.terms)
 
     def overlap_savings(self, data) -> pd.DataFrame:
@@ -170,11 +168,15 @@ class FitResult:
         overlap parameter, none without overlaps. See :mod:`perfmodel.overlap`."""
         from .overlap import saved
 
-        expr = self._expression()
-        T = self.term_values(data)
+        expr, parts, theta = self._parts(data)
+        vals = saved(expr.overlaps, expr.params, parts, theta)
+        return pd.DataFrame({grp.param: v for grp, v in zip(expr.overlaps, vals)}, index=range(parts.shape[1]))
+
+    def _parts(self, data, expr: Expression | None = None) -> tuple[Expression, np.ndarray, np.ndarray]:
+        """(expression, c_k·term_k per row shape (K, n), the free parameters' values)."""
+        expr = self._expression() if expr is None else expr
         c = np.array(list(self.coefficients.values()))
-        vals = saved(expr.overlaps, expr.params, c[:, None] * T, self._theta(expr))
-        return pd.DataFrame({grp.param: v for grp, v in zip(expr.overlaps, vals)}, index=range(T.shape[1]))
+        return expr, c[:, None] * self.term_values(data), self._theta(expr)
 
     def _theta(self, expr: Expression) -> np.ndarray:
         return np.array([self.params[p] for p in expr.params], float)
@@ -189,13 +191,12 @@ class FitResult:
         """
         unc = self._uncertainty(required=interval is not None)
         if unc is None or (interval is None and unc.predictor != "ensemble"):
-            T = self.term_values(data)
-            c = np.array(list(self.coefficients.values()))
             expr = self._expression()
             if not expr.overlaps:
-                return c @ T
+                return np.array(list(self.coefficients.values())) @ self.term_values(data)
+            expr, parts, theta = self._parts(data, expr)
             with np.errstate(all="ignore"):
-                return expr.predict_from(c[:, None] * T, self._theta(expr))
+                return expr.predict_from(parts, theta)
         env = self._env(data)
         if interval is None:
             return unc.point(unc.point_predictions(env))
