@@ -60,9 +60,12 @@ def constants_table(result) -> pd.DataFrame:
                      "meaning": s.label if s.label != s.formula else "", "category": s.category,
                      "value": float(c), "unit": coefficient_unit("" if s.text == "1" else s.formula),
                      "share (%)": float(result.shares.get(s.text, float("nan"))) * 100, "bounds": ""})
+    gammas = {grp.param for grp in result._expression().overlaps}
     for name, v in result.params.items():
         lo, hi = result.param_bounds.get(name, [float("nan"), float("nan")])
-        rows.append({"name": name, "term": "exponent", "meaning": "free exponent", "category": "",
+        term, meaning = (("overlap γ", "how far the overlap's sides hide each other (1: not at all, large: the "
+                          "smaller side is hidden)") if name in gammas else ("exponent", "free exponent"))
+        rows.append({"name": name, "term": term, "meaning": meaning, "category": "",
                      "value": float(v), "unit": "–", "share (%)": float("nan"), "bounds": f"[{lo:g}, {hi:g}]"})
     columns = ["name", "term", "meaning", "category", "value", "unit", "share (%)", "bounds"]
     if ci:

@@ -155,3 +155,14 @@ def test_intervals_work_for_overlap_models():
     assert (band.predicted_low < band.predicted_time).all() and (band.predicted_time < band.predicted_high).all()
     back = perfmodel.FitResult.from_json(r.to_json())
     assert np.allclose(back.predict(df, interval=0.9).to_numpy(), r.predict(df, interval=0.9).to_numpy())
+
+
+def test_constants_table_names_the_overlaps_gamma():
+    from perfmodel.report import constants_table
+
+    rows = [{"p": p, "b": b, "t": 2 + ((0.01 * b) ** 2 + (0.3 * np.log2(p)) ** 2) ** 0.5}
+            for p in (1, 2, 4, 8, 16) for b in (16, 32, 64)]
+    res = perfmodel.Model("1 + overlap(b, log2(p); g)", lam=0).fit(pd.DataFrame(rows), time="t", factors={"p": "p", "b": "b"})
+    table = constants_table(res)
+    [g] = table[table["name"] == "g"].to_dict("records")
+    assert g["term"] == "overlap γ" and "hide" in g["meaning"] and g["value"] == pytest.approx(2, rel=1e-3)
