@@ -54,6 +54,23 @@ def test_opens_on_bundled_dataset_and_results_charts_draw(page):
     assert not page.js_errors
 
 
+def test_plotly_js_loads_with_the_first_message_from_a_hidden_element(page):
+    """The Export page draws no chart, yet Streamlit's Plotly bundle is fetched: the hidden preload
+    element imports it with the page's first message (ui/preload.py), and takes no room."""
+    from ui.preload import KEY, _chunk
+
+    assert _chunk(), "no PlotlyChart chunk in the installed Streamlit: ui/preload.py sends nothing"
+    open_app(page, "export")
+    page.wait_for_selector('h1:has-text("Export")')
+    assert page.locator(PLOT).count() == 0
+    page.wait_for_function("(name) => performance.getEntriesByType('resource').some(e => e.name.endsWith(name))",
+                           arg=_chunk(), timeout=30_000)
+    box = page.locator(f".st-key-{KEY}")
+    assert box.count() == 1 and not box.is_visible()
+    no_exception(page)
+    assert not page.js_errors
+
+
 def test_upload_map_fit_and_see_metrics(page, tmp_path):
     # A data-parallel job from a known formula, written as a semicolon CSV with its own column names.
     rows = []
