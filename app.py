@@ -34,7 +34,10 @@ st.session_state["run:full"] = True  # this run draws the whole page (not only a
 try:
     page.run()
     fitting.ensure_fit()  # the Data page shows the data first; its fit follows (and the sidebar shows it)
-    fitting.ensure_validation()  # a first fit's cross-validation follows the page drawn from it
+    # What follows the page drawn from a fit: its intervals (when the page shows them) and a first
+    # fit's cross-validation, then one rerun to draw them.
+    if intervals.ensure() | fitting.ensure_validation():  # `|`: both, whatever the first returns
+        state.rerun_same_view()
 finally:
     # After the page, so a fit the page made (e.g. a new λ) is what the sidebar and the URL show;
     # in `finally`, so a page that stops early (st.stop) still gets them.

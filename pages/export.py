@@ -13,6 +13,7 @@ ss = st.session_state
 
 st.title("Export")
 require_result()
+intervals.attach()  # before drawing: a quick fit's intervals are shown at once
 res, meas, cv = ss["result"], ss["meas"], ss.get("cv") or {}
 stem = export_stem(res.dataset)
 fit_key = "|".join(ss.get("fit_key") or ("", "")) + ("|intervals" if res.has_intervals else "")
@@ -67,5 +68,3 @@ with right:
 
 with st.expander("Fit report (text)", icon=":material/article:"):
     st.code(res.report(), language=None)
-
-intervals.attach()

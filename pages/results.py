@@ -13,6 +13,7 @@ ss = st.session_state
 
 st.title("Results")
 require_result()
+intervals.attach()  # before drawing: a quick fit's intervals are shown at once
 res, meas, cv = ss["result"], ss["meas"], ss.get("cv") or {}
 
 if fitting.is_stale():
@@ -97,4 +98,3 @@ else:  # one residual panel per factor needs the full width (no lone panel under
     st.plotly_chart(residuals_figure(res, meas, max_cols=3), width="stretch", theme=None, key="residuals")
 
 st.plotly_chart(contributions_figure(res, meas), width="stretch", theme=None, key="contributions")
-intervals.attach()

@@ -14,6 +14,7 @@ ss = st.session_state
 
 st.title("Scaling")
 require_result()
+intervals.attach()  # before drawing: a quick fit's intervals are shown at once
 res, meas = ss["result"], ss["meas"]
 if not res.factors:
     st.info("The model has no factors, so there is nothing to scale.", icon=":material/info:")
@@ -49,4 +50,3 @@ else:
 st.divider()
 if intervals.ready():
     advise_panel.show(res, meas, x, view.fixed, float(data.x[-1]))
-intervals.attach()

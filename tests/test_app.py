@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import streamlit as st
 from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
@@ -519,6 +520,28 @@ def test_intervals_follow_the_fit_on_results_scaling_and_export(app, captured):
     assert saved.has_intervals
     out = saved.predict({"gpus": [64], "batch_per_gpu": [64], "samples": [1281167]}, interval=0.9)
     assert out["predicted_low"][0] < out["predicted_time"][0] < out["predicted_high"][0]
+
+
+@pytest.mark.parametrize("budget, reruns", [(60.0, 0), (0.0, 1)])
+def test_a_quick_fit_is_drawn_once_complete_and_a_slow_one_rerun_once(monkeypatch, budget, reruns):
+    """Results by link on a dataset not fitted before. Within the follow-up budget, the fit's
+    cross-validation and intervals come before the page, which is drawn once; over it (budget 0),
+    the page is drawn first and rerun once, for both."""
+    from ui import fitting, state
+
+    st.cache_data.clear()
+    monkeypatch.setattr(fitting, "FOLLOW_UP_BUDGET_S", budget)
+    calls = []
+    real = state.rerun_same_view
+    monkeypatch.setattr(state, "rerun_same_view", lambda: (calls.append(1), real()))
+    at = new_app(dataset="deepbench-allreduce-p100")
+    at.switch_page("pages/results.py").run()
+    assert not at.exception
+    res = at.session_state["result"]
+    assert res.dataset == "deepbench-allreduce-p100"
+    assert res.has_intervals and at.session_state["cv"]["metrics"]
+    assert len(calls) == reruns
+    assert fitting.quick(res) == (budget > 0)
 
 
 def test_three_gpu_counts_get_the_papers_model_and_the_search_says_why():

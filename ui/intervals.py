@@ -1,8 +1,9 @@
 """Intervals for the shown fit: computed after the fit is drawn, cached, never blocking it.
 
-A page draws its charts from ``st.session_state["result"]`` first; :func:`attach`, called at the
-end of the page, then computes the fit's intervals (bootstrap and calibration, about a second) once,
-stores them in the result and reruns, so the charts gain their bands. The intervals are cached with
+A page that shows them calls :func:`attach` before drawing. For a quick fit they are computed
+then (a tenth of a second on the bundled datasets), so the page is drawn once, with its bands; for
+a slower one the page is drawn first, :func:`ensure` computes them after it, and ``app.py`` reruns
+once, so the charts gain their bands. The intervals are cached with
 ``st.cache_data`` keyed by the data key and the fitted model itself, so returning to a fit (another
 λ tried before, another page) costs nothing.
 """
@@ -17,7 +18,7 @@ import streamlit as st
 from perfmodel import FitResult, Measurements, PerfModelError
 
 from . import state
-from .fitting import NotCached
+from .fitting import NotCached, quick
 
 LEVEL = 0.9
 
@@ -50,6 +51,7 @@ def attach_cached() -> None:
     """Before the page is drawn: the shown fit's intervals when they were computed before (another
     session, another page), so the page is drawn once, with them."""
     ss = st.session_state
+    ss.pop("intervals:wanted", None)  # asked for by this run's page only
     res = ss.get("result")
     if res is None or ss.get("meas") is None or res.has_intervals:
         return
@@ -60,19 +62,42 @@ def attach_cached() -> None:
 
 
 def attach() -> None:
-    """Give the session's result its intervals (once per fit), then rerun to draw them."""
+    """The page shows the fit's intervals: call it before drawing. A quick fit's intervals
+    (:func:`ui.fitting.quick`, not averaged over search candidates) are computed now, so the page is
+    drawn once, with them; a slower fit's after the page (:func:`ensure`), then one rerun."""
     ss = st.session_state
-    res, meas = ss.get("result"), ss.get("meas")
-    if res is None or meas is None or res.has_intervals or ss.get("intervals_error") == id(res):
+    res = ss.get("result")
+    if res is None or ss.get("meas") is None or res.has_intervals or ss.get("intervals_error") == id(res):
         return
+    args = _args(res)
+    if quick(res) and not args[3]:
+        _compute(args)
+    else:
+        ss["intervals:wanted"] = True
+
+
+def ensure() -> bool:
+    """After the page: the intervals :func:`attach` left for later. True when they were computed
+    (the page then needs a rerun to draw them)."""
+    ss = st.session_state
+    res = ss.get("result")
+    if not ss.pop("intervals:wanted", False) or res is None or res.has_intervals:
+        return False
+    return _compute(_args(res))
+
+
+def _compute(args: tuple) -> bool:
+    """Compute and attach the intervals of the session's result (a spinner meanwhile); on failure a
+    caption says why, once per fit. True on success."""
+    ss = st.session_state
     with st.spinner(f"Computing the {LEVEL:.0%} intervals (bootstrap and extrapolation check)…"):
         try:
-            res.uncertainty = _intervals(*_args(res))
+            ss["result"].uncertainty = _intervals(*args)
         except PerfModelError as exc:
-            ss["intervals_error"] = id(res)
+            ss["intervals_error"] = id(ss["result"])
             st.caption(f"No intervals for this fit: {exc}")
-            return
-    state.rerun_same_view()
+            return False
+    return True
 
 
 def ready() -> bool:
