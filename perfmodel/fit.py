@@ -207,11 +207,12 @@ class Model:
                 f"({', '.join(names)}) at λ = 0; set λ > 0 (the penalty makes such a fit well-posed, "
                 f"e.g. the default {DEFAULT_LAM:g}), remove terms or measure more configurations")
         problem = Problem(expr, meas, self.loss, self.penalty, float(self.lam), cbounds, self.nonneg)
-        t0 = _time.perf_counter()
+        t0, c0 = _time.perf_counter(), _time.thread_time()
         z, info = problem.minimise(self.de, self.seed, self.exact_init, self.vectorized, progress)
         if n_cfg < n_par:
             info["underdetermined"] = (n_cfg, n_par)
         info["seconds"] = _time.perf_counter() - t0
+        info["cpu_seconds"] = _time.thread_time() - c0  # this thread's CPU: not inflated by a busy machine
         coefs, theta = problem.natural(z)
         coefs = coefs * problem.yscale  # back from the internal time unit
         return FitResult.build(self, expr, meas, coefs, theta, problem, z, info)

@@ -69,7 +69,7 @@ MODEL_SCHEMA: dict = {
         "penalty": _number,
         "convergence": {"type": "object", "properties": {
             "nit": {"type": "integer"}, "nfev": {"type": "integer"}, "seconds": _number,
-            "message": {"type": "string"}}},
+            "cpu_seconds": _number, "message": {"type": "string"}}},
         "metrics": {**_metrics, "required": ["mape", "r2"]},
         "shares": {"type": "object", "additionalProperties": _number},
         "factor_ranges": {"type": "object", "propertyNames": _symbol, "additionalProperties": _interval},

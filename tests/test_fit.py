@@ -29,6 +29,31 @@ def test_recovers_generating_constants_of_data_parallel_job():
     np.testing.assert_allclose(list(r.coefficients.values()), [5, 2e-3, 0.01, 0.3], rtol=1e-3)
 
 
+def test_a_fit_records_its_cpu_seconds_apart_from_a_busy_machines_wall_time():
+    """The fit's own CPU time (what the dashboard's follow-up budget uses) is recorded beside its wall
+    time: a thread busy with other work meanwhile inflates the wall time, not the CPU time."""
+    import threading
+
+    stop = threading.Event()
+
+    def spin():  # takes the GIL in turns with the fit, as a busy server does
+        while not stop.is_set():
+            sum(range(10_000))
+
+    quiet = Model("1 + I*b^e + I*log2(p) + p").fit(synthetic())
+    other = threading.Thread(target=spin, daemon=True)
+    other.start()
+    try:
+        busy = Model("1 + I*b^e + I*log2(p) + p").fit(synthetic())
+    finally:
+        stop.set()
+        other.join()
+    for r in (quiet, busy):
+        assert 0 < r.convergence["cpu_seconds"] <= r.convergence["seconds"] + 0.01
+    assert busy.convergence["seconds"] > 1.5 * busy.convergence["cpu_seconds"]
+    assert FitResult.from_json(busy.to_json()).convergence["cpu_seconds"] == busy.convergence["cpu_seconds"]
+
+
 def test_contributions_sum_to_prediction_and_shares_sum_to_one():
     m = synthetic()
     r = Model(preset="data-parallel", maxiter=200).fit(m)
