@@ -32,6 +32,7 @@ def plotly() -> None:
     if name is None:
         return
     with st.container(key=KEY):
-        st.html(f"<style>.st-key-{KEY} {{display: none}}</style>"
+        # Hidden with its layout wrapper, which would otherwise take a flex gap above the page title.
+        st.html(f'<style>[data-testid="stLayoutWrapper"]:has(> .st-key-{KEY}) {{display: none}}</style>'
                 f"<script type=\"module\">import(new URL('static/js/{name}', document.baseURI).href)"
                 ".catch(() => {});</script>", unsafe_allow_javascript=True)

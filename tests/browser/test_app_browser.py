@@ -56,7 +56,7 @@ def test_opens_on_bundled_dataset_and_results_charts_draw(page):
 
 def test_plotly_js_loads_with_the_first_message_from_a_hidden_element(page):
     """The Export page draws no chart, yet Streamlit's Plotly bundle is fetched: the hidden preload
-    element imports it with the page's first message (ui/preload.py), and takes no room."""
+    element imports it with the page's first message (ui/preload.py), and takes no room above the title."""
     from ui.preload import KEY, _chunk
 
     assert _chunk(), "no PlotlyChart chunk in the installed Streamlit: ui/preload.py sends nothing"
@@ -67,6 +67,12 @@ def test_plotly_js_loads_with_the_first_message_from_a_hidden_element(page):
                            arg=_chunk(), timeout=30_000)
     box = page.locator(f".st-key-{KEY}")
     assert box.count() == 1 and not box.is_visible()
+    gap = page.evaluate("""() => {  // the title starts where the main block's content does: no gap above it
+        const main = document.querySelector('[data-testid=stMainBlockContainer]');
+        const title = document.querySelector('[data-testid=stMainBlockContainer] h1').closest('[data-testid=stElementContainer]');
+        return title.getBoundingClientRect().top - main.getBoundingClientRect().top - parseFloat(getComputedStyle(main).paddingTop);
+    }""")
+    assert abs(gap) < 1, f"the hidden preload element leaves {gap:.0f} px above the page title"
     no_exception(page)
     assert not page.js_errors
 
