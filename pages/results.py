@@ -3,8 +3,8 @@
 import streamlit as st
 
 from perfmodel.plots import contributions_figure, parity_figure, residual_data, residuals_figure, shares_figure
-from perfmodel.report import constants_table, metrics_table
-from ui import fitting, intervals
+from perfmodel.report import metrics_table
+from ui import constants, fitting, intervals
 from ui.nav import guard
 from ui.widgets import fmt_pct, md, require_result
 
@@ -45,27 +45,7 @@ st.caption("**MAPE** (mean absolute percentage error): how far a prediction typi
            "an honest estimate of the error on configurations not measured.")
 
 st.markdown("**Constants and exponents**")
-st.dataframe(
-    constants_table(res), hide_index=True, width="stretch",
-    column_config={
-        "name": st.column_config.TextColumn("name", help="c_k multiplies term k; other names are exponents"),
-        "term": st.column_config.TextColumn("term", help="The term with the fitted exponents"),
-        "meaning": st.column_config.TextColumn("meaning", help="Plain-word name of a library term"),
-        "category": st.column_config.TextColumn("category", help="start-up, compute or communication"),
-        "value": st.column_config.NumberColumn("value", format="%.4g", help="Fitted value"),
-        "low": st.column_config.NumberColumn("90 % low", format="%.4g",
-                                             help="Lower end of the 90 % interval (bootstrap over configurations)"),
-        "high": st.column_config.NumberColumn("90 % high", format="%.4g", help="Upper end of the 90 % interval"),
-        "share low (%)": st.column_config.NumberColumn("share low", format="%.1f %%",
-                                                       help="Lower end of the share's 90 % interval"),
-        "share high (%)": st.column_config.NumberColumn("share high", format="%.1f %%",
-                                                        help="Upper end of the share's 90 % interval"),
-        "unit": st.column_config.TextColumn("unit", help="Seconds per unit of the term"),
-        "share (%)": st.column_config.ProgressColumn(
-            "share of time", min_value=0.0, max_value=100.0, format="%.1f %%",
-            help="The term's share of the total predicted time over the measured runs"),
-        "bounds": st.column_config.TextColumn("bounds", help="Search bounds of an exponent"),
-    })
+constants.show(res)
 
 left, right = st.columns(2)
 with left:

@@ -499,15 +499,17 @@ def test_every_bundled_dataset_opens_on_every_page(name):
 
 
 def test_intervals_follow_the_fit_on_results_scaling_and_export(app, captured):
-    """After the page is drawn, the fit gets its intervals (cached) and the page is drawn again with them."""
+    """The fit's intervals (cached) show on Results, Scaling and Export, and in the exported model."""
     app.switch_page("pages/results.py").run()
     assert not app.exception
     res = app.session_state["result"]
     assert res.has_intervals
     table = app.dataframe[0].value
-    assert {"low", "high", "share low (%)", "share high (%)"} <= set(table.columns)
+    assert {"low", "high", "share, 90 %"} <= set(table.columns)
     row = table.set_index("name").loc["c1"]
     assert row["low"] <= row["value"] <= row["high"]
+    lo, hi = (float(v) for v in re.fullmatch(r"(\S+)–(\S+) %", row["share, 90 %"]).groups())
+    assert lo <= row["share (%)"] <= hi
     app.switch_page("pages/scaling.py").run()
     assert not app.exception and not errors(app)
     assert any("Ranges are 90 % intervals" in i.value for i in app.info)
@@ -520,6 +522,17 @@ def test_intervals_follow_the_fit_on_results_scaling_and_export(app, captured):
     assert saved.has_intervals
     out = saved.predict({"gpus": [64], "batch_per_gpu": [64], "samples": [1281167]}, interval=0.9)
     assert out["predicted_low"][0] < out["predicted_time"][0] < out["predicted_high"][0]
+
+
+def test_an_exponent_row_shows_no_share_interval_rather_than_none():
+    """A free exponent has no share of the time: its share-interval cell is blank, not "None"."""
+    at = new_app(dataset="deepbench-allreduce-p100")
+    at.switch_page("pages/results.py").run()
+    assert not at.exception
+    table = at.dataframe[0].value.set_index("name")
+    assert at.session_state["result"].has_intervals and "e1" in table.index
+    assert table.loc["e1", "share, 90 %"] == ""
+    assert re.fullmatch(r"\d+\.\d–\d+\.\d %", table.loc["c2", "share, 90 %"])
 
 
 @pytest.mark.parametrize("budget, reruns", [(60.0, 0), (0.0, 1)])

@@ -1,0 +1,44 @@
+"""The Results page's table of fitted constants and exponents, with their units, shares and intervals."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+from perfmodel.report import constants_table
+
+SHARE_INTERVAL = "share, 90 %"
+
+COLUMNS = {
+    "name": st.column_config.TextColumn("name", help="c_k multiplies term k; other names are exponents"),
+    "term": st.column_config.TextColumn("term", help="The term with the fitted exponents"),
+    "meaning": st.column_config.TextColumn("meaning", help="Plain-word name of a library term"),
+    "category": st.column_config.TextColumn("category", help="start-up, compute or communication"),
+    "value": st.column_config.NumberColumn("value", format="%.4g", help="Fitted value"),
+    "low": st.column_config.NumberColumn("90 % low", format="%.4g",
+                                         help="Lower end of the 90 % interval (bootstrap over configurations)"),
+    "high": st.column_config.NumberColumn("90 % high", format="%.4g", help="Upper end of the 90 % interval"),
+    "unit": st.column_config.TextColumn("unit", help="Seconds per unit of the term"),
+    "share (%)": st.column_config.ProgressColumn(
+        "share of time", min_value=0.0, max_value=100.0, format="%.1f %%",
+        help="The term's share of the total predicted time over the measured runs"),
+    SHARE_INTERVAL: st.column_config.TextColumn(SHARE_INTERVAL, help="The 90 % interval of the term's share"),
+    "bounds": st.column_config.TextColumn("bounds", help="Search bounds of an exponent"),
+}
+
+
+def frame(res) -> pd.DataFrame:
+    """:func:`perfmodel.report.constants_table` as shown: the share's interval in one text column
+    ("12.3–15.0 %"), blank for an exponent (a number column would show "None" there)."""
+    table = constants_table(res)
+    if "share low (%)" in table:
+        spans = [f"{lo:.1f}–{hi:.1f} %" if not (math.isnan(lo) or math.isnan(hi)) else ""
+                 for lo, hi in zip(table.pop("share low (%)"), table.pop("share high (%)"))]
+        table.insert(table.columns.get_loc("share (%)") + 1, SHARE_INTERVAL, spans)
+    return table
+
+
+def show(res) -> None:
+    st.dataframe(frame(res), hide_index=True, width="stretch", column_config=COLUMNS)
