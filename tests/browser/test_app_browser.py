@@ -6,6 +6,7 @@ Every wait is on the app's own "script finished" state (see conftest.wait_for_ru
 from __future__ import annotations
 
 import json
+import os
 import re
 
 import numpy as np
@@ -153,10 +154,9 @@ def test_scaling_page_draws_curves_and_extrapolation_zone(page):
     assert first.get_by_text(re.compile("extrapolat", re.I)).count() >= 1
     assert page.locator(PLOT).count() >= 2  # the stacked contributions (and speedup) charts too
     shot = screenshot(page, "scaling")
-    docs = ROOT / "docs"
-    docs.mkdir(exist_ok=True)
-    page.screenshot(path=str(docs / "scaling.png"))  # the README's picture: the page as first seen
     assert shot.stat().st_size > 10_000
+    if os.environ.get("PERFMODEL_UPDATE_DOCS"):  # the README's picture, the page as first seen: on request
+        page.screenshot(path=str(ROOT / "docs" / "scaling.png"))  # only, so a test run leaves the tree clean
 
 
 def test_scaling_shows_the_interval_band_its_range_and_what_to_measure_next(page):
