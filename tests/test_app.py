@@ -294,6 +294,25 @@ def test_upload_guesses_gpu_count_and_global_batch_and_takes_a_column_with_space
     assert "message_size = message size" in side and "epoch time (s)" in side
 
 
+def test_a_preset_button_gives_a_batch_that_never_changes_no_exponent():
+    """As the default model does: with one batch size in the data, the data-parallel preset's
+    compute term is I, not I*b^e_b (whose exponent the data cannot determine)."""
+    rows = ["gpus,batch,samples,time_s"]
+    for p in (1, 2, 4, 8, 16):
+        it = np.ceil(100000 / (p * 64))
+        rows += [f"{p},64,100000,{(5 + 0.02 * it + 0.003 * it * np.log2(p) + 0.1 * p) * f:.5f}" for f in (0.99, 1.01)]
+    at = new_app().run()
+    upload(at, "one_batch.csv", "\n".join(rows).encode())
+    submit(at, "Use this data")
+    at.switch_page("pages/model.py").run()
+    at.button(key="preset:data-parallel").click().run()
+    assert not at.session_state["bounds"]
+    submit(at, "Fit model")
+    assert not at.exception and not errors(at)
+    res = at.session_state["result"]
+    assert res.terms == ["1", "I", "I*log2(p)", "p"] and not res.params
+
+
 def test_upload_guesses_machines_as_nodes_for_the_pollux_preset():
     rows = ["gpus,machines,batch,samples,time_s"]
     for p, nodes in ((1, 1), (2, 1), (4, 1), (8, 2), (16, 2)):

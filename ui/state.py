@@ -394,8 +394,11 @@ def apply_preset(name: str) -> None:
     meas = st.session_state.get("meas")
     if meas is None or name not in PRESETS:
         return
-    set_spec(preset_spec(name, list(meas.factors), positive_symbols(meas), env=meas.env()))
-    st.session_state["bounds"] = {k: tuple(v) for k, v in preset_bounds(name, list(meas.factors)).items()}
+    spec = preset_spec(name, list(meas.factors), positive_symbols(meas), meas.varying(), env=meas.env())
+    set_spec(spec)
+    params = parse_expression(spec, list(meas.factors), {})[0].params  # none for a factor that never varies
+    st.session_state["bounds"] = {k: tuple(v) for k, v in preset_bounds(name, list(meas.factors)).items()
+                                  if k in params}
 
 
 def default_bounds(param: str) -> tuple[float, float]:
