@@ -502,8 +502,11 @@ def square_log_axes(fig: go.Figure, rng: list, x_title: str, y_title: str) -> No
 
 def parity_figure(result, meas: Measurements, color_by: str | None = None,
                   cv_predicted: np.ndarray | None = None, title: str | None = "Predicted against measured",
-                  height: int = 520) -> go.Figure:
-    """Log–log predicted vs measured time with the y = x line and a ±10 % band."""
+                  height: int = 520, legend: str = "inside") -> go.Figure:
+    """Log–log predicted vs measured time with the y = x line and a ±10 % band.
+
+    ``legend``: "inside" (the plot's empty top-left corner, for a chart wide enough that the legend
+    stays clear of the diagonal) or "top" (above the plot, for a small chart)."""
     d = parity_data(result, meas, color_by, cv_predicted)
     x_title, y_title = time_title("measured time"), time_title("predicted time")
     if d.measured.size == 0:
@@ -554,7 +557,7 @@ def parity_figure(result, meas: Measurements, color_by: str | None = None,
     set_log_ticks(fig, "x", d.lo, d.hi)
     set_log_ticks(fig, "y", d.lo, d.hi)
     sub = f"{d.within_band * 100:.0f} % of runs within ±{BAND_PCT:g} %" if d.measured.size else None
-    return style(fig, title, sub, height=height, legend="inside")
+    return style(fig, title, sub, height=height, legend=legend)
 
 
 # -- results: per-term contributions -------------------------------------------------------------

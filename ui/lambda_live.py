@@ -79,7 +79,7 @@ def _chart(res, meas, kind: str):
         lo, hi = res.factor_ranges[x]
         return scaling_figure(res, x, meas=meas, log_x=bool(lo > 0 and hi / lo >= 8), height=400,
                               title=f"Run time as {FACTOR_WORDS.get(x, (x,))[0]} grow")
-    return parity_figure(res, meas, height=400)
+    return parity_figure(res, meas, height=440, legend="top")  # inside, it hid points of this small chart
 
 
 @st.fragment

@@ -131,6 +131,31 @@ def test_parity_charts_are_square_with_enough_ticks(page):
     assert line["x"] == line["y"]
 
 
+def markers_under_legend(page, title: str) -> list:
+    """The drawn markers of the chart titled ``title`` that its legend box covers."""
+    chart = page.locator(PLOT).filter(has=page.locator(".gtitle", has_text=title)).first
+    chart.locator(".legend").wait_for()
+    lg = chart.locator(".legend").bounding_box()
+    hidden = []
+    for point in chart.locator(".scatterlayer .point").all():
+        b = point.bounding_box()
+        if b and b["width"] > 2 and b["x"] < lg["x"] + lg["width"] and lg["x"] < b["x"] + b["width"] \
+                and b["y"] < lg["y"] + lg["height"] and lg["y"] < b["y"] + b["height"]:
+            hidden.append(b)
+    return hidden
+
+
+@pytest.mark.parametrize("dataset", ["mlperf-resnet-a100", "deepbench-allreduce-p100"])
+def test_no_parity_marker_hides_under_its_legend(page, dataset):
+    """The Model page's small parity chart beside the λ slider had its legend inside, over the
+    points near the top of the diagonal (4 of 5 bundled datasets); the Results page's is wider."""
+    open_app(page, f"model?dataset={dataset}")
+    page.locator(".st-key-live_formula .katex").wait_for()
+    assert not markers_under_legend(page, "Predicted against measured")
+    go_to(page, "Results")
+    assert not markers_under_legend(page, "Predicted against measured")
+
+
 def test_results_residual_panels_share_one_row(page, comm_csv):
     upload(page, comm_csv)
     go_to(page, "Results")
