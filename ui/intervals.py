@@ -1,4 +1,4 @@
-"""Intervals for the shown fit: computed after the fit is drawn, cached, never blocking it.
+"""Intervals for the shown fit: with a quick fit's page, after a slower fit's, cached.
 
 A page that shows them calls :func:`attach` before drawing. For a quick fit they are computed
 then (a tenth of a second on the bundled datasets), so the page is drawn once, with its bands; for
@@ -17,7 +17,6 @@ import streamlit as st
 
 from perfmodel import FitResult, Measurements, PerfModelError
 
-from . import state
 from .fitting import NotCached, quick
 
 LEVEL = 0.9
@@ -70,7 +69,8 @@ def attach() -> None:
     if res is None or ss.get("meas") is None or res.has_intervals or ss.get("intervals_error") == id(res):
         return
     args = _args(res)
-    if quick(res) and not args[3]:
+    *_, ensemble = args
+    if quick(res) and not ensemble:
         _compute(args)
     else:
         ss["intervals:wanted"] = True

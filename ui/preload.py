@@ -16,6 +16,13 @@ from pathlib import Path
 import streamlit as st
 
 KEY = "plotly_preload"
+#: Hides the element with its layout wrapper, which would otherwise take a flex gap above the title.
+_HIDE = '<style>[data-testid="stLayoutWrapper"]:has(> .st-key-{key}) {{display: none}}</style>'
+#: Imports the chunk by the URL Streamlit's own import resolves: its name beside Streamlit's main script.
+_IMPORT = ("<script type=\"module\">"
+           "const main = document.querySelector('script[type=module][src*=\"/static/js/\"]');"
+           "if (main) import(new URL('{name}', main.src).href).catch(() => {{}});"
+           "</script>")
 
 
 @lru_cache(maxsize=1)
@@ -32,7 +39,4 @@ def plotly() -> None:
     if name is None:
         return
     with st.container(key=KEY):
-        # Hidden with its layout wrapper, which would otherwise take a flex gap above the page title.
-        st.html(f'<style>[data-testid="stLayoutWrapper"]:has(> .st-key-{KEY}) {{display: none}}</style>'
-                f"<script type=\"module\">import(new URL('static/js/{name}', document.baseURI).href)"
-                ".catch(() => {});</script>", unsafe_allow_javascript=True)
+        st.html(_HIDE.format(key=KEY) + _IMPORT.format(name=name), unsafe_allow_javascript=True)

@@ -74,6 +74,10 @@ def test_plotly_js_loads_with_the_first_message_from_a_hidden_element(page):
         return title.getBoundingClientRect().top - main.getBoundingClientRect().top - parseFloat(getComputedStyle(main).paddingTop);
     }""")
     assert abs(gap) < 1, f"the hidden preload element leaves {gap:.0f} px above the page title"
+    go_to(page, "Results")  # Streamlit's own import of the chunk finds the module loaded: one fetch
+    page.wait_for_selector(f"{PLOT} .main-svg")
+    assert page.evaluate("(name) => performance.getEntriesByType('resource').filter(e => e.name.endsWith(name))"
+                         ".length", _chunk()) == 1
     no_exception(page)
     assert not page.js_errors
 
