@@ -22,6 +22,7 @@ from . import __version__
 from .data import Measurements
 from .errors import PerfModelError
 from .evaluate import METRIC_LABELS
+from .overlap import partner_text
 from .plots import TIME_UNIT, fmt_num, report_figures, scaling_data, term_styles
 
 METRIC_ORDER = ("mape", "smape", "max_pct_error", "rmse", "r2", "adj_r2")
@@ -48,8 +49,9 @@ def constants_table(result) -> pd.DataFrame:
 
     Columns: name, term (formula with fitted exponents), meaning (plain words), category,
     value, unit, share (% of the total predicted time over the data; blank for exponents),
-    bounds (exponents only); with the fit's intervals also ``low`` and ``high`` (its 90 % interval)
-    and ``share low (%)``, ``share high (%)``.
+    bounds (exponents only); for a model with overlaps also ``overlapped with`` (the terms of the
+    other side); with the fit's intervals also ``low`` and ``high`` (its 90 % interval) and
+    ``share low (%)``, ``share high (%)``.
     """
     ci = result.constant_intervals(0.9) if result.has_intervals else {}
     si = result.share_intervals(0.9) if result.has_intervals else {}
@@ -60,7 +62,8 @@ def constants_table(result) -> pd.DataFrame:
                      "meaning": s.label if s.label != s.formula else "", "category": s.category,
                      "value": float(c), "unit": coefficient_unit("" if s.text == "1" else s.formula),
                      "share (%)": float(result.shares.get(s.text, float("nan"))) * 100, "bounds": ""})
-    gammas = {grp.param for grp in result._expression().overlaps}
+    overlaps = result._expression().overlaps
+    gammas = {grp.param for grp in overlaps}
     for name, v in result.params.items():
         lo, hi = result.param_bounds.get(name, [float("nan"), float("nan")])
         term, meaning = (("overlap γ", "how far the overlap's sides hide each other (1: not at all, large: the "
@@ -68,6 +71,12 @@ def constants_table(result) -> pd.DataFrame:
         rows.append({"name": name, "term": term, "meaning": meaning, "category": "",
                      "value": float(v), "unit": "–", "share (%)": float("nan"), "bounds": f"[{lo:g}, {hi:g}]"})
     columns = ["name", "term", "meaning", "category", "value", "unit", "share (%)", "bounds"]
+    if overlaps:  # which terms each term overlaps with (the other side of its overlap)
+        formulas = [r["term"] for r in rows[:len(result.terms)]]
+        for k, r in enumerate(rows):
+            note = partner_text(overlaps, formulas, k) if k < len(result.terms) else None
+            r["overlapped with"] = note.removeprefix("overlapped with ") if note else ""
+        columns.insert(columns.index("category") + 1, "overlapped with")
     if ci:
         for r in rows:
             name = r["name"]
@@ -77,7 +86,10 @@ def constants_table(result) -> pd.DataFrame:
             term = result.terms[int(name[1:])] if name in result.coefficients else None
             lo_s, hi_s = si.get(term, (float("nan"), float("nan")))
             r["share low (%)"], r["share high (%)"] = lo_s * 100, hi_s * 100
-        columns = columns[:5] + ["low", "high"] + columns[5:7] + ["share low (%)", "share high (%)"] + columns[7:]
+        i = columns.index("value") + 1
+        columns[i:i] = ["low", "high"]
+        i = columns.index("share (%)") + 1
+        columns[i:i] = ["share low (%)", "share high (%)"]
     return pd.DataFrame(rows, columns=columns)
 
 

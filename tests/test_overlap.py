@@ -157,7 +157,7 @@ def test_intervals_work_for_overlap_models():
     assert np.allclose(back.predict(df, interval=0.9).to_numpy(), r.predict(df, interval=0.9).to_numpy())
 
 
-def test_constants_table_names_the_overlaps_gamma():
+def test_constants_table_names_the_overlaps_gamma_and_what_each_term_overlaps_with():
     from perfmodel.report import constants_table
 
     rows = [{"p": p, "b": b, "t": 2 + ((0.01 * b) ** 2 + (0.3 * np.log2(p)) ** 2) ** 0.5}
@@ -166,3 +166,9 @@ def test_constants_table_names_the_overlaps_gamma():
     table = constants_table(res)
     [g] = table[table["name"] == "g"].to_dict("records")
     assert g["term"] == "overlap γ" and "hide" in g["meaning"] and g["value"] == pytest.approx(2, rel=1e-3)
+    # each side names the other; the constant and γ overlap nothing
+    assert table.set_index("term")["overlapped with"].to_dict() == {
+        "1 (constant)": "", "b": "log2(p)", "log2(p)": "b", "overlap γ": ""}
+    plain = constants_table(perfmodel.Model("1 + b + log2(p)").fit(pd.DataFrame(rows), time="t",
+                                                                   factors={"p": "p", "b": "b"}))
+    assert "overlapped with" not in plain.columns

@@ -14,8 +14,12 @@ SHARE_INTERVAL = "share, 90 %"
 COLUMNS = {
     "name": st.column_config.TextColumn("name", help="c_k multiplies term k; other names are exponents"),
     "term": st.column_config.TextColumn("term", help="The term with the fitted exponents"),
-    "meaning": st.column_config.TextColumn("meaning", help="Plain-word name of a library term"),
+    "meaning": st.column_config.TextColumn("meaning", width="medium",  # a long one would push the numbers out
+                                           help="Plain-word name of a library term"),
     "category": st.column_config.TextColumn("category", help="start-up, compute or communication"),
+    "overlapped with": st.column_config.TextColumn(
+        "overlapped with", help="The terms on the other side of the term's overlap: the time the two sides "
+                                "run at once is counted once (see the overlap γ)"),
     "value": st.column_config.NumberColumn("value", format="%.4g", help="Fitted value"),
     "low": st.column_config.NumberColumn("90 % low", format="%.4g",
                                          help="Lower end of the 90 % interval (bootstrap over configurations)"),
