@@ -78,6 +78,15 @@ def submit(at, label: str) -> None:
     button.click().run()
 
 
+def model_page_with(name: str, rows: list[str]) -> AppTest:
+    """A new session that uploads the CSV lines ``rows`` as ``name``, uses them and opens the Model page."""
+    at = new_app().run()
+    upload(at, name, "\n".join(rows).encode())
+    submit(at, "Use this data")
+    at.switch_page("pages/model.py").run()
+    return at
+
+
 def test_default_dataset_loads_and_fits(app):
     ss = app.session_state
     # a first visit explains itself: three steps, dismissable
@@ -301,10 +310,7 @@ def test_a_preset_button_gives_a_batch_that_never_changes_no_exponent():
     for p in (1, 2, 4, 8, 16):
         it = np.ceil(100000 / (p * 64))
         rows += [f"{p},64,100000,{(5 + 0.02 * it + 0.003 * it * np.log2(p) + 0.1 * p) * f:.5f}" for f in (0.99, 1.01)]
-    at = new_app().run()
-    upload(at, "one_batch.csv", "\n".join(rows).encode())
-    submit(at, "Use this data")
-    at.switch_page("pages/model.py").run()
+    at = model_page_with("one_batch.csv", rows)
     at.button(key="preset:data-parallel").click().run()
     assert not at.session_state["bounds"]
     submit(at, "Fit model")
@@ -582,10 +588,7 @@ def test_three_gpu_counts_get_the_papers_model_and_the_search_says_why():
     for p in (1, 2, 4):
         it = np.ceil(1_280_000 / (p * 64))
         rows += [f"{p},1280000,64,{(20 + 0.05 * it + 0.01 * it * np.log2(p)) * f:.4f}" for f in (0.99, 1.01)]
-    at = new_app().run()
-    upload(at, "three.csv", "\n".join(rows).encode())
-    submit(at, "Use this data")
-    at.switch_page("pages/model.py").run()
+    at = model_page_with("three.csv", rows)
     res = at.session_state["result"]
     assert res.terms == ["1", "I", "I*log2(p)", "p"]  # the paper's model, b^e_b left out (b has one value)
     at.button(key="auto:go").click().run()
