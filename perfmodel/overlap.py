@@ -176,9 +176,9 @@ def join_signed(items: list) -> str:
 
 
 def partner_text(groups: list[Overlap], terms: list[str], k: int) -> str | None:
-    """'overlapped with X + Y' for a term inside an overlap (the other side's terms), else None."""
+    """'X + Y', the other side's terms, for a term inside an overlap; else None."""
     for grp in groups:
         if k in grp.terms:
             other = grp.b if k in grp.a else grp.a
-            return "overlapped with " + " + ".join(terms[i] for i in other)
+            return " + ".join(terms[i] for i in other)
     return None

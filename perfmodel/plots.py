@@ -180,7 +180,8 @@ class TermStyle:
     color: str
     formula: str     # the term with fitted exponents, e.g. "I·b^0.89"
     meaning: str = ""
-    note: str = ""   # e.g. "overlapped with I·min(p - 1, 1) (γ = 3)" for a term inside an overlap
+    overlapped_with: str = ""  # for a term inside an overlap, the other side's terms, e.g. "I·min(p - 1, 1)"
+    note: str = ""   # e.g. "overlapped with I·min(p - 1, 1) (γ = 3; ...)" for a term inside an overlap
 
     @property
     def legend(self) -> str:
@@ -271,10 +272,11 @@ def term_styles(result) -> list[TermStyle]:
         term_params = [() for _ in result.terms]
         overlaps = []
     used = {c: 0 for c in CATEGORY_COLORS}
+    pretty = [_pretty(t, result.params) for t in result.terms]
     out = []
     for k, text in enumerate(result.terms):
         lib = canon.get(_canonical(text, term_params[k]))
-        formula = _pretty(text, result.params)
+        formula = pretty[k]
         if lib is not None:
             label, category, meaning = TERM_LABELS.get(lib.key, lib.key), lib.category, lib.meaning
         else:
@@ -287,11 +289,12 @@ def term_styles(result) -> list[TermStyle]:
         used[category] += 1
         if result.signs[k] < 0:
             formula = "−" + formula
-        note = partner_text(overlaps, [_pretty(t, result.params) for t in result.terms], k) or ""
-        if note:
+        partners, note = partner_text(overlaps, pretty, k) or "", ""
+        if partners:
             grp = next(g for g in overlaps if k in g.terms)
-            note += f" (γ = {result.params[grp.param]:.3g}; the overlapped time is split by the sides' γ-th powers)"
-        out.append(TermStyle(text, label, category, color, formula, meaning, note))
+            note = (f"overlapped with {partners} (γ = {result.params[grp.param]:.3g}; the overlapped time is "
+                    "split by the sides' γ-th powers)")
+        out.append(TermStyle(text, label, category, color, formula, meaning, partners, note))
     # Two terms with the same plain-word label (e.g. two custom formulas) stay distinguishable.
     seen: dict[str, int] = {}
     for s in out:

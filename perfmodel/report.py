@@ -22,7 +22,6 @@ from . import __version__
 from .data import Measurements
 from .errors import PerfModelError
 from .evaluate import METRIC_LABELS
-from .overlap import partner_text
 from .plots import TIME_UNIT, fmt_num, report_figures, scaling_data, term_styles
 
 METRIC_ORDER = ("mape", "smape", "max_pct_error", "rmse", "r2", "adj_r2")
@@ -61,7 +60,8 @@ def constants_table(result) -> pd.DataFrame:
         rows.append({"name": f"c{k}", "term": "1 (constant)" if s.text == "1" else s.formula,
                      "meaning": s.label if s.label != s.formula else "", "category": s.category,
                      "value": float(c), "unit": coefficient_unit("" if s.text == "1" else s.formula),
-                     "share (%)": float(result.shares.get(s.text, float("nan"))) * 100, "bounds": ""})
+                     "share (%)": float(result.shares.get(s.text, float("nan"))) * 100, "bounds": "",
+                     "overlapped with": s.overlapped_with})
     overlaps = result._expression().overlaps
     gammas = {grp.param for grp in overlaps}
     for name, v in result.params.items():
@@ -69,13 +69,10 @@ def constants_table(result) -> pd.DataFrame:
         term, meaning = (("overlap γ", "how far the overlap's sides hide each other (1: not at all, large: the "
                           "smaller side is hidden)") if name in gammas else ("exponent", "free exponent"))
         rows.append({"name": name, "term": term, "meaning": meaning, "category": "",
-                     "value": float(v), "unit": "–", "share (%)": float("nan"), "bounds": f"[{lo:g}, {hi:g}]"})
+                     "value": float(v), "unit": "–", "share (%)": float("nan"), "bounds": f"[{lo:g}, {hi:g}]",
+                     "overlapped with": ""})
     columns = ["name", "term", "meaning", "category", "value", "unit", "share (%)", "bounds"]
     if overlaps:  # which terms each term overlaps with (the other side of its overlap)
-        formulas = [r["term"] for r in rows[:len(result.terms)]]
-        for k, r in enumerate(rows):
-            note = partner_text(overlaps, formulas, k) if k < len(result.terms) else None
-            r["overlapped with"] = note.removeprefix("overlapped with ") if note else ""
         columns.insert(columns.index("category") + 1, "overlapped with")
     if ci:
         for r in rows:
