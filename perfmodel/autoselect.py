@@ -739,19 +739,16 @@ def _context():
     return mp.get_context("spawn")
 
 
+#: OpenBLAS's (get, set) thread-count functions under their build's names; MKL's setter besides.
 _BLAS_THREAD_PAIRS = (("openblas_get_num_threads", "openblas_set_num_threads"),
                       ("openblas_get_num_threads64_", "openblas_set_num_threads64_"),
                       ("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_"),
                       ("scipy_openblas_get_num_threads", "scipy_openblas_set_num_threads"))
-_BLAS_SET_THREADS = ("openblas_set_num_threads", "openblas_set_num_threads64_",
-                     "scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
-                     "MKL_Set_Num_Threads")
+_BLAS_SET_THREADS = tuple(set_ for _, set_ in _BLAS_THREAD_PAIRS) + ("MKL_Set_Num_Threads",)
 
 
 def _blas_libraries() -> list:
     """The OpenBLAS/MKL libraries numpy and SciPy loaded (Linux; best effort, else [])."""
-    import ctypes
-
     try:
         with open("/proc/self/maps") as fh:
             paths = {line.split()[-1] for line in fh if "blas" in line.lower() or "mkl" in line.lower()}
@@ -1436,9 +1433,10 @@ def auto_select(meas: Measurements, *, lam: float = DEFAULT_LAM, loss: str = "re
 
 def plausible(selection: Selection, shown: Candidate | None = None) -> tuple[FitResult, list[FitResult], dict]:
     """The displayed model of ``selection`` (``shown``, one of its candidates; default the best), the
-    other plausible ones (its other candidates within noise of the best score) and the keyword arguments :meth:`perfmodel.FitResult.compute_intervals` needs for
-    model averaging: ``candidates``, their validation ``scores`` (the displayed model's first), the
-    score noise ``noise_scale``. When the validation was too small to choose (``selection.prior``),
+    other plausible ones (its other candidates within noise of the best score) and the keyword
+    arguments :meth:`perfmodel.FitResult.compute_intervals` needs for model averaging:
+    ``candidates``, their validation ``scores`` (the displayed model's first), the score noise
+    ``noise_scale``. When the validation was too small to choose (``selection.prior``),
     the paper's model shown first counts as plausible as the best validated one (its score is no
     evidence), so the intervals weigh them alike; the shown model still predicts. (Letting their
     ensemble predict instead was measured on the 61 short real series with 3 GPU counts: median error
