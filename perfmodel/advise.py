@@ -22,10 +22,9 @@ import re
 
 import numpy as np
 import pandas as pd
-from scipy.special import ndtri  # the normal quantile (scipy.stats costs 0.6 s to import)
 
 from .errors import PerfModelError
-from .uncertainty import DEFAULT_LEVEL, distance
+from .uncertainty import DEFAULT_LEVEL, distance, normal_quantile
 
 _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 
@@ -98,7 +97,7 @@ def advise(result, target: dict, grid: dict | pd.DataFrame, *, budget: float | N
     cand = grid if isinstance(grid, pd.DataFrame) else candidates(result, target, grid)
     cand = cand[list(result.factors)].reset_index(drop=True)
     tgt = {s: np.array([float(target[s])]) for s in result.factors}
-    z = float(ndtri(0.5 + level / 2))
+    z = normal_quantile(level)
     q = unc.noise.quantile(level)
     kappa = unc.kappa(level)[0]
     preds_t, w, points_t = unc.member_predictions(tgt)  # (S, 1) replicates at the target

@@ -64,7 +64,12 @@ PRIOR_KAPPA = 0.1
 #: Most "train small, test large" splits used for the calibration.
 MAX_SPLITS = 3
 
-_Z90 = float(ndtri(0.5 + DEFAULT_LEVEL / 2))
+def normal_quantile(level: float) -> float:
+    """z such that a normal variable lies within ±z standard deviations with probability ``level``."""
+    return float(ndtri(0.5 + level / 2))
+
+
+_Z90 = normal_quantile(DEFAULT_LEVEL)
 # Webb's six-point distribution: ±sqrt(1/2), ±1, ±sqrt(3/2), each 1/6 (mean 0, variance 1).
 _WEBB = np.array([-math.sqrt(1.5), -1.0, -math.sqrt(0.5), math.sqrt(0.5), 1.0, math.sqrt(1.5)])
 
@@ -321,7 +326,7 @@ class Noise:
     source: str  # "residuals", "repeats" or "prior"
 
     def quantile(self, level: float) -> float:
-        z = stdtrit(self.df, 0.5 + level / 2) if self.df else ndtri(0.5 + level / 2)
+        z = stdtrit(self.df, 0.5 + level / 2) if self.df else normal_quantile(level)
         return float(self.sigma * z)
 
     def to_dict(self) -> dict:
@@ -435,7 +440,7 @@ class Uncertainty:
     # -- calibration --------------------------------------------------------------------------
     def kappa(self, level: float) -> tuple[float, str]:
         """Spread of the extrapolation error per doubling (log units) at ``level``, and how it was obtained."""
-        z = float(ndtri(0.5 + level / 2))
+        z = normal_quantile(level)
         pts = np.asarray(self.calibration, float).reshape(-1, 4)
         n = len(pts)
         if n == 0:
@@ -488,7 +493,7 @@ class Uncertainty:
             hu = np.maximum(hi_q - lt, 0.0)
             q = self.noise.quantile(level)
             kappa = self.kappa(level)[0] if widen else 0.0
-            x = ndtri(0.5 + level / 2) * kappa * distance(self.factor_ranges, env)
+            x = normal_quantile(level) * kappa * distance(self.factor_ranges, env)
             low = np.exp(lt - np.sqrt(hl ** 2 + q ** 2 + x ** 2))
             high = np.exp(lt + np.sqrt(hu ** 2 + q ** 2 + x ** 2))
         bad = ~(t > 0)
