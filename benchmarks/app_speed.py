@@ -53,6 +53,12 @@ new MutationObserver(() => {
   }
 }).observe(document, {subtree: true, childList: true, characterData: true});
 """
+DEEPBENCH = "deepbench-allreduce-p100"
+#: The default dataset's λ at which the live steps start: from 0.01 each step of the slider changes
+#: the formula at 3 significant digits (at the default λ 1e-5 its neighbours give the same digits).
+LIVE_START = 0.01
+LIVE_FORMULA = ("() => { const k = document.querySelector('.st-key-live_formula .katex-html');"
+                " return k ? k.textContent : null; }")
 PARITY = "Predicted against measured"                     # the Results page's parity chart
 COMPARE_PARITY = "Predicted against measured, all models"  # the Compare page's (a title not on Results)
 
@@ -64,12 +70,6 @@ def drawn_at(page, title: str = "") -> float:
             " return k === undefined ? null : window.__drawn[k]; }")
     page.wait_for_function(find, arg=title, timeout=180_000)
     return page.evaluate(find, title) / 1e3
-DEEPBENCH = "deepbench-allreduce-p100"
-#: The default dataset's λ at which the live steps start: from 0.01 each step of the slider changes
-#: the formula at 3 significant digits (at the default λ 1e-5 its neighbours give the same digits).
-LIVE_START = 0.01
-LIVE_FORMULA = ("() => { const k = document.querySelector('.st-key-live_formula .katex-html');"
-                " return k ? k.textContent : null; }")
 
 
 def make_upload(path: Path) -> pd.DataFrame:
@@ -233,7 +233,7 @@ def main() -> None:
             ("live λ: key press -> new formula, 300 rows, 6 parameters", live_big),
             ("Compare, first visit, 30-row upload -> chart", compare),
             (f"Results by link, {DEEPBENCH}, first visit -> chart", deepbench),
-            (f"the same, from a browser that opened the app before", deepbench_back)]
+            ("the same, from a browser that opened the app before", deepbench_back)]
     print(f"{'step':<58} {'median s':>9} {'max s':>7} {'runs':>5} {'x baseline':>11}")
     for name, vals in rows:
         if not vals:
