@@ -131,7 +131,7 @@ def run_fit(bar=None, on_fitted=None, validate: bool = True) -> bool:
         return False
     settings = state.fit_settings()
     key = state.settings_key(settings)
-    method = ss["settings"].get("validation", "kfold")
+    method = _validation_method()
 
     def on_generation(gen, maxiter, cost):
         if bar is not None:
@@ -169,6 +169,11 @@ def run_fit(bar=None, on_fitted=None, validate: bool = True) -> bool:
     return True
 
 
+def _validation_method() -> str:
+    """The cross-validation the Model page's settings ask for ("kfold", "loco" or "none")."""
+    return st.session_state["settings"].get("validation", "kfold")
+
+
 def _validate_current(method: str, cached_only: bool = False) -> dict:
     """The cross-validation of the current fit (``cached_only``: only if known, else NotCached)."""
     ss = st.session_state
@@ -193,7 +198,7 @@ def ensure_fit() -> None:
     with st.spinner("Fitting the model to the data…"):
         run_fit(validate=False)
     if ss.get("cv:pending"):
-        method = ss["settings"].get("validation", "kfold")
+        method = _validation_method()
         try:  # validated before (another session, the same fit): no need to wait
             _store_validation(_validate_current(method, cached_only=True))
         except NotCached:
@@ -219,7 +224,7 @@ def ensure_validation() -> bool:
     if is_stale():  # the terms or settings changed since: the next fit validates
         ss["cv:pending"] = False
         return False
-    method = ss["settings"].get("validation", "kfold")
+    method = _validation_method()
     with st.spinner("Cross-validating the fit…"):
         _store_validation(_validate_current(method))
     return True
