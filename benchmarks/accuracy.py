@@ -4,13 +4,13 @@
     python benchmarks/accuracy.py --series [--workers N] [--ks 3,4,5,6] [--ahead 2] [--json out.json]
 
 For every bundled dataset with a processor factor ``p`` (``--all``: also the HPC, collective and
-synthetic ones), the rows are split by :func:`perfmodel.evaluate.largest_scale_query` (the
+synthetic ones), the rows are split by :func:`perfmodel.fitting.evaluate.largest_scale_query` (the
 largest ~30 % of the ``p`` values are held out, e.g. ``p > 8``); each model is chosen and fitted
 on the smaller scales only and asked for the larger ones. Printed: the MAPE (%) on the held-out
 rows of
 
 * ``auto``: what ``fit --auto`` gives, run on the training rows only
-  (:func:`perfmodel.autoselect.auto_select`, then intervals over its plausible candidates, whose
+  (:func:`perfmodel.search.auto_select`, then intervals over its plausible candidates, whose
   ensemble predicts where the search says so);
 * ``data-parallel`` and ``ernest``: the presets;
 * ``PMNF``: the Extra-P-like search (:func:`perfmodel.compare.pmnf_search`) on the training rows;
@@ -22,7 +22,7 @@ rows of
 ``--series``: short real series in the shape users have (``benchmarks/short_series.py``): each TF
 CNN benchmark curve, MLPerf time-to-train curve and sweep curve cut after its first 3 to 6 measured
 GPU counts, the next one or two counts to predict. Side by side (MAPE % on the predicted counts):
-``auto``, every preset of :data:`perfmodel.terms.PRESETS` (so new presets appear by themselves),
+``auto``, every preset of :data:`perfmodel.language.terms.PRESETS` (so new presets appear by themselves),
 ``ernest-lsq``, ``PMNF`` (the search), and the peers fitted by their own code's method
 (``benchmarks/peers.py``): ``pollux-ref`` (AdaptDL's model, priors/pinning, L-BFGS-B on log
 errors) and ``optimus-ref`` (Optimus's speed model by ``curve_fit``, all-reduce: no servers).
@@ -54,12 +54,14 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from perfmodel import Model, PerfModelError  # noqa: E402
-from perfmodel.autoselect import auto_select, plausible  # noqa: E402
+from perfmodel import Model, PerfModelError, compute_intervals  # noqa: E402
+from perfmodel.search import auto_select, plausible  # noqa: E402
 from perfmodel.compare import pmnf_search  # noqa: E402
-from perfmodel.datasets import list_datasets, load_dataset  # noqa: E402
-from perfmodel.evaluate import evaluate_query, largest_scale_query, metrics  # noqa: E402
-from perfmodel.terms import PRESETS  # noqa: E402
+from perfmodel.data.datasets import list_datasets, load_dataset  # noqa: E402
+from perfmodel.fitting.evaluate import largest_scale_query  # noqa: E402
+from perfmodel.language.expression import evaluate_query  # noqa: E402
+from perfmodel.fitting import metrics  # noqa: E402
+from perfmodel.language import PRESETS  # noqa: E402
 
 MODELS = ("auto", "data-parallel", "ernest", "PMNF", "ernest-lsq", "PMNF-lsq", "catalogue")
 
@@ -74,7 +76,7 @@ def auto_result(train, workers=1):
     """The automatic model as ``fit --auto`` gives it: the search, then intervals over its plausible
     candidates (whose ensemble predicts when the search's validation was too small to choose)."""
     res, _, averaging = plausible(auto_select(train, workers=workers))
-    return res.compute_intervals(train, replicates=100, **averaging)
+    return compute_intervals(res, train, replicates=100, **averaging)
 
 
 def fit_predict(name, train, test, dataset, workers):

@@ -27,7 +27,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from perfmodel import Measurements, Model  # noqa: E402
+from perfmodel import Measurements, Model, compute_intervals  # noqa: E402
 from perfmodel.advise import advise  # noqa: E402
 
 TERMS = "1 + N/p + log2(p) + p"
@@ -48,7 +48,7 @@ def measure(rng, p, noise):
 def fit(runs):
     frame = pd.DataFrame(runs, columns=["p", "t"]).assign(N=N)
     meas = Measurements.from_frame(frame, "t", {"p": "p", "N": "N"})
-    return Model(TERMS).fit(meas).compute_intervals(meas, replicates=100)
+    return compute_intervals(Model(TERMS).fit(meas), meas, replicates=100)
 
 
 def state(res):

@@ -33,7 +33,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from perfmodel import Model  # noqa: E402
-from perfmodel.datasets import DEFAULT_DATASET, get_dataset, load_dataset  # noqa: E402
+from perfmodel.data.datasets import DEFAULT_DATASET, get_dataset, load_dataset  # noqa: E402
 from tests.browser.harness import (CHROMIUM, CHROMIUM_ARGS, IDLE, new_page, open_app, running_app,  # noqa: E402
                                    wait_for_run)
 

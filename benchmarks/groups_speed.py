@@ -61,12 +61,12 @@ def table(groups: int, seed: int = 0) -> pd.DataFrame:
 def child(args) -> None:
     """Run one backend and print a JSON line with its timings (this process is measured)."""
     from perfmodel import fit_groups
-    from perfmodel.autoselect import _one_blas_thread
-    from perfmodel.groups import dask_client
+    from perfmodel.parallel import one_blas_thread
+    from perfmodel.parallel import dask_client
 
     # One BLAS thread here too, as in the pool's and Dask's workers, so the serial baseline is not
     # slowed by OpenBLAS threads spinning on a 2-core machine.
-    _one_blas_thread()
+    one_blas_thread()
 
     frame = pd.read_csv(args.table)
     kw = dict(time="time", factors={"p": "p", "N": "N"}, terms=TERMS, cv=args.cv, seed=0)
@@ -159,7 +159,7 @@ def main(argv=None) -> int:
     if args.child:
         child(args)
         return 0
-    from perfmodel.autoselect import n_workers
+    from perfmodel.parallel import n_workers
 
     workers = n_workers(args.workers)
     fits_per_group = 1 + (args.cv if args.cv >= 2 else 0)

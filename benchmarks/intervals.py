@@ -4,7 +4,7 @@
 
 For every bundled real dataset with a processor factor ``p`` (training runs, the sweep and the
 collectives), the largest ~30 % of the ``p`` values are held out
-(:func:`perfmodel.evaluate.largest_scale_query`); the model is chosen, fitted and given its
+(:func:`perfmodel.fitting.evaluate.largest_scale_query`); the model is chosen, fitted and given its
 intervals on the smaller scales only, then asked for the held-out ones. Printed per dataset and
 model: coverage (share of held-out measured runs inside their interval), the median half-width
 as a share of the prediction, and the MAPE of the point prediction; then the pooled coverage and
@@ -26,10 +26,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from perfmodel import Measurements, Model, PerfModelError  # noqa: E402
-from perfmodel.autoselect import auto_select, plausible  # noqa: E402
-from perfmodel.datasets import list_datasets, load_dataset  # noqa: E402
-from perfmodel.evaluate import evaluate_query, largest_scale_query  # noqa: E402
+from perfmodel import Measurements, Model, PerfModelError, compute_intervals  # noqa: E402
+from perfmodel.search import auto_select, plausible  # noqa: E402
+from perfmodel.data.datasets import list_datasets, load_dataset  # noqa: E402
+from perfmodel.fitting.evaluate import largest_scale_query
+from perfmodel.language.expression import evaluate_query  # noqa: E402
 
 
 def fit_with_intervals(name: str, train: Measurements, replicates: int):
@@ -37,9 +38,9 @@ def fit_with_intervals(name: str, train: Measurements, replicates: int):
     if name == "auto":
         sel = auto_select(train, n_best=3, workers=1)
         res, others, averaging = plausible(sel)
-        res.compute_intervals(train, replicates=replicates, **averaging)
+        compute_intervals(res, train, replicates=replicates, **averaging)
         return res, dataclasses.replace(res, uncertainty={}) if others else None
-    return Model(preset=name).fit(train).compute_intervals(train, replicates=replicates), None
+    return compute_intervals(Model(preset=name).fit(train), train, replicates=replicates), None
 
 
 def cases(kind: str):
@@ -82,10 +83,10 @@ def speed(replicates: int) -> None:
     res = model.fit(meas)
     t_fit = time.perf_counter() - t0
     t0 = time.perf_counter()
-    res.compute_intervals(meas, replicates=replicates, calibrate=False)
+    compute_intervals(res, meas, replicates=replicates, calibrate=False)
     t_boot = time.perf_counter() - t0
     t0 = time.perf_counter()
-    res.compute_intervals(meas, replicates=replicates)
+    compute_intervals(res, meas, replicates=replicates)
     t_all = time.perf_counter() - t0
     print(f"\nspeed: {res.n_params} fitted parameters (one a free exponent), 300 rows, {replicates} replicates")
     print(f"  fit (differential evolution)          {t_fit:6.3f} s   1.00x")

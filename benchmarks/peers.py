@@ -103,7 +103,7 @@ def nodes(meas: Measurements) -> np.ndarray:
 def iterations(meas: Measurements) -> tuple[np.ndarray, bool]:
     """(optimiser steps of each run, whether the count is absolute).
 
-    As :func:`perfmodel.terms.iterations`: E·ceil(N/(p·b)) (or E·ceil(N/B)); without a batch
+    As :func:`perfmodel.language.terms.iterations`: E·ceil(N/(p·b)) (or E·ceil(N/B)); without a batch
     E·N/p; without N only ∝ E/(p·b) (relative: False)."""
     E = meas.values("E") if "E" in meas.factors else np.ones(meas.n_rows)
     has_batch = "b" in meas.factors or "B" in meas.factors

@@ -25,7 +25,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from perfmodel import Measurements  # noqa: E402
-from perfmodel.datasets import DATA_DIR, list_datasets, load_dataset  # noqa: E402
+from perfmodel.data.datasets import DATA_DIR, list_datasets, load_dataset  # noqa: E402
 
 
 def series(sweep: bool = False):

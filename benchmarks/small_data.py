@@ -9,7 +9,7 @@ asked for 8. The series (TF CNN benchmark curves, MLPerf time to train) are buil
 Each series is cut after its first ``k`` GPU counts (k = 3, 4); the preset is fitted on those at
 each λ and asked for the next GPU counts. Printed per λ: the number of fits, how many failed, the
 median and 90th percentile of the absolute percentage error at the next larger scales, and the
-share of series off by more than 20 %. This is the table behind ``perfmodel.fit.DEFAULT_LAM``.
+share of series off by more than 20 %. This is the table behind ``perfmodel.fitting.DEFAULT_LAM``.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from perfmodel.evaluate import largest_scale_query
+from perfmodel.fitting.evaluate import largest_scale_query
 from ui import compare_panel
 from ui.nav import guard
 from ui.widgets import require_result

@@ -7,8 +7,9 @@ import streamlit as st
 
 from perfmodel import PerfModelError
 from perfmodel.data import PRESET_SYMBOLS, ROLE_SYMBOLS
-from perfmodel.datasets import get_dataset
-from perfmodel.plots import fmt_num, overview_figure
+from perfmodel.data.datasets import get_dataset
+from perfmodel.plots.style import fmt_num
+from perfmodel.plots.overview import overview_figure
 from ui import mapping, state, welcome
 from ui.nav import guard
 from ui.widgets import md

@@ -4,9 +4,8 @@ import numpy as np
 import streamlit as st
 
 from perfmodel import PerfModelError
-from perfmodel.group_plots import (MODES, best_scaling, common_range_end, group_scaling_data,
-                                   group_scaling_figure, group_split_data, group_split_figure, group_table)
-from perfmodel.plots import FACTOR_WORDS, fmt_num
+from perfmodel.plots.groups import MODES, best_scaling, common_range_end, group_scaling_data, group_scaling_figure, group_split_data, group_split_figure, group_table
+from perfmodel.plots.style import FACTOR_WORDS, fmt_num
 from ui import groups_panel
 from ui.nav import guard
 

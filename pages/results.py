@@ -2,7 +2,9 @@
 
 import streamlit as st
 
-from perfmodel.plots import contributions_figure, parity_figure, residual_data, residuals_figure, shares_figure
+from perfmodel.plots.contributions import contributions_figure, shares_figure
+from perfmodel.plots.parity import parity_figure
+from perfmodel.plots.residuals import residual_data, residuals_figure
 from perfmodel.report import metrics_table
 from ui import constants, fitting, intervals
 from ui.nav import guard

@@ -2,8 +2,7 @@
 
 import streamlit as st
 
-from perfmodel.plots import (scaling_contributions_figure, scaling_data, scaling_figure, speedup_data, speedup_figure,
-                             typical_value)
+from perfmodel.plots.scaling import scaling_contributions_figure, scaling_data, scaling_figure, speedup_data, speedup_figure, typical_value
 from ui import advise_panel, intervals, scaling_panel
 from ui.nav import guard
 from ui.text import md

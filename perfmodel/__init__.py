@@ -8,19 +8,24 @@ decompose and plot.
 >>> r = perfmodel.Model("1 + N/p + log2(p)", lam=0.01).fit(df, time="time_s",
 ...                                                      factors={"p": "gpus", "N": "samples"})
 >>> r.predict(df2), r.contributions(df2), r.to_json()
+
+The package is layered, each layer importing only from those below it (the README's map):
+``language`` (expressions, terms, presets, overlap) < ``data`` (readers, Measurements, datasets,
+schema) < ``fitting`` (cost, DE, FitResult, evaluating stored intervals) < ``uncertainty`` (bootstrap members,
+calibration) < ``search`` (automatic term selection, λ path) < ``compare``, ``groups``,
+``advise``, ``sweep`` (uses of models) < ``plots``, ``report`` (presentation) < ``cli``;
+``parallel`` (the one executor) and ``errors`` serve all of them.
 """
 
-__version__ = "0.1.0"
+from .version import __version__
 
-from .data import Measurements, read_csv, read_extrap, read_table  # noqa: E402
-from .errors import PerfModelError  # noqa: E402
-from .evaluate import cross_validate, holdout, metrics  # noqa: E402
-from .expression import parse_expression  # noqa: E402
-from .fit import Model  # noqa: E402
-from .groups import fit_groups  # noqa: E402
-from .result import FitResult  # noqa: E402
-from .terms import PRESETS, library, preset_spec  # noqa: E402
-
+from .data.measurements import Measurements
+from .data.readers import read_csv, read_extrap, read_table
+from .errors import PerfModelError
+from .fitting import FitResult, Model, cross_validate, holdout, metrics
+from .groups import fit_groups
+from .language import PRESETS, library, parse_expression, preset_spec
+from .uncertainty import compute_intervals
 
 def fit(data, terms=None, *, time=None, factors=None, **kwargs) -> FitResult:
     """Shortcut: ``Model(terms, **kwargs).fit(data, time, factors)``."""
@@ -39,4 +44,4 @@ def contributions(result: FitResult, data):
 
 __all__ = ["Measurements", "Model", "FitResult", "PerfModelError", "fit", "predict", "contributions",
            "read_csv", "read_extrap", "read_table", "metrics", "cross_validate", "holdout",
-           "parse_expression", "library", "preset_spec", "PRESETS", "fit_groups"]
+           "parse_expression", "library", "preset_spec", "PRESETS", "fit_groups", "compute_intervals"]

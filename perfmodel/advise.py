@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import PerfModelError
-from .uncertainty import DEFAULT_LEVEL, distance, normal_quantile
+from .fitting.members import DEFAULT_LEVEL, distance, normal_quantile
 
 _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 

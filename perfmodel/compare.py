@@ -3,13 +3,13 @@
 ``compare(meas, user_model, auto)`` fits every peer to the same measurements and reports, in
 one table, its in-sample MAPE, its k-fold cross-validated MAPE and its MAPE on a hold-out of
 the largest scales, with the winner of each column flagged; the predictions of every peer
-are kept for one parity chart (:func:`perfmodel.selection_plots.comparison_parity`).
+are kept for one parity chart (:func:`perfmodel.plots.selection.comparison_parity`).
 
 Peers
 -----
 * **your model**: the user's :class:`~perfmodel.Model` (or the settings of a :class:`FitResult`),
   with its own settings;
-* **automatic**: the best expression of :func:`perfmodel.autoselect.auto_select`;
+* **automatic**: the best expression of :func:`perfmodel.search.auto_select`;
 * **ernest**, **data-parallel**, **pollux** and **optimus** (:data:`PRESET_PEERS`): the presets of
   :mod:`perfmodel.terms` — Ernest's terms, the paper's generic data-parallel model, Pollux's step time
   (compute and network overlapping, ``overlap(A, B; g)``) and Optimus's parameter-server speed model,
@@ -54,12 +54,14 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from .autoselect import Selection, _run, auto_select, n_workers
-from .data import Measurements
+from .search.candidates import Selection
+from .parallel import run_tasks, n_workers
+from .search.select import auto_select
+from .data.measurements import Measurements
 from .errors import PerfModelError
-from .evaluate import cross_validate, holdout, largest_scale_query
-from .fit import DEFAULT_LAM, Model
-from .result import FitResult
+from .fitting.evaluate import cross_validate, holdout, largest_scale_query
+from .fitting.model import DEFAULT_LAM, Model
+from .fitting.result import FitResult
 
 #: Extra-P's default single-parameter building blocks ``x^(i/j)·log2(x)^k`` as (i, j, k),
 #: from ``extrap/modelers/single_parameter/basic.py::create_default_building_blocks``
@@ -231,7 +233,7 @@ def pmnf_search(meas: Measurements) -> PMNFSearch:
 class PMNFSearchModel:
     """A model-like object whose ``fit`` runs :func:`pmnf_search` and fits the chosen expression.
 
-    It works with :func:`perfmodel.evaluate.cross_validate` and ``holdout`` (the search is
+    It works with :func:`perfmodel.fitting.evaluate.cross_validate` and ``holdout`` (the search is
     re-run on every training part). ``settings`` go to :class:`Model` (``nonneg=False`` as Extra-P).
     """
 
@@ -459,7 +461,7 @@ def compare(meas: Measurements, user_model=None, auto=None, holdout_query: str |
             progress(done, n, f"compared {done} of {n} models")
 
     runnable = [p for p in peers if "error" not in p]
-    done = iter(_run(_peer_task, runnable, n_workers(workers), report, should_stop))
+    done = iter(run_tasks(_peer_task, runnable, n_workers(workers), report, should_stop))
     outs = [{"name": p["name"], "error": p["error"]} if "error" in p else next(done) for p in peers]
     rows, preds, results = [], [], {}
     y = meas.y

@@ -19,7 +19,7 @@ multiplicative pieces that depend only on it are folded into the coefficient, a 
 constant is dropped) and the change is noted.
 
 The executor is a parameter, not a second code path: ``"serial"``, ``"processes"`` (the process
-pool of :mod:`perfmodel.autoselect`, one BLAS thread per worker) or a ``dask.distributed.Client``
+pool of :mod:`perfmodel.search`, one BLAS thread per worker) or a ``dask.distributed.Client``
 (:func:`dask_client` connects to a scheduler or starts a ``LocalCluster``). Every group is fitted
 with the same seed, independently of the others, so every backend gives the same results.
 """
@@ -27,12 +27,10 @@ with the same seed, independently of the others, so every backend gives the same
 from __future__ import annotations
 
 import ast
-import contextlib
 import hashlib
 import inspect
 import math
 import re
-import sys
 import time as _time
 import unicodedata
 from dataclasses import dataclass, field
@@ -42,26 +40,23 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 import pandas as pd
 
-from tqdm import tqdm
 
-from . import datasets
-from .autoselect import _run, auto_select, exact_settings, n_workers, plausible
-from .data import Measurements, read_table
+from .search import auto_select, plausible
+from .uncertainty import compute_intervals
+from .fitting.model import exact_settings
+from .data.measurements import Measurements
 from .errors import PerfModelError, did_you_mean
-from .evaluate import cross_validate
-from .expression import (ITERATIONS, _evaluate, _lex_check, _names, _render, _split_terms, parse_expression,
-                         parse_bounds, with_iterations)
-from .fit import Model
-from .plots import term_styles
-from .result import FitResult
-from .terms import preset_bounds, preset_spec
+from .fitting.evaluate import cross_validate
+from .language.expression import ITERATIONS, _lex_check, _names, parse_expression, parse_bounds
+from .fitting.model import Model
+from .fitting.categories import term_categories
+from .fitting.result import FitResult
+from .language.terms import preset_bounds, preset_spec
+from .language.reduce import without_constant_factors
+from .parallel import execute, executor_name
+from .language.reduce import ITERATION_SYMBOLS
 
-EXECUTORS = ("serial", "processes")
-#: Most groups in one process-pool task.
-CHUNK_MAX = 32
 MISSING_LABEL = "(missing)"
-#: Symbols the iteration count ``I = E·ceil(N/(p·b))`` depends on.
-_ITERATION_SYMBOLS = ("N", "b", "p", "E")
 
 
 # ----------------------------------------------------------------------------------------
@@ -227,114 +222,6 @@ def group_label(key: tuple) -> str:
     return " / ".join(_label_part(v) for v in key)
 
 
-# ----------------------------------------------------------------------------------------
-# constant factors
-# ----------------------------------------------------------------------------------------
-def _factors_of(node: ast.AST, invert: bool = False) -> list[tuple[bool, ast.AST]]:
-    """Top-level multiplicative pieces of a term: ``[(in_denominator, node), ...]``."""
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-        return _factors_of(node.left, invert) + _factors_of(node.right, invert)
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
-        return _factors_of(node.left, invert) + _factors_of(node.right, not invert)
-    return [(invert, node)]
-
-
-def _product(nodes: list[ast.AST]) -> ast.AST | None:
-    out = None
-    for n in nodes:
-        out = n if out is None else ast.BinOp(out, ast.Mult(), n)
-    return out
-
-
-def without_constant_factors(spec: str, symbols: Sequence[str], constant: dict[str, float]) -> tuple[str, list[str]]:
-    """``spec`` with the factors in ``constant`` (symbol -> its one value) left out.
-
-    Each term's multiplicative pieces that depend only on constant symbols (``b^e1`` when ``b`` is
-    constant; ``I`` when N, b, p and E all are) are folded into the term's coefficient; a term left
-    with no varying piece is a constant, i.e. the intercept, and is dropped (or becomes ``1`` when
-    the model has no intercept); a term that turns into a copy of an earlier one is dropped.
-    Returns ``(new_spec, changes)`` with one line per change; ``spec`` unchanged when nothing
-    depends on a constant factor.
-    """
-    const = set(constant)
-    if not const:
-        return spec, []
-    mapped = set(symbols)
-    iteration_deps = {s for s in _ITERATION_SYMBOLS if s in mapped}
-
-    def symbols_of(names: set[str]) -> set[str]:
-        syms = {n for n in names if n in mapped}
-        if ITERATIONS in names:
-            syms |= iteration_deps
-        return syms
-
-    def uses_symbols(names: set[str]) -> bool:
-        return bool({n for n in names if n in mapped} or ITERATIONS in names)
-
-    env = {s: np.array([float(v)]) for s, v in constant.items()}
-    if iteration_deps <= const and {"N", "b"} <= iteration_deps:
-        env = with_iterations(env, (ITERATIONS,))
-    tree = ast.parse(_lex_check(spec).strip(), mode="eval")
-    kept: list[tuple[float, str, bool]] = []
-    changes: list[str] = []
-    folded_into_intercept = False
-    for sign, node in _split_terms(tree.body):
-        before = _render(node)
-        names = _names(node)
-        if not uses_symbols(names) or not (symbols_of(names) & const):
-            kept.append((sign, before, uses_symbols(names)))
-            continue
-        num, den, zero = [], [], None
-        for in_den, piece in _factors_of(node):
-            pnames = _names(piece)
-            if uses_symbols(pnames) and not symbols_of(pnames) - const:
-                if not in_den and _value(piece, env) == 0:
-                    zero = _render(piece)
-                continue  # depends only on constant factors: part of the coefficient now
-            (den if in_den else num).append(piece)
-        if zero is not None:
-            changes.append(f"term {before} is 0 here ({zero} = 0): dropped")
-            continue
-        if not any(uses_symbols(_names(p)) for p in num + den):
-            changes.append(f"term {before} is constant here: dropped (the intercept carries it)")
-            folded_into_intercept = True
-            continue
-        top = _product(num) or ast.Constant(1)
-        bottom = _product(den)
-        after = _render(top if bottom is None else ast.BinOp(top, ast.Div(), bottom))
-        if after != before:
-            changes.append(f"{before} -> {after}")
-        kept.append((sign, after, True))
-    seen: set[str] = set()
-    unique = []
-    for sign, text, varies in kept:
-        if text in seen:
-            changes.append(f"term {text} appears twice after that: kept once")
-            continue
-        seen.add(text)
-        unique.append((sign, text, varies))
-    if folded_into_intercept and all(varies for _, _, varies in unique):
-        unique.insert(0, (1.0, "1", False))
-    if not changes:
-        return spec, []
-    out = ""
-    for i, (sign, text, _) in enumerate(unique):
-        if i == 0:
-            out = ("-" if sign < 0 else "") + text
-        else:
-            out += (" - " if sign < 0 else " + ") + text
-    return out, changes
-
-
-def _value(node: ast.AST, env: dict) -> float | None:
-    """Value of a piece over constant symbols only (None when it has free parameters)."""
-    try:
-        with np.errstate(all="ignore"):
-            return float(np.asarray(_evaluate(node, env, {})).ravel()[0])
-    except (KeyError, PerfModelError):
-        return None
-
-
 def constant_factors(meas: Measurements) -> dict[str, float]:
     """Symbols whose column holds one value in ``meas``: {symbol: value}."""
     out = {}
@@ -358,14 +245,9 @@ def _category_shares(result: FitResult, meas: Measurements) -> dict[str, float]:
     contrib = result.contributions(meas)
     total = float(contrib.to_numpy().sum())
     out: dict[str, float] = {}
-    for style, term in zip(term_styles(result), contrib.columns):
-        out[style.category] = out.get(style.category, 0.0) + (float(contrib[term].sum()) / total if total else 0.0)
+    for category, term in zip(term_categories(result), contrib.columns):
+        out[category] = out.get(category, 0.0) + (float(contrib[term].sum()) / total if total else 0.0)
     return out
-
-
-def fit_chunk(tasks: list) -> list:
-    """:func:`fit_group` for each task (one process-pool task)."""
-    return [fit_group(t) for t in tasks]
 
 
 def fit_group(task: dict) -> GroupOutcome:
@@ -394,8 +276,8 @@ def _fit_one(task: dict, meas: Measurements, o: GroupOutcome) -> None:
     k = int(task.get("cv") or 0)
     if task.get("auto"):
         drop = dict(constant)
-        if {"N", "b"} <= set(meas.factors) and set(_ITERATION_SYMBOLS) & set(meas.factors) - set(constant):
-            for s in _ITERATION_SYMBOLS:  # the iterations I = E·ceil(N/(p·b)) still vary: keep what they need
+        if {"N", "b"} <= set(meas.factors) and set(ITERATION_SYMBOLS) & set(meas.factors) - set(constant):
+            for s in ITERATION_SYMBOLS:  # the iterations I = E·ceil(N/(p·b)) still vary: keep what they need
                 drop.pop(s, None)
         if drop:
             o.notes.append(_constant_note(meas, drop, ["the search uses the other factors"]))
@@ -405,7 +287,7 @@ def _fit_one(task: dict, meas: Measurements, o: GroupOutcome) -> None:
         o.result = sel.best.result
         if task.get("replicates"):
             best, _, averaging = plausible(sel)
-            best.compute_intervals(meas, replicates=int(task["replicates"]), **averaging)
+            compute_intervals(best, meas, replicates=int(task["replicates"]), **averaging)
         o.notes.extend(o.result.warnings)
         o.cv, o.cv_method = dict(sel.best.cv), f"{task['auto_settings'].get('k', 5)}-fold (search)"
     else:
@@ -413,7 +295,7 @@ def _fit_one(task: dict, meas: Measurements, o: GroupOutcome) -> None:
         model = model.clone(**exact_settings(model, meas))  # a linear model's exact optimum in one generation
         o.result = model.fit(meas)  # more parameters than configurations: refused at λ = 0 only, as a single fit
         if task.get("replicates"):
-            o.result.compute_intervals(meas, replicates=int(task["replicates"]))
+            compute_intervals(o.result, meas, replicates=int(task["replicates"]))
         o.notes.extend(o.result.warnings)
         if k >= 2:
             try:
@@ -458,88 +340,10 @@ def _group_model(task: dict, meas: Measurements, constant: dict, o: GroupOutcome
                 kept_bounds[f"c{j}"] = b
     used = set(expr.symbols)
     if ITERATIONS in used:
-        used |= {s for s in _ITERATION_SYMBOLS if s in meas.factors}
+        used |= {s for s in ITERATION_SYMBOLS if s in meas.factors}
     factors = {s: c for s, c in meas.factors.items() if s in used or s not in constant}
     meas = Measurements(meas.frame, meas.time, factors, [], meas.name)
     return Model(spec, bounds=kept_bounds or None, **settings), meas
-
-
-# ----------------------------------------------------------------------------------------
-# executors
-# ----------------------------------------------------------------------------------------
-def _is_dask_client(obj) -> bool:
-    return type(obj).__module__.startswith("distributed") and hasattr(obj, "submit") and hasattr(obj, "gather")
-
-
-def executor_name(executor) -> str:
-    if executor is None:
-        return "processes"
-    if isinstance(executor, str):
-        return executor
-    if _is_dask_client(executor):
-        return f"dask ({getattr(executor.scheduler, 'address', 'client')})"
-    return type(executor).__name__
-
-
-def _execute(tasks: list, executor, workers: int | None, progress: Callable | None) -> list:
-
-    total = len(tasks)
-
-    def report(done: int) -> None:
-        if progress is not None:
-            progress(done, total)
-
-    if executor is None:
-        executor = "processes"
-    if isinstance(executor, str):
-        if executor not in EXECUTORS:
-            raise PerfModelError(f"unknown executor {executor!r}; use {', '.join(EXECUTORS)} or a "
-                                 "dask.distributed.Client")
-        count = 1 if executor == "serial" else n_workers(workers)
-        if count == 1:
-            return _run(fit_group, tasks, 1, report, None)
-        # Batches of groups per pool task: the pool hands out one task per idle worker and waits for
-        # this process to send the next, which on a busy machine leaves workers idle between groups.
-        size = max(1, min(CHUNK_MAX, math.ceil(total / (count * 8))))
-        chunks = [tasks[i:i + size] for i in range(0, total, size)]
-        ends = [min(total, (i + 1) * size) for i in range(len(chunks))]
-        out = _run(fit_chunk, chunks, count, lambda done: report(ends[done - 1]), None, adaptive=True)
-        return [o for chunk in out for o in chunk]
-    if _is_dask_client(executor):
-        from distributed import as_completed
-
-        futures = executor.map(fit_group, tasks, pure=False)
-        index = {f.key: i for i, f in enumerate(futures)}
-        results: list = [None] * total
-        for done, f in enumerate(as_completed(futures), start=1):
-            results[index[f.key]] = f.result()
-            report(done)
-        return results
-    raise PerfModelError(f"executor must be 'serial', 'processes' or a dask.distributed.Client, "
-                         f"got {type(executor).__name__}")
-
-
-@contextlib.contextmanager
-def dask_client(address: str, workers: int | None = None):
-    """A ``dask.distributed.Client``: ``"local"`` starts a ``LocalCluster`` of ``workers`` processes
-    (one thread each) on this machine and closes it afterwards; any other text is a scheduler
-    address such as ``tcp://10.0.0.5:8786``."""
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError:
-        raise PerfModelError("the Dask backend needs dask.distributed: pip install 'perfmodel[dask]'") from None
-
-    if address == "local":
-        with LocalCluster(n_workers=n_workers(workers), threads_per_worker=1, processes=True,
-                          dashboard_address=None) as cluster, Client(cluster) as client:
-            yield client
-        return
-    try:
-        client = Client(address, timeout="10s")
-    except (OSError, TimeoutError) as exc:
-        raise PerfModelError(f"cannot reach the Dask scheduler at {address!r}: {exc}") from None
-    with client:
-        yield client
 
 
 # ----------------------------------------------------------------------------------------
@@ -562,7 +366,7 @@ def fit_groups(frame, by: str | Sequence[str], *, time: str | None = None, facto
         group); or ``model``, a configured :class:`Model` whose terms and settings are used.
     cv : k of the k-fold cross-validation reported per group (0: none).
         A model without free parameters gets its exact optimum in one DE generation, as in
-        :func:`perfmodel.autoselect.lambda_path` (the same fit as a thousand generations).
+        :func:`perfmodel.search.lambda_path` (the same fit as a thousand generations).
     min_configurations : skip groups with fewer distinct configurations (default: none; as for a single
         fit, a group with more fitted parameters than configurations is fitted when λ > 0, with a warning).
     replicates : bootstrap replicates for each group's prediction intervals (0: none; see
@@ -571,7 +375,7 @@ def fit_groups(frame, by: str | Sequence[str], *, time: str | None = None, facto
         only when the work justifies it) or a ``dask.distributed.Client``.
     progress : ``progress(done, total)`` after each group.
     **settings : :class:`Model` settings (lam, loss, penalty, seed, bounds, DE settings) or, with
-        ``auto``, :func:`perfmodel.autoselect.auto_select`'s (lam, loss, penalty, seed, max_terms,
+        ``auto``, :func:`perfmodel.search.auto_select`'s (lam, loss, penalty, seed, max_terms,
         k, ...). Anything not given keeps the library's default.
 
     Returns :class:`GroupFits` (``summary``, ``results``, ``save(dir)``).
@@ -637,7 +441,7 @@ def fit_groups(frame, by: str | Sequence[str], *, time: str | None = None, facto
         tasks.append({**spec, "key": key, "label": group_label(key), "meas": sub, "notes": notes,
                       "empty_reason": empty, "cv": cv, "min_configurations": min_configurations,
                       "replicates": int(replicates)})
-    outcomes = _execute(tasks, executor, workers, progress)
+    outcomes = execute(fit_group, tasks, executor, workers, progress)
     return GroupFits(by, outcomes, executor_name(executor), _time.perf_counter() - t0,
                      base_dropped + list(meas.dropped), [t["meas"] for t in tasks])
 
@@ -681,112 +485,3 @@ def _model_spec(model: Model | None, terms, preset, auto: bool, settings: dict) 
     return {"terms": terms, "preset": preset, "bounds": bounds, "settings": params, "auto": False}
 
 
-# ----------------------------------------------------------------------------------------
-# the command line's table (a file or a bundled dataset, not yet split)
-# ----------------------------------------------------------------------------------------
-@dataclass
-class Table:
-    """A table to group: rows, time column, symbol -> column mapping, suggested terms and groups."""
-
-    frame: pd.DataFrame
-    time: str
-    factors: dict
-    name: str
-    terms: str | None = None
-    groups: tuple = ()
-
-
-_EXTRAP_COLUMNS = ("region", "metric", "repetition", "time")
-
-
-def load_table(data: str | None, dataset: str | None = None, time: str | None = None,
-               factors: dict | None = None, fmt: str | None = None) -> Table:
-    """The table of a file (CSV or Extra-P text) or a bundled dataset, for :func:`fit_groups`.
-
-    An Extra-P file's long table has ``region`` and ``metric`` columns (group by them to fit every
-    REGION/METRIC block) and its PARAMETERs as factors; a dataset brings its suggested time
-    column, mapping, terms and group columns; ``time`` and ``factors`` override them.
-    """
-
-    factors = dict(factors or {})
-    if (data is None) == (dataset is None):
-        raise PerfModelError("give either DATA (a file or dataset name) or --dataset NAME")
-    name = dataset
-    if name is None and not Path(data).exists():
-        name = data
-    if name is not None:
-        known = [d.name for d in datasets.list_datasets()]
-        if name not in known:
-            raise PerfModelError(f"{name!r} is neither a file nor a bundled dataset{did_you_mean(name, known)}; "
-                                 f"datasets: {', '.join(known)}")
-        ds = datasets.get_dataset(name)
-        return Table(datasets.load_frame(name), time or ds.time_column, factors or dict(ds.factors), ds.name,
-                     ds.terms, tuple(getattr(ds, "groups", ()) or ()))
-    path = Path(data)
-    frame = read_table(path, fmt)
-    if set(_EXTRAP_COLUMNS) <= set(frame.columns) and list(frame.columns)[-1] == "time" and fmt != "csv":
-        params = [c for c in frame.columns if c not in _EXTRAP_COLUMNS]
-        return Table(frame, time or "time", factors or {p: p for p in params}, path.name, None, ("region", "metric"))
-    if not time:
-        raise PerfModelError("name the time column with --time COL (columns: "
-                             f"{', '.join(map(str, frame.columns))})")
-    return Table(frame, time, factors, path.name)
-
-
-def run_cli(args) -> int:
-    """``perfmodel fit DATA --group-by COL ... --out DIR`` (the arguments of ``fit``)."""
-
-
-
-    if args.holdout:
-        raise PerfModelError("--holdout is not available with --group-by; use --cv K")
-    table = load_table(args.data, args.dataset, args.time, dict(args.factor), args.format)
-    frame = table.frame
-    for column, value in (("region", args.region), ("metric", args.metric)):
-        if value is not None:
-            if column not in frame.columns:
-                raise PerfModelError(f"--{column} needs an Extra-P file (no {column!r} column)")
-            frame = frame[frame[column] == value]
-            if frame.empty:
-                raise PerfModelError(f"no rows with {column} {value!r}")
-    de = dict(strategy=args.strategy, popsize=args.popsize, maxiter=args.maxiter, tol=args.tol)
-    cv = 5 if args.cv is None else int(args.cv)
-    if args.auto:
-        how = dict(auto=True, lam=args.lam, loss=args.loss, penalty=args.penalty, seed=args.seed,
-                   max_terms=args.max_terms, final_de=de)
-    else:
-        terms = args.terms if args.terms is not None or args.preset is not None else table.terms
-        if terms is None and args.preset is None:
-            raise PerfModelError("choose the model: --terms 'SPEC', --preset NAME or --auto")
-        how = dict(terms=terms, preset=args.preset, lam=args.lam, penalty=args.penalty, loss=args.loss,
-                   bounds=parse_bounds(args.bounds) or None, nonneg=not args.allow_negative, seed=args.seed, **de)
-    with contextlib.ExitStack() as stack:
-        executor = "processes" if args.workers is None or args.workers > 1 else "serial"
-        if args.dask:
-            executor = stack.enter_context(dask_client(args.dask, args.workers))
-        bar = stack.enter_context(tqdm(total=None, unit="group", desc="fitting groups", file=sys.stderr,
-                                       disable=not sys.stderr.isatty(), dynamic_ncols=True))
-
-        def progress(done: int, total: int) -> None:
-            if bar.total != total:
-                bar.total = total
-            bar.update(done - bar.n)
-
-        fits = fit_groups(frame, args.group_by, time=table.time, factors=table.factors, cv=cv,
-                          min_configurations=args.min_configurations, executor=executor, workers=args.workers,
-                          replicates=args.replicates,
-                          progress=progress, name=table.name, **how)
-        where = executor_name(executor)
-    path = fits.save(args.out)
-    skipped = [o for o in fits.outcomes if o.status != "ok"]
-    for o in skipped[:10]:
-        print(f"skipped {o.label}: {o.reason}", file=sys.stderr)
-    if len(skipped) > 10:
-        print(f"... and {len(skipped) - 10} more skipped group(s); see {path}", file=sys.stderr)
-    if fits.dropped:
-        print(f"warning: {len(fits.dropped)} row(s) dropped (see the notes and reasons in {path})", file=sys.stderr)
-    rate = len(fits) / fits.seconds if fits.seconds > 0 else float("inf")
-    print(f"fitted {fits.n_ok} of {len(fits)} group(s) by {', '.join(args.group_by)} ({len(skipped)} skipped) "
-          f"in {fits.seconds:.1f} s ({rate:.1f} groups/s, {where})")
-    print(f"saved {path} and {fits.n_ok} model file(s) in {args.out}")
-    return 0

@@ -18,11 +18,13 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from . import __version__
-from .data import Measurements
+from .version import __version__
+from .data.measurements import Measurements
 from .errors import PerfModelError
-from .evaluate import METRIC_LABELS
-from .plots import TIME_UNIT, fmt_num, report_figures, scaling_data, term_styles
+from .fitting.evaluate import METRIC_LABELS
+from .plots.style import TIME_UNIT, fmt_num, term_styles
+from .plots import report_figures
+from .plots.scaling import scaling_data
 
 METRIC_ORDER = ("mape", "smape", "max_pct_error", "rmse", "r2", "adj_r2")
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True,
@@ -145,7 +147,7 @@ def python_snippet(result) -> str:
     and numbers written with ``repr``; column names and the dataset name, which come from the
     data, appear only as ``repr`` string literals. Raises :class:`PerfModelError` otherwise.
     """
-    from .result import FitResult
+    from .fitting.result import FitResult
 
     checked = FitResult.from_dict(result.to_dict())
     symbols = list(checked.factors)

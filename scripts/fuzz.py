@@ -36,7 +36,8 @@ if str(ROOT) not in sys.path:
 
 from perfmodel import FitResult, Measurements, Model, PerfModelError, report  # noqa: E402
 from perfmodel.data import measurements_from_extrap, read_csv, read_extrap  # noqa: E402
-from perfmodel.expression import evaluate_query, parse_expression  # noqa: E402
+from perfmodel.language.expression import evaluate_query  # noqa: E402
+from perfmodel.language import parse_expression  # noqa: E402
 
 # -- building blocks -----------------------------------------------------------------------------
 NUMBERS = ["0", "1", "2", "-1", "0.5", "1e308", "1.7e308", "-1e308", "1e-300", "5e-324", "1e999", "-0",

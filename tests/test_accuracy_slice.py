@@ -22,8 +22,8 @@ import peers  # noqa: E402
 import short_series  # noqa: E402
 
 from perfmodel import Measurements  # noqa: E402
-from perfmodel.datasets import DATA_DIR  # noqa: E402
-from perfmodel.terms import PRESETS  # noqa: E402
+from perfmodel.data.datasets import DATA_DIR  # noqa: E402
+from perfmodel.language import PRESETS  # noqa: E402
 
 # Pollux's constants (α_c, β_c, α_n, β_n, α_r, β_r, γ): compute 0.02 s + 1 ms per sample,
 # intra-node all-reduce 0.2 s + 0.05 s per replica beyond 2, inter-node 0.3 s + 0.08 s, γ = 1.5

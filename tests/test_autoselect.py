@@ -12,9 +12,11 @@ import pandas as pd
 import pytest
 
 from perfmodel import Measurements, Model, PerfModelError
-from perfmodel.autoselect import (DEFAULT_LAMS, fold_ids, auto_select, lambda_path, search_terms)
+from perfmodel.search import DEFAULT_LAMS, auto_select, lambda_path, search_terms
+from perfmodel.fitting.evaluate import fold_ids
 from perfmodel.data import measurements_from_extrap, read_extrap
-from perfmodel.evaluate import cross_validate, holdout, largest_scale_query
+from perfmodel.fitting import cross_validate, holdout
+from perfmodel.fitting.evaluate import largest_scale_query
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 
@@ -125,9 +127,9 @@ def test_fold_ids_are_the_core_folds():
 
 # -- pool, progress, cancel, report -------------------------------------------------------------
 def test_process_pool_gives_the_same_result_as_serial(monkeypatch):
-    import perfmodel.autoselect as autoselect
+    import perfmodel.parallel as parallel
 
-    monkeypatch.setattr(autoselect, "POOL_THRESHOLD", 0.0)  # always hand the rest to the pool
+    monkeypatch.setattr(parallel, "POOL_THRESHOLD", 0.0)  # always hand the rest to the pool
     meas = extrap("text_two_parameter_6.txt")
     a = auto_select(meas, workers=1, n_best=2)
     b = auto_select(meas, workers=2, n_best=2)
@@ -189,13 +191,13 @@ def test_bad_arguments_are_user_errors():
 
 # -- λ by validation ----------------------------------------------------------------------------
 def test_lambda_path_is_finite_and_reproducible(monkeypatch):
-    import perfmodel.autoselect as autoselect
+    import perfmodel.parallel as parallel
 
     meas = data_parallel_job(noise=0.03, seed=4)
     model = Model("1 + I*b^0.75 + I*log2(p) + p + N/p + I*p", seed=3)
     lams = [0.0, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1]
     a = lambda_path(model, meas, lams, k=5, seed=7, workers=1)
-    monkeypatch.setattr(autoselect, "POOL_THRESHOLD", 0.0)
+    monkeypatch.setattr(parallel, "POOL_THRESHOLD", 0.0)
     b = lambda_path(model, meas, lams, k=5, seed=7, workers=2)
     assert np.isfinite(a.chosen) and a.chosen in lams
     assert a.chosen == b.chosen and a.lam_min == b.lam_min
@@ -276,7 +278,7 @@ def test_data_from_library_terms_gets_a_model_of_library_terms(seed):
 
 
 def test_within_noise_readable_terms_come_first():
-    from perfmodel.autoselect import Candidate, _simplest_first
+    from perfmodel.search import Candidate, simplest_first
 
     def cand(spec, n_params, score, readability):
         return Candidate(spec, None, {}, {}, score, n_params, readability=readability)
@@ -285,11 +287,11 @@ def test_within_noise_readable_terms_come_first():
     amdahl = cand("1 + 1/p", 2, 4.45, 0)
     bigger = cand("1 + 1/p + p", 3, 3.30, 0)
     block = cand("1 + p^(-0.5)", 2, 5.09, 1)
-    assert sorted([opaque, bigger, block, amdahl], key=_simplest_first) == [amdahl, bigger, block, opaque]
+    assert sorted([opaque, bigger, block, amdahl], key=simplest_first) == [amdahl, bigger, block, opaque]
 
 
 def test_readability_cost():
-    from perfmodel.autoselect import readability_cost
+    from perfmodel.search import readability_cost
 
     f = ["p", "N", "b"]
     assert readability_cost("1 + I*b^e_b + I*log2(p) + p + N/p + I*(p-1)/p + I*p", f) == 0
@@ -300,14 +302,14 @@ def test_readability_cost():
 
 
 def test_pool_has_the_peers_structures_and_unknown_presets_are_skipped(monkeypatch):
-    import perfmodel.autoselect as autoselect
+    import perfmodel.search.pool as pool
 
     exprs = {t.expr for t in search_terms(data_parallel_job())}
     assert {"I*b", "I", "I*log2(p)", "I*(p-1)/p", "I*p", "I*max(p-2,0)", "I*min(p-1,1)"} <= exprs
-    monkeypatch.setattr(autoselect, "PRESET_CANDIDATES", ("data-parallel", "no-such-preset"))
-    specs = autoselect._preset_specs(data_parallel_job())
+    monkeypatch.setattr(pool, "PRESET_CANDIDATES", ("data-parallel", "no-such-preset"))
+    specs = pool.preset_specs(data_parallel_job())
     assert len(specs) == 1
-    assert autoselect.auto_select(extrap("text_two_parameter_5.txt"), workers=1, n_best=1).best
+    assert auto_select(extrap("text_two_parameter_5.txt"), workers=1, n_best=1).best
 
 
 @pytest.mark.parametrize("kw, match", [({"max_terms": 50}, "max_terms 50 is above the limit 10"),
@@ -382,7 +384,7 @@ def _strong_scaling_series(ps, seed=0):
 
 
 def test_three_configurations_show_the_papers_model_first_and_say_why():
-    from perfmodel.terms import preset_spec
+    from perfmodel.language import preset_spec
 
     meas = _strong_scaling_series((1, 2, 4))
     sel = auto_select(meas, workers=1)
@@ -392,7 +394,7 @@ def test_three_configurations_show_the_papers_model_first_and_say_why():
     assert "note: the validation trains on 2" in sel.report()
     assert sel.to_dict()["prior"] == sel.prior
     # its validation score is no evidence: the intervals weigh it like the best validated candidate
-    from perfmodel.autoselect import plausible
+    from perfmodel.search import plausible
 
     shown, others, averaging = plausible(sel)
     assert shown is sel.best.result and others and averaging["scores"][0] == min(c.score for c in sel.candidates)
@@ -408,14 +410,14 @@ def test_enough_configurations_let_the_validation_choose():
 
 
 def test_overlap_variant_of_library_terms():
-    from perfmodel.autoselect import _overlap_variant, readability_cost
+    from perfmodel.search import overlap_variant, readability_cost
 
     pool = {t.expr: t for t in search_terms(data_parallel_job())}
-    spec, bounds = _overlap_variant([pool["1"], pool["I*b"], pool["I*log2(p)"], pool["p"]], ["p", "N", "b"])
+    spec, bounds = overlap_variant([pool["1"], pool["I*b"], pool["I*log2(p)"], pool["p"]], ["p", "N", "b"])
     assert spec == "1 + p + overlap(I*b, I*log2(p); g)"
     assert bounds == {"g": (1.0, 10.0)}
     assert readability_cost(spec, ["p", "N", "b"]) == 0
-    assert _overlap_variant([pool["1"], pool["I*b"]], ["p", "N", "b"]) is None  # nothing to overlap with
+    assert overlap_variant([pool["1"], pool["I*b"]], ["p", "N", "b"]) is None  # nothing to overlap with
 
 
 def test_search_finds_overlapped_compute_and_synchronisation():

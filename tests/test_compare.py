@@ -12,11 +12,11 @@ import pandas as pd
 import pytest
 
 from perfmodel import Measurements, Model, PerfModelError
-from perfmodel.autoselect import auto_select, lambda_path
+from perfmodel.search import auto_select, lambda_path
 from perfmodel.compare import (EXTRAP_EXPONENTS, PMNFSearchModel, compare, model_from_result, pmnf_search)
 from perfmodel.data import measurements_from_extrap, read_extrap
-from perfmodel.evaluate import cross_validate, holdout
-from perfmodel import selection_plots as sp
+from perfmodel.fitting import cross_validate, holdout
+from perfmodel.plots import selection as sp
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 

@@ -24,8 +24,7 @@ import pytest
 
 from perfmodel import Model, fit_groups
 from perfmodel.data import Measurements
-from perfmodel.datasets import (DATA_DIR, DEFAULT_DATASET, KINDS, Dataset, get_dataset, list_datasets,
-                                load_dataset, load_frame)
+from perfmodel.data.datasets import DATA_DIR, DEFAULT_DATASET, KINDS, Dataset, get_dataset, list_datasets, load_dataset, load_frame
 from perfmodel.errors import PerfModelError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -197,6 +196,6 @@ def test_one_parameter_1_matches_extrap_least_squares():
 
 
 def test_datasets_module_does_not_import_streamlit():
-    code = "import sys, perfmodel.datasets as d; d.load_dataset(d.DEFAULT_DATASET); print('streamlit' in sys.modules)"
+    code = "import sys, perfmodel.data.datasets as d; d.load_dataset(d.DEFAULT_DATASET); print('streamlit' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -2,8 +2,9 @@ import numpy as np
 import pytest
 
 from perfmodel import PerfModelError
-from perfmodel.expression import evaluate_query, parse_bounds, parse_expression
-from perfmodel.latex import to_latex
+from perfmodel.language.expression import evaluate_query
+from perfmodel.language import parse_bounds, parse_expression
+from perfmodel.language.latex import to_latex
 
 
 def parse(spec, symbols=("p", "N", "b", "E"), **kw):

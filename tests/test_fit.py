@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from perfmodel import FitResult, Measurements, Model, PerfModelError, cross_validate, holdout, metrics
-from perfmodel.terms import preset_spec
+from perfmodel.language import preset_spec
 
 
 def synthetic(noise=0.0, seed=0):
@@ -196,7 +196,7 @@ def test_python_expression_evaluates_to_the_predictions():
 def test_l1_solver_matches_a_generic_optimiser():
     from scipy.optimize import minimize
 
-    from perfmodel.fit import _fista, _l1_box_qp
+    from perfmodel.fitting.problem import _fista, _l1_box_qp
 
     rng = np.random.default_rng(4)
     A = rng.normal(size=(30, 4)) @ np.diag([1, 1, 1e-3, 1])  # one badly scaled column
@@ -219,7 +219,7 @@ def test_l1_solver_with_mixed_signs_on_terms_of_very_different_scales():
     problem split as u = u⁺ − u⁻ >= 0 (smooth there), on nearly collinear terms 10^-3..10^3 apart."""
     from scipy.optimize import minimize
 
-    from perfmodel.fit import _l1_box_qp
+    from perfmodel.fitting.problem import _l1_box_qp
 
     rng = np.random.default_rng(7)
     A = rng.normal(size=(30, 5))
@@ -243,7 +243,7 @@ def test_l1_solver_with_mixed_signs_on_terms_of_very_different_scales():
 def test_global_batch_B_gives_the_per_worker_batch_b_as_B_over_p():
     """Measurements that record the global batch B: terms may use b = B/p and I = E·ceil(N/(p·b)),
     and the generating exponent and constants come back."""
-    from perfmodel.terms import library
+    from perfmodel.language import library
 
     rows = []
     for p in (1, 2, 4, 8, 16):

@@ -16,7 +16,8 @@ import pytest
 import perfmodel
 from perfmodel import PerfModelError, fit_groups
 from perfmodel.cli import main
-from perfmodel.groups import file_names, without_constant_factors
+from perfmodel.groups import file_names
+from perfmodel.language.reduce import without_constant_factors
 
 ROOT = Path(__file__).resolve().parent.parent
 FACTORS = {"p": "workers", "N": "samples"}

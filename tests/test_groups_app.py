@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from perfmodel.datasets import get_dataset, load_frame
+from perfmodel.data.datasets import get_dataset, load_frame
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.usefixtures("served_like_a_server")

@@ -8,7 +8,8 @@ import pytest
 
 import perfmodel
 from perfmodel.errors import PerfModelError
-from perfmodel.expression import MAX_LENGTH, parse_expression
+from perfmodel.language.expression import MAX_LENGTH
+from perfmodel.language import parse_expression
 from perfmodel.report import python_snippet
 
 SYMBOLS = ["p", "b", "N"]
@@ -74,7 +75,7 @@ def test_misuse_is_refused_naming_the_token(spec, needle):
 
 
 def test_a_hold_out_query_refuses_overlap():
-    from perfmodel.expression import evaluate_query
+    from perfmodel.language.expression import evaluate_query
 
     with pytest.raises(PerfModelError, match="overlap"):
         evaluate_query("overlap(p, b, g) > 1", {"p": np.arange(3.0), "b": np.arange(3.0), "g": np.ones(3)})
@@ -148,7 +149,7 @@ def test_intervals_work_for_overlap_models():
     df = _data(repeats=3, noise=0.03, seed=1)
     r = perfmodel.Model(SPEC).fit(df, time="time_s", factors=FACTORS)
     meas = perfmodel.Measurements.from_frame(df, "time_s", FACTORS)
-    r.compute_intervals(meas, calibrate=False)
+    perfmodel.compute_intervals(r, meas, calibrate=False)
     lo, hi = r.constant_intervals()["g"]
     assert lo < r.params["g"] < hi
     band = r.predict({"p": [32], "b": [64], "N": [1e5]}, interval=0.9)

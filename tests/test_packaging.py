@@ -55,7 +55,7 @@ def installed(tmp_path_factory):
 
 def test_the_wheel_gives_a_working_perfmodel_command(installed):
     bindir, work = installed
-    where = _run([bindir / "python", "-c", "import perfmodel, perfmodel.datasets as d; "
+    where = _run([bindir / "python", "-c", "import perfmodel, perfmodel.data.datasets as d; "
                   "print(perfmodel.__file__); print(d.DATA_DIR)"], cwd=work).split()
     assert "site-packages" in where[0] and not where[0].startswith(str(ROOT))
     assert where[1].endswith("_bundled")

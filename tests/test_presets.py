@@ -9,8 +9,8 @@ import pytest
 
 import perfmodel
 from perfmodel.data import guess_roles
-from perfmodel.datasets import load_dataset
-from perfmodel.terms import PRESETS, preset_spec
+from perfmodel.data.datasets import load_dataset
+from perfmodel.language import PRESETS, preset_spec
 
 from cli_run import run
 

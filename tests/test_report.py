@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from perfmodel import FitResult, Measurements, Model, report
-from perfmodel.datasets import load_dataset
+from perfmodel.data.datasets import load_dataset
 
 
 def truth(p, n):
@@ -109,7 +109,7 @@ def test_html_report_is_standalone(res, meas):
 
 
 def test_html_report_with_given_figures(res, meas):
-    from perfmodel.plots import parity_figure
+    from perfmodel.plots.parity import parity_figure
 
     page = report.html_report(res, meas, figures={"only": parity_figure(res, meas)}, title="Custom")
     assert page.count('class="plotly-graph-div"') == 1 and "<title>Custom</title>" in page

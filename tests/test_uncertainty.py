@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfmodel import FitResult, Measurements, Model, PerfModelError
+from perfmodel import FitResult, Measurements, Model, PerfModelError, compute_intervals
 from perfmodel.advise import advise, parse_assignments, parse_grid
-from perfmodel.fit import DEFAULT_LAM
+from perfmodel.fitting import DEFAULT_LAM
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -46,7 +46,7 @@ def test_coverage_of_90_percent_intervals_on_a_known_formula():
     for i in range(200):
         meas = simulated(rng)
         res = Model("1 + N/p + log2(p)", lam=0, seed=i).fit(meas)
-        res.compute_intervals(meas, replicates=100)
+        compute_intervals(res, meas, replicates=100)
         out = res.predict(new, interval=0.9)
         y = truth(new["p"].to_numpy(), new["N"].to_numpy()) * np.exp(rng.normal(0, 0.05, len(new)))
         inside.append((y >= out["predicted_low"]) & (y <= out["predicted_high"]))
@@ -59,7 +59,7 @@ def test_coverage_of_90_percent_intervals_on_a_known_formula():
 
 def test_intervals_widen_with_extrapolation_distance_and_cover_the_point():
     meas = simulated(np.random.default_rng(1))
-    res = Model("1 + N/p + log2(p)", lam=0).fit(meas).compute_intervals(meas)
+    res = compute_intervals(Model("1 + N/p + log2(p)", lam=0).fit(meas), meas)
     ps = np.array([16, 32, 64, 128, 256], float)
     out = res.predict({"p": ps, "N": np.full(5, 2e4)}, interval=0.9)
     rel = (out["predicted_high"] - out["predicted_low"]) / out["predicted_time"]
@@ -75,7 +75,7 @@ def test_constant_intervals_cover_the_generating_constants():
     hits = []
     for i in range(40):
         meas = simulated(rng, reps=2)
-        res = Model("1 + N/p + log2(p)", lam=0, seed=i).fit(meas).compute_intervals(meas, replicates=100,
+        res = compute_intervals(Model("1 + N/p + log2(p)", lam=0, seed=i).fit(meas), meas, replicates=100,
                                                                                     calibrate=False)
         ci = res.constant_intervals(0.9)
         hits.append([ci[k][0] <= TRUE[k] <= ci[k][1] for k in ("c0", "c1", "c2")])
@@ -85,7 +85,7 @@ def test_constant_intervals_cover_the_generating_constants():
 
 def test_json_round_trip_keeps_the_intervals(tmp_path):
     meas = simulated(np.random.default_rng(3))
-    res = Model("1 + N/p + log2(p)").fit(meas).compute_intervals(meas)
+    res = compute_intervals(Model("1 + N/p + log2(p)").fit(meas), meas)
     new = {"p": [4.0, 64.0], "N": [2e4, 2e4]}
     before = res.predict(new, interval=0.9)
     path = tmp_path / "m.json"
@@ -101,7 +101,7 @@ def test_without_intervals_a_clear_message():
     with pytest.raises(PerfModelError, match="compute_intervals"):
         res.predict({"p": [4.0], "N": [2e4]}, interval=0.9)
     with pytest.raises(PerfModelError, match="between 0 and 1"):
-        res.compute_intervals(meas).predict({"p": [4.0], "N": [2e4]}, interval=90)
+        compute_intervals(res, meas).predict({"p": [4.0], "N": [2e4]}, interval=90)
 
 
 def three_gpu_counts():
@@ -120,13 +120,13 @@ def test_three_configurations_fit_with_the_default_lambda_and_are_refused_at_zer
     with pytest.raises(PerfModelError, match=r"3 distinct configuration\(s\) cannot determine 4 fitted "
                                              r"parameters .* at λ = 0; set λ > 0"):
         Model(preset="data-parallel", lam=0).fit(df, time="t", factors=factors)
-    res.compute_intervals(Measurements.from_frame(df, "t", factors))
+    compute_intervals(res, Measurements.from_frame(df, "t", factors))
     out = res.predict({"gpus": [8], "batch": [64], "samples": [1281167]}, interval=0.9)
     assert out["predicted_low"][0] < 1535.3 / 2 * 1.1 < out["predicted_high"][0]
 
 
 def test_one_default_lambda_everywhere():
-    from perfmodel.autoselect import auto_select
+    from perfmodel.search import auto_select
     from perfmodel.cli import build_parser
     import inspect
 
@@ -161,7 +161,7 @@ def test_advise_picks_the_informative_configuration():
     tells the log2(p) term apart far better than a repeat of p = 2, and costs less than p = 1."""
     rng = np.random.default_rng(5)
     meas = simulated(rng, ps=(1, 2, 4), reps=2)
-    res = Model("1 + N/p + log2(p)", lam=0).fit(meas).compute_intervals(meas)
+    res = compute_intervals(Model("1 + N/p + log2(p)", lam=0).fit(meas), meas)
     table = advise(res, {"p": 64, "N": 2e4}, {"p": [1, 2, 4, 8, 16, 32]}, budget=10_000)
     assert table.loc[0, "p"] == 32
     gain = dict(zip(table["p"], table["gain_pct"]))
@@ -178,18 +178,18 @@ def test_advise_parsing_errors_name_the_token():
     with pytest.raises(PerfModelError, match="'x' is not a number"):
         parse_grid(["p=1,x"])
     meas = simulated(np.random.default_rng(5))
-    res = Model("1 + N/p + log2(p)").fit(meas).compute_intervals(meas)
+    res = compute_intervals(Model("1 + N/p + log2(p)").fit(meas), meas)
     with pytest.raises(PerfModelError, match="needs a value for N"):
         advise(res, {"p": 64}, {"p": [1, 2]})
 
 
 def test_auto_ensemble_is_recorded_and_predicts(tmp_path):
-    from perfmodel.autoselect import auto_select, plausible
+    from perfmodel.search import auto_select, plausible
 
     meas = simulated(np.random.default_rng(11), ps=(1, 2, 4, 8, 16, 32))
     sel = auto_select(meas, n_best=3, workers=1)
     best, others, averaging = plausible(sel)
-    best.compute_intervals(meas, replicates=60, **averaging)
+    compute_intervals(best, meas, replicates=60, **averaging)
     unc = best._uncertainty()
     assert len(unc.members) == 1 + len(others)
     assert unc.predictor in ("best", "ensemble")
@@ -239,7 +239,7 @@ def test_bootstrap_speed_is_batched():
     """200 replicates of a model with a free exponent are refitted in one batched pass: not 200 DE runs."""
     meas = simulated(np.random.default_rng(4))
     res = Model("1 + N/p*p^e + log2(p)", bounds={"e": (-1, 1)}, lam=0).fit(meas)
-    res.compute_intervals(meas, calibrate=False)
+    compute_intervals(res, meas, calibrate=False)
     member = res._uncertainty().members[0]
     assert member.coefficients.shape == (200, 3) and member.params.shape == (200, 1)
     lo, hi = res.constant_intervals()["e"]
@@ -250,7 +250,7 @@ def test_bootstrap_speed_is_batched():
 def test_sweep_runs_the_plan_that_advise_wrote(tmp_path):
 
     meas = simulated(np.random.default_rng(6), ps=(1, 2, 4))
-    res = Model("1 + N/p + log2(p)", lam=0).fit(meas).compute_intervals(meas)
+    res = compute_intervals(Model("1 + N/p + log2(p)", lam=0).fit(meas), meas)
     table = advise(res, {"p": 64, "N": 2e4}, {"p": [1, 2, 8, 16, 32]}, budget=200)
     table.to_csv(tmp_path / "plan.csv", index=False)
     planned = table[table["in_plan"]]
@@ -283,7 +283,7 @@ def test_the_html_report_carries_intervals_and_the_extrapolation_warning():
     from perfmodel.report import constants_table, html_report
 
     meas = simulated(np.random.default_rng(8))
-    res = Model("1 + N/p + log2(p)").fit(meas).compute_intervals(meas)
+    res = compute_intervals(Model("1 + N/p + log2(p)").fit(meas), meas)
     page = html_report(res, meas, scaling={"symbol": "p", "x_max": 256})
     assert "<h2>Intervals</h2>" in page and "90 % interval" in page
     assert "p = 256 is 16× the largest measured p (16): far beyond the measured range" in page

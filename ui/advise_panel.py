@@ -8,7 +8,7 @@ import streamlit as st
 
 from perfmodel import PerfModelError
 from perfmodel.advise import advise
-from perfmodel.plots import fmt_num, fmt_seconds
+from perfmodel.plots.style import fmt_num, fmt_seconds
 
 from .text import md
 

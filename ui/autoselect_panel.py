@@ -3,12 +3,12 @@
 The Model page calls :func:`render` once. Nothing here runs until the user presses a button,
 so the page stays as fast as before:
 
-* **Find terms for me** runs :func:`perfmodel.autoselect.auto_select` on the current data with the
+* **Find terms for me** runs :func:`perfmodel.search.auto_select` on the current data with the
   page's loss and seed at the library's default λ, as ``fit --auto`` does (a progress bar; any
   click, e.g. *Stop*, cancels it), lists the candidates simplest first among those within noise
   of the best, and *Use these terms* puts a candidate's terms (and the bounds of its free
   exponents) into the model above.
-* **Choose λ by validation** runs :func:`perfmodel.autoselect.lambda_path` for the current terms and
+* **Choose λ by validation** runs :func:`perfmodel.search.lambda_path` for the current terms and
   draws the path (each term's share of the time and the cross-validated error against λ), with
   the λ that the validation picks marked; *Use λ = …* sets it for the next fit.
 
@@ -24,9 +24,9 @@ import pandas as pd
 import streamlit as st
 
 from perfmodel import Measurements, PerfModelError
-from perfmodel.autoselect import Selection, auto_select, lambda_path, plausible
-from perfmodel.fit import DEFAULT_LAM
-from perfmodel.selection_plots import lambda_path_figure, selection_figure
+from perfmodel.search import Selection, auto_select, lambda_path, plausible
+from perfmodel.fitting import DEFAULT_LAM
+from perfmodel.plots.selection import lambda_path_figure, selection_figure
 from ui import fitting, lambda_live, state
 from ui.widgets import flash, fmt_lambda, fmt_pct, md, show_flash
 
@@ -74,7 +74,7 @@ def ensemble_for(result) -> str:
     :func:`ui.intervals` (``{"members": [fit JSON, ...], "scores": [...], "noise": x}``), when
     ``result`` fits the terms of one of its candidates; else "". As the CLI's ``--auto``, the
     intervals then average over the models the data cannot tell apart
-    (:func:`perfmodel.autoselect.plausible`)."""
+    (:func:`perfmodel.search.plausible`)."""
     ss = st.session_state
     found = ss.get("auto:selection")
     if result is None or not found or found["key"][0] != ss.get("data_key"):

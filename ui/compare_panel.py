@@ -14,7 +14,7 @@ import streamlit as st
 
 from perfmodel import PerfModelError
 from perfmodel.compare import METRIC_COLUMNS, PRESET_PEERS, compare
-from perfmodel.selection_plots import PARITY_KINDS, comparison_parity_figure
+from perfmodel.plots.selection import PARITY_KINDS, comparison_parity_figure
 from ui import fitting
 from ui.text import md
 

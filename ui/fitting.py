@@ -21,7 +21,7 @@ import numpy as np
 import streamlit as st
 
 from perfmodel import FitResult, Measurements, Model, PerfModelError
-from perfmodel.evaluate import cross_validate
+from perfmodel.fitting import cross_validate
 
 from . import state
 

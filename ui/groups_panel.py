@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from perfmodel import fit_groups
-from perfmodel.datasets import get_dataset, load_frame
+from perfmodel.data.datasets import get_dataset, load_frame
 from perfmodel.groups import GroupFits
 
 from . import state

@@ -15,7 +15,7 @@ import json
 
 import streamlit as st
 
-from perfmodel import FitResult, Measurements, PerfModelError
+from perfmodel import FitResult, Measurements, PerfModelError, compute_intervals
 
 from .fitting import NotCached, quick
 
@@ -30,10 +30,10 @@ def _intervals(data_key: str, result_json: str, _meas: Measurements, ensemble_js
     res = FitResult.from_json(result_json)
     if ensemble_json:  # the automatic search's other plausible models (ui.autoselect_panel.ensemble_for)
         ens = json.loads(ensemble_json)
-        res.compute_intervals(_meas, candidates=[FitResult.from_json(j) for j in ens["members"]],
+        compute_intervals(res, _meas, candidates=[FitResult.from_json(j) for j in ens["members"]],
                               scores=ens["scores"], noise_scale=ens["noise"])
     else:
-        res.compute_intervals(_meas)
+        compute_intervals(res, _meas)
     return res.uncertainty
 
 

@@ -14,8 +14,10 @@ import json
 
 import streamlit as st
 
-from perfmodel.plots import FACTOR_WORDS, parity_figure, scaling_figure
-from perfmodel.selection_plots import lambda_strip_figure
+from perfmodel.plots.style import FACTOR_WORDS
+from perfmodel.plots.parity import parity_figure
+from perfmodel.plots.scaling import scaling_figure
+from perfmodel.plots.selection import lambda_strip_figure
 from ui import fitting, state
 from ui.widgets import fmt_lambda, fmt_pct, md, show_flash
 

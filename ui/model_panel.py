@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from perfmodel.datasets import get_dataset
-from perfmodel.expression import FUNCTIONS
-from perfmodel.fit import LOSSES, PENALTIES, STRATEGIES
-from perfmodel.latex import to_latex
-from perfmodel.plots import TERM_LABELS
-from perfmodel.terms import PRESETS
+from perfmodel.data.datasets import get_dataset
+from perfmodel.language.expression import FUNCTIONS
+from perfmodel.fitting.model import LOSSES, PENALTIES
+from perfmodel.fitting.problem import STRATEGIES
+from perfmodel.language.latex import to_latex
+from perfmodel.plots.style import TERM_LABELS
+from perfmodel.language import PRESETS
 from ui import fitting, state
 from ui.widgets import fmt_pct, flash, md, show_flash
 
@@ -60,7 +61,7 @@ def _submit() -> None:
 
 
 # -- terms -----------------------------------------------------------------------------------------------
-#: How the Model page explains an overlap and how its time is shared (the rule of perfmodel.overlap).
+#: How the Model page explains an overlap and how its time is shared (the rule of perfmodel.language.overlap).
 OVERLAP_NOTE = ("overlap(A, B; g) = (A^g + B^g)^(1/g): g = 1 adds A and B, large g hides the smaller one; "
                 "its time is shared between A and B in proportion to A^g and B^g, and within a side in "
                 "proportion to each term's own c·term, so the shares still add up to the prediction")

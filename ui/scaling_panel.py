@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from perfmodel.plots import FACTOR_WORDS, fmt_num, fmt_seconds, time_unit, typical_value
+from perfmodel.plots.style import FACTOR_WORDS, fmt_num, fmt_seconds, time_unit
+from perfmodel.plots.scaling import typical_value
 from ui.text import md
 
 EXTEND = [1, 1.5, 2, 4, 8, 16, 32, 64]

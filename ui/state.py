@@ -29,11 +29,14 @@ import streamlit as st
 
 from perfmodel import Measurements, PerfModelError
 from perfmodel.data import guess_roles, read_table
-from perfmodel.datasets import DEFAULT_DATASET, get_dataset, list_datasets, load_frame
-from perfmodel.expression import DEFAULT_PARAM_BOUNDS, FUNCTIONS, parse_expression
-from perfmodel.fit import DEFAULT_LAM, MAX_SEED
-from perfmodel.overlap import assemble, join_signed
-from perfmodel.terms import PRESETS, effective_symbols, library, preset_bounds, preset_spec
+from perfmodel.data.datasets import DEFAULT_DATASET, get_dataset, list_datasets, load_frame
+from perfmodel.language.expression import DEFAULT_PARAM_BOUNDS, FUNCTIONS
+from perfmodel.language import parse_expression
+from perfmodel.fitting import DEFAULT_LAM
+from perfmodel.fitting.model import MAX_SEED
+from perfmodel.language.overlap import assemble, join_signed
+from perfmodel.language import PRESETS, library, preset_bounds, preset_spec
+from perfmodel.language.terms import effective_symbols
 
 from . import links
 from .text import md
@@ -300,7 +303,7 @@ def default_spec(meas: Measurements) -> str:
     simpler sums of the factors. The preset is proposed from 3 configurations on, even with more
     parameters than configurations: the default λ > 0 regularises it, and with so few measurements
     its structure predicts larger runs better than any sum the data could choose (see
-    :mod:`perfmodel.autoselect`, *Too few configurations*); the simpler sums need enough configurations."""
+    :mod:`perfmodel.search`, *Too few configurations*); the simpler sums need enough configurations."""
     syms = list(meas.factors)
     candidates = [preset_spec("data-parallel", syms, positive_symbols(meas), meas.varying()),
                   " + ".join(["1", *syms]), f"1 + {syms[0]}" if syms else "1"]
@@ -329,7 +332,7 @@ def _canon(text: str, params) -> str:
 
 
 def library_terms() -> list:
-    """The library terms for the current symbols (perfmodel.terms.LibraryTerm)."""
+    """The library terms for the current symbols (perfmodel.language.terms.LibraryTerm)."""
     return library(symbols())
 
 

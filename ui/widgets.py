@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from perfmodel.plots import fmt_num
+from perfmodel.plots.style import fmt_num
 
 from . import fitting
 from .text import md  # noqa: F401 - re-exported for the pages

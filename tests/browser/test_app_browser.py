@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from perfmodel import FitResult
-from perfmodel.datasets import DEFAULT_DATASET, load_dataset
+from perfmodel.data.datasets import DEFAULT_DATASET, load_dataset
 
 from .harness import IDLE as HARNESS_IDLE
 from .harness import PLOT, ROOT, figure, go_to, no_exception, open_app, screenshot, wait_for_run

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from perfmodel.datasets import load_frame
+from perfmodel.data.datasets import load_frame
 
 from .harness import open_app, screenshot, wait_for_run
 

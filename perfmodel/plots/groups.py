@@ -19,10 +19,10 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .errors import PerfModelError
-from .groups import GroupFits
-from .plots import (CATEGORY_COLORS, CATEGORY_ORDER, DISCRETE, IDEAL, set_log_ticks, empty_figure, factor_title,
-                    fmt_num, scaling_data, style, term_styles, time_title, typical_value)
+from ..errors import PerfModelError
+from ..groups import GroupFits
+from .style import CATEGORY_COLORS, CATEGORY_ORDER, DISCRETE, IDEAL, set_log_ticks, empty_figure, factor_title, fmt_num, style, term_styles, time_title
+from .scaling import scaling_data, typical_value
 
 
 def _ok(fits: GroupFits, labels=None) -> list[tuple]:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import PerfModelError
+from ..errors import PerfModelError
 
 NAME = "overlap"
 DEFAULT_BOUNDS = (1.0, 10.0)

@@ -10,13 +10,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import __version__
-from .data import Measurements
+from ..version import __version__
+from ..data.measurements import Measurements
 from .diagnostics import dropped_terms, fit_warnings, prediction_warnings
-from .errors import PerfModelError
+from ..errors import PerfModelError
 from .evaluate import metrics as compute_metrics
-from .expression import Expression, parse_expression
-from .schema import FORMAT, loads as schema_loads, validate_model_dict
+from ..language.expression import Expression, parse_expression
+from ..data.schema import FORMAT, loads as schema_loads, validate_model_dict
+from .members import Uncertainty
 
 
 @dataclass
@@ -165,8 +166,8 @@ class FitResult:
 
     def overlap_savings(self, data) -> pd.DataFrame:
         """Per row, the time each overlap hides (a + b − overlap, seconds; 0 at g = 1): one column per
-        overlap parameter, none without overlaps. See :mod:`perfmodel.overlap`."""
-        from .overlap import saved
+        overlap parameter, none without overlaps. See :mod:`perfmodel.language.overlap`."""
+        from ..language.overlap import saved
 
         expr, parts, theta = self._parts(data)
         vals = saved(expr.overlaps, expr.params, parts, theta)
@@ -209,11 +210,9 @@ class FitResult:
         return bool(self.uncertainty)
 
     def _uncertainty(self, required: bool = False):
-        from .uncertainty import Uncertainty
-
         if not self.uncertainty:
             if required:
-                raise PerfModelError("this fit carries no intervals: call result.compute_intervals(data) with "
+                raise PerfModelError("this fit carries no intervals: call perfmodel.compute_intervals(result, data) with "
                                      "the measurements it was fitted on (the CLI's fit does this)")
             return None
         cached = self.__dict__.get("_unc_cache")
@@ -222,22 +221,9 @@ class FitResult:
             self.__dict__["_unc_cache"] = cached
         return cached[1]
 
-    def compute_intervals(self, data, *, candidates: list | None = None, scores: list | None = None,
-                          noise_scale: float | None = None, replicates: int | None = None,
-                          calibrate: bool = True) -> "FitResult":
-        """Fill :attr:`uncertainty` from ``data`` (the measurements this model was fitted on).
-
-        ``candidates``, ``scores``, ``noise_scale``: other plausible fits with validation scores (this
-        fit's first), as the automatic search gives them; see :func:`perfmodel.uncertainty.compute`.
-        Returns ``self``.
-        """
-        from . import uncertainty
-
-        meas = data if isinstance(data, Measurements) else None
-        if meas is None:
-            raise PerfModelError("compute_intervals needs the Measurements the model was fitted on")
-        unc = uncertainty.compute(self, meas, candidates=candidates, scores=scores, noise_scale=noise_scale,
-                                  replicates=replicates or uncertainty.DEFAULT_REPLICATES, calibrate=calibrate)
+    def attach_uncertainty(self, unc) -> "FitResult":
+        """Store ``unc`` (an :class:`~perfmodel.fitting.members.Uncertainty`, as
+        :func:`perfmodel.compute_intervals` computes it) as :attr:`uncertainty`; returns ``self``."""
         self.uncertainty = unc.to_dict()
         self.__dict__["_unc_cache"] = (self.uncertainty, unc)
         return self
@@ -271,7 +257,7 @@ class FitResult:
     # -- formulas -------------------------------------------------------------
     def formula(self, digits: int = 4) -> str:
         """The formula with fitted numbers, e.g. ``T = 1.9 + 162.2·N/p + ...``."""
-        from .overlap import assemble
+        from ..language.overlap import assemble
 
         pieces = []
         for k, (term, sign) in enumerate(zip(self.terms, self.signs)):
@@ -300,14 +286,14 @@ class FitResult:
 
         Built from the terms as re-rendered by the safe parser and numbers written with
         ``repr``, so it holds only names, numbers, operators and ``numpy.<function>`` calls."""
-        from .overlap import assemble
+        from ..language.overlap import assemble
 
         expr = self._expression()
         parts = []
         for k, term in enumerate(expr.terms):
             c = _literal(term.sign * float(self.coefficients[f"c{k}"]))
             parts.append(c if term.text == "1" else f"{c} * ({term.text})")
-        # overlap(A, B; g) = (A^g + B^g)^(1/g), a side below zero counting as zero (perfmodel.overlap)
+        # overlap(A, B; g) = (A^g + B^g)^(1/g), a side below zero counting as zero (perfmodel.language.overlap)
         text = assemble(expr.overlaps, len(expr.terms), parts, lambda items: " + ".join(items) or "0.0",
                         lambda a, b, g: f"(max(({a}), 0) ^ {g} + max(({b}), 0) ^ {g}) ^ (1 / {g})")
         text = text.replace("^", "**")
@@ -327,7 +313,7 @@ class FitResult:
 
     def latex(self, digits: int = 4) -> str:
         """The fitted formula in LaTeX, e.g. ``T = 1.9 + 162.2\\,\\frac{N}{p}``."""
-        from .latex import to_latex
+        from ..language.latex import to_latex
 
         return to_latex(self._expression(), list(self.coefficients.values()), self.params, digits)
 

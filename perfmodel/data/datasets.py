@@ -22,12 +22,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from .errors import PerfModelError, did_you_mean
+from ..errors import PerfModelError, did_you_mean
 
 #: The datasets' folder: the checkout's top-level ``data/``; an installed wheel ships the same files
 #: as the package data ``perfmodel/_bundled`` (pyproject.toml maps ``data/`` there).
-_PACKAGED = Path(__file__).resolve().parent / "_bundled"
-DATA_DIR = _PACKAGED if (_PACKAGED / "README.md").exists() else Path(__file__).resolve().parent.parent / "data"
+_PACKAGE = Path(__file__).resolve().parent.parent
+_PACKAGED = _PACKAGE / "_bundled"
+DATA_DIR = _PACKAGED if (_PACKAGED / "README.md").exists() else _PACKAGE.parent / "data"
 
 KINDS = ("training", "collective", "hpc", "synthetic", "sweep")
 FORMATS = ("csv", "extrap")
@@ -279,7 +280,7 @@ def get_dataset(name: str) -> Dataset:
 
 def load_frame(name: str) -> pd.DataFrame:
     """The dataset's rows as read from its file, after ``rows_filter`` (index reset)."""
-    from .data import read_csv, read_extrap
+    from .readers import read_csv, read_extrap
 
     ds = get_dataset(name)
     if not ds.path.exists():
@@ -299,7 +300,7 @@ def load_dataset(name: str):
 
     Rows of a sweep whose ``status`` is not ``ok`` (failed or timed-out runs) are left out.
     """
-    from .data import Measurements
+    from .measurements import Measurements
 
     ds = get_dataset(name)
     return Measurements.from_frame(load_frame(name), time=ds.time_column, factors=dict(ds.factors),

@@ -20,8 +20,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .plots import (DISCRETE, IDEAL, MEASURED, PREDICTED, set_log_ticks, add_parity_guides, empty_figure, fmt_num,
-                    square_log_axes, style, time_title)
+from .style import DISCRETE, IDEAL, MEASURED, PREDICTED, set_log_ticks, empty_figure, fmt_num, style, time_title
+from .parity import add_parity_guides, square_log_axes
 
 CHOSEN = "#dc2626"
 MINIMUM = "#6b7280"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import PerfModelError
+from ..errors import PerfModelError
 
 
 @dataclass(frozen=True)

@@ -1,241 +1,33 @@
-"""Fitting: cost = loss + λ·penalty, minimised by differential evolution.
+"""The cost a fit minimises and its exact solvers (see :mod:`perfmodel.fitting.model` for the method).
 
-Search space. Differential evolution (DE) searches the vector ``z = [u_1..u_K, θ_1..θ_M]``:
-``θ`` are the free parameters (exponents) within their bounds and ``u_k`` is the
-coefficient of term k *normalised by the term's scale over the data*,
-``u_k = c_k · mean|term_k| / mean(y)``, i.e. the share of the mean time that the term
-carries. This keeps every search direction on the same scale whatever the units, and it is
-what the penalty acts on, so λ means the same for any dataset and any time unit (with the
-relative loss, λ = 0.01 and L1 make a term that carries the whole mean time cost as much as a
-10 % RMS relative error).
+:class:`Problem` holds one expression on one dataset: the search vector ``z`` (normalised
+coefficients and free parameters), the cost ``loss + λ·penalty`` for a whole DE population at once,
+and the exact optimum of the coefficients where the expression is linear in them (bounded least
+squares, ridge, or FISTA for L1). :func:`time_scale` keeps extreme time units inside what floats hold.
 
-Losses (on the rows, mean over rows):
-  * ``relative`` (default): ((pred − y)/y)², times spanning orders of magnitude weigh equally;
-  * ``absolute``: (pred − y)² / mean(y)², least squares (RSS) made unit-free;
-  * ``log``: (log pred − log y)².
-Penalty: L1 (default) Σ|u_k| or L2 Σu_k², over all terms but the intercept.
-
-Where the model is linear in its constants (no free parameters) the exact optimum of the
-same cost is computed first (bounded least squares, ridge, or proximal gradient for L1) and
-handed to DE as ``x0``; DE keeps its best member, so its result is never worse. After DE,
-an L-BFGS-B polish (gradients by central differences, evaluated as one population) and an
-exact solve of the coefficients at the final exponents are each kept when they lower the cost.
+Imports from the model language and data layers only.
 """
 
 from __future__ import annotations
 
 import math
-import time as _time
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Callable
-
+from dataclasses import dataclass
+from typing import Callable
 import numpy as np
-import pandas as pd
 from scipy.optimize import differential_evolution, lsq_linear, minimize
+from ..data.measurements import Measurements
+from ..errors import PerfModelError
+from ..language.expression import Expression
 
-from .data import Measurements
-from .errors import PerfModelError
-from .expression import Expression, parse_bounds, parse_expression
-from .terms import preset_bounds, preset_spec
 
-if TYPE_CHECKING:
-    from .result import FitResult
-
-LOSSES = ("relative", "absolute", "log")
-PENALTIES = ("l1", "l2")
-STRATEGIES = ("best1bin", "best1exp", "rand1bin", "rand1exp", "rand2bin", "rand2exp",
-              "randtobest1bin", "currenttobest1bin", "best2bin", "best2exp")
 BIG = 1e12  # cost of an invalid candidate (non-finite or non-positive prediction with log loss)
-MAX_SEED = 2 ** 32 - 1  # numpy's seeds are unsigned 32-bit integers
-#: Largest DE settings accepted: beyond them one fit runs for hours (popsize × maxiter bounds the
-#: number of generations × members per dimension; the defaults use 15 × 1000, the app allows up to
-#: 200 × 20,000).
-MAX_POPSIZE = 1000
-MAX_MAXITER = 100_000
-MAX_DE_WORK = 5_000_000
-MAX_LAMBDA = 1e6  # at λ = 1 a term carrying the whole mean time already costs as much as a 100 % error
+
+
 #: Times inside this range are fitted as they are; outside it they are scaled by a power of two.
 _PLAIN_TIMES = (1e-100, 1e100)
+
+
 _MAX_TIME_SPAN = 1e200
-
-#: The default regularisation weight of the library, the CLI and the app. Any λ > 0 makes a fit with
-#: more fitted parameters than configurations well-posed (of the models that fit equally well, the
-#: one with the smallest penalty); on short real series (1-4 GPU counts, benchmarks/small_data.py)
-#: the `data-parallel` preset predicts the next GPU counts equally well for λ from 1e-7 to 1e-3 and
-#: worse above. The smallest of these is the default: it costs a term carrying the whole mean time
-#: as much as a 0.3 % RMS relative error, so a well-determined fit hardly moves (Ernest's rcv1
-#: constants shift by 0.4 %; at 1e-3 they shift by a third).
-DEFAULT_LAM = 1e-5
-
-
-@dataclass
-class DESettings:
-    """Settings of :func:`scipy.optimize.differential_evolution` that are exposed."""
-
-    strategy: str = "best1bin"
-    popsize: int = 15
-    mutation: tuple = (0.5, 1.0)
-    recombination: float = 0.7
-    maxiter: int = 1000
-    tol: float = 0.01
-    polish: bool = True
-    init: str = "latinhypercube"
-
-    def validate(self) -> None:
-        if self.strategy not in STRATEGIES:
-            raise PerfModelError(f"unknown DE strategy {self.strategy!r}; known: {', '.join(STRATEGIES)}")
-        if int(self.popsize) < 2:
-            raise PerfModelError("popsize must be at least 2")
-        if int(self.maxiter) < 1:
-            raise PerfModelError("maxiter must be at least 1")
-        if int(self.popsize) > MAX_POPSIZE:
-            raise PerfModelError(f"popsize {int(self.popsize)} is above the limit {MAX_POPSIZE} (a fit would run for hours)")
-        if int(self.maxiter) > MAX_MAXITER:
-            raise PerfModelError(f"maxiter {int(self.maxiter)} is above the limit {MAX_MAXITER} (a fit would run for hours)")
-        if int(self.popsize) * int(self.maxiter) > MAX_DE_WORK:
-            raise PerfModelError(f"popsize × maxiter = {int(self.popsize) * int(self.maxiter)} is above the limit "
-                                 f"{MAX_DE_WORK} (a fit would run for hours)")
-        if not 0 <= float(self.recombination) <= 1:
-            raise PerfModelError("recombination must be within [0, 1]")
-        if not float(self.tol) >= 0:
-            raise PerfModelError("tol must be >= 0")
-
-
-class Model:
-    """An execution-time model ``T = Σ c_k·term_k`` to be fitted to measurements.
-
-    Parameters
-    ----------
-    terms : expression such as ``"1 + N/(p*b)*b^e1 + N/(p*b)*log2(p) + p"`` (or None with ``preset``).
-    preset : ``"data-parallel"``, ``"ernest"``, ``"pmnf"``, ``"pollux"`` or ``"optimus"`` (:data:`perfmodel.terms.PRESETS`);
-        expanded for the mapped factors (and, for pollux, the rows) at fit time.
-    lam : regularisation weight λ >= 0 (default :data:`DEFAULT_LAM`). With λ > 0 a model may have
-        more fitted parameters than measured configurations: the penalty then decides (with a warning).
-    penalty : ``"l1"`` or ``"l2"`` on normalised coefficients.
-    loss : ``"relative"``, ``"absolute"`` or ``"log"``.
-    bounds : ``{"e1": (0, 2), "c1": (0, 10)}`` or ``["e1=0:2"]``: free parameters (default
-        [-3, 3]) and coefficients ``c0..`` (default [0, inf) when ``nonneg``).
-    nonneg : coefficients non-negative by default (a time cannot be negative).
-    seed : random seed of DE (same seed, same result).
-    exact_init : seed DE with the exact solution on linear models.
-    **de : :class:`DESettings` fields (strategy, popsize, mutation, recombination, maxiter, tol, polish).
-
-    The constructor only stores its arguments; :meth:`fit` validates them.
-    """
-
-    def __init__(self, terms: str | None = None, *, preset: str | None = None, lam: float = DEFAULT_LAM,
-                 penalty: str = "l1", loss: str = "relative", bounds=None, nonneg: bool = True,
-                 seed: int = 0, exact_init: bool = True, vectorized: bool = True, **de):
-        self.terms = terms
-        self.preset = preset
-        self.lam = lam
-        self.penalty = penalty
-        self.loss = loss
-        self.bounds = bounds
-        self.nonneg = nonneg
-        self.seed = seed
-        self.exact_init = exact_init
-        self.vectorized = vectorized
-        unknown = set(de) - set(DESettings.__dataclass_fields__)
-        if unknown:
-            raise TypeError(f"unknown Model argument(s): {', '.join(sorted(unknown))}")
-        self.de = DESettings(**de)
-
-    def __repr__(self) -> str:
-        what = f"{self.terms!r}" if self.terms is not None else f"preset={self.preset!r}"
-        return f"Model({what}, lam={self.lam}, penalty={self.penalty!r}, loss={self.loss!r}, seed={self.seed})"
-
-    def get_params(self) -> dict:
-        """Constructor arguments, JSON-ready (scikit-learn's convention)."""
-        return {"terms": self.terms, "preset": self.preset, "lam": self.lam, "penalty": self.penalty,
-                "loss": self.loss, "bounds": parse_bounds(self.bounds or {}), "nonneg": self.nonneg,
-                "seed": self.seed, "exact_init": self.exact_init, "vectorized": self.vectorized,
-                **asdict(self.de)}
-
-    def clone(self, **changes) -> "Model":
-        params = {**self.get_params(), **changes}
-        return Model(**params)
-
-    # -- fitting -----------------------------------------------------------
-    def resolve(self, data: Measurements) -> tuple[Expression, dict]:
-        """Expand the preset and parse the expression for ``data``'s symbols.
-
-        Returns ``(expression, coefficient_bounds)``.
-        """
-        symbols = list(data.factors)
-        user_bounds = parse_bounds(self.bounds or {})
-        if self.terms is not None and self.preset is not None:
-            raise PerfModelError("give either terms or a preset, not both")
-        if self.preset is not None:
-            positive = [s for s in symbols if data.values(s).min() >= 1]
-            spec = preset_spec(self.preset, symbols, positive, data.varying(), env=data.env())
-            bounds = {**preset_bounds(self.preset, symbols), **user_bounds}
-        elif self.terms is not None:
-            spec, bounds = self.terms, user_bounds
-        else:
-            raise PerfModelError("no terms given: pass an expression or a preset")
-        expr, leftover = parse_expression(spec, symbols, bounds, columns=list(data.frame.columns))
-        names = [f"c{k}" for k in range(len(expr.terms))]
-        defaults = preset_bounds(self.preset, symbols) if self.preset is not None else {}
-        unknown = [n for n in leftover if n not in names and n not in defaults]
-        if unknown:
-            raise PerfModelError(f"bounds given for {unknown[0]!r}, which is neither a free parameter "
-                                 f"({', '.join(expr.params) or 'none'}) nor a coefficient "
-                                 f"({', '.join(names)})")
-        cbounds = {n: b for n, b in leftover.items() if n in names}
-        return expr, cbounds
-
-    def fit(self, data, time: str | None = None, factors: dict | None = None, *,
-            progress: Callable | None = None) -> "FitResult":
-        """Fit to ``data`` (Measurements, or a DataFrame with ``time`` and ``factors``).
-
-        ``progress(generation, maxiter, best_cost)`` is called once per DE generation; a
-        truthy return value stops the search early (the best so far is kept).
-        """
-        from .result import FitResult
-
-        meas = as_measurements(data, time, factors)
-        self._check_settings()
-        expr, cbounds = self.resolve(meas)
-        expr.check_domain(meas.env(), meas.rows)
-        n_par = len(expr.terms) + len(expr.params)
-        n_cfg = meas.n_configurations
-        names = [f"c{k}" for k in range(len(expr.terms))] + list(expr.params)
-        if n_cfg < n_par and float(self.lam) == 0:
-            raise PerfModelError(
-                f"{n_cfg} distinct configuration(s) cannot determine {n_par} fitted parameters "
-                f"({', '.join(names)}) at λ = 0; set λ > 0 (the penalty makes such a fit well-posed, "
-                f"e.g. the default {DEFAULT_LAM:g}), remove terms or measure more configurations")
-        problem = Problem(expr, meas, self.loss, self.penalty, float(self.lam), cbounds, self.nonneg)
-        t0, c0 = _time.perf_counter(), _time.thread_time()
-        z, info = problem.minimise(self.de, self.seed, self.exact_init, self.vectorized, progress)
-        if n_cfg < n_par:
-            info["underdetermined"] = (n_cfg, n_par)
-        info["seconds"] = _time.perf_counter() - t0
-        info["cpu_seconds"] = _time.thread_time() - c0  # this thread's CPU: not inflated by a busy machine
-        coefs, theta = problem.natural(z)
-        coefs = coefs * problem.yscale  # back from the internal time unit
-        return FitResult.build(self, expr, meas, coefs, theta, problem, z, info)
-
-    def _check_settings(self) -> None:
-        if self.loss not in LOSSES:
-            raise PerfModelError(f"unknown loss {self.loss!r}; known: {', '.join(LOSSES)}")
-        if self.penalty not in PENALTIES:
-            raise PerfModelError(f"unknown penalty {self.penalty!r}; known: {', '.join(PENALTIES)}")
-        try:
-            lam = float(self.lam)
-        except (TypeError, ValueError):
-            raise PerfModelError(f"λ must be a number, got {self.lam!r}") from None
-        if not (math.isfinite(lam) and lam >= 0):
-            raise PerfModelError(f"λ must be a finite number >= 0, got {self.lam!r}")
-        if lam > MAX_LAMBDA:
-            raise PerfModelError(f"λ = {lam:g} is too large (limit {MAX_LAMBDA:g}; already λ = 1 drives "
-                                 "every penalised term towards 0)")
-        if not isinstance(self.seed, (int, np.integer)) or isinstance(self.seed, bool):
-            raise PerfModelError(f"seed must be an integer, got {self.seed!r}")
-        if not 0 <= int(self.seed) <= MAX_SEED:
-            raise PerfModelError(f"seed must be within [0, {MAX_SEED}], got {self.seed}")
-        self.de.validate()
 
 
 def time_scale(y: np.ndarray) -> float:
@@ -251,18 +43,6 @@ def time_scale(y: np.ndarray) -> float:
         raise PerfModelError(f"the times span from {lo:g} to {hi:g} s, more than {math.log10(_MAX_TIME_SPAN):.0f} "
                              "orders of magnitude; check the time column's unit")
     return math.ldexp(1.0, min(1023, max(-1022, math.floor((math.log2(lo) + math.log2(hi)) / 2))))
-
-
-def as_measurements(data, time: str | None = None, factors: dict | None = None) -> Measurements:
-    if isinstance(data, Measurements):
-        if time is not None or factors is not None:
-            raise PerfModelError("time/factors are already set in the Measurements")
-        return data
-    if isinstance(data, pd.DataFrame):
-        if time is None:
-            raise PerfModelError("name the time column: fit(df, time='time_s', factors={...})")
-        return Measurements.from_frame(data, time, factors or {})
-    raise PerfModelError(f"expected Measurements or a pandas DataFrame, got {type(data).__name__}")
 
 
 class Problem:
@@ -409,7 +189,7 @@ class Problem:
                     pred += c[:, self.fixed] @ self.fixed_matrix
                 else:
                     parts[self.fixed] = c[:, self.fixed].T[:, :, None] * self.fixed_matrix[:, None, :]
-            if parts is not None:  # overlap groups: (a^g + b^g)^(1/g) per group (perfmodel.overlap)
+            if parts is not None:  # overlap groups: (a^g + b^g)^(1/g) per group (perfmodel.language.overlap)
                 pred = self.expr.predict_from(parts, theta)
             loss = self._loss(pred)
             if self.lam:
@@ -627,3 +407,52 @@ def _fista_scaled(A: np.ndarray, t: np.ndarray, lam: np.ndarray, lo: np.ndarray,
             break
         u, tk = u_new, t_new
     return u if obj(u) <= obj(start) else start
+
+
+@dataclass
+class DESettings:
+    """Settings of :func:`scipy.optimize.differential_evolution` that are exposed."""
+
+    strategy: str = "best1bin"
+    popsize: int = 15
+    mutation: tuple = (0.5, 1.0)
+    recombination: float = 0.7
+    maxiter: int = 1000
+    tol: float = 0.01
+    polish: bool = True
+    init: str = "latinhypercube"
+
+    def validate(self) -> None:
+        if self.strategy not in STRATEGIES:
+            raise PerfModelError(f"unknown DE strategy {self.strategy!r}; known: {', '.join(STRATEGIES)}")
+        if int(self.popsize) < 2:
+            raise PerfModelError("popsize must be at least 2")
+        if int(self.maxiter) < 1:
+            raise PerfModelError("maxiter must be at least 1")
+        if int(self.popsize) > MAX_POPSIZE:
+            raise PerfModelError(f"popsize {int(self.popsize)} is above the limit {MAX_POPSIZE} (a fit would run for hours)")
+        if int(self.maxiter) > MAX_MAXITER:
+            raise PerfModelError(f"maxiter {int(self.maxiter)} is above the limit {MAX_MAXITER} (a fit would run for hours)")
+        if int(self.popsize) * int(self.maxiter) > MAX_DE_WORK:
+            raise PerfModelError(f"popsize × maxiter = {int(self.popsize) * int(self.maxiter)} is above the limit "
+                                 f"{MAX_DE_WORK} (a fit would run for hours)")
+        if not 0 <= float(self.recombination) <= 1:
+            raise PerfModelError("recombination must be within [0, 1]")
+        if not float(self.tol) >= 0:
+            raise PerfModelError("tol must be >= 0")
+
+
+STRATEGIES = ("best1bin", "best1exp", "rand1bin", "rand1exp", "rand2bin", "rand2exp",
+              "randtobest1bin", "currenttobest1bin", "best2bin", "best2exp")
+
+
+#: Largest DE settings accepted: beyond them one fit runs for hours (popsize × maxiter bounds the
+#: number of generations × members per dimension; the defaults use 15 × 1000, the app allows up to
+#: 200 × 20,000).
+MAX_POPSIZE = 1000
+
+
+MAX_MAXITER = 100_000
+
+
+MAX_DE_WORK = 5_000_000

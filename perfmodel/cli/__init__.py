@@ -14,12 +14,15 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from .data import Measurements, READERS, measurements_from_extrap, read_csv, read_table
-from .errors import PerfModelError
-from .expression import parse_bounds
-from .fit import DEFAULT_LAM, LOSSES, MAX_SEED, PENALTIES, STRATEGIES, Model
-from .result import FitResult
-from .terms import PRESETS
+from ..data.measurements import Measurements, measurements_from_extrap
+from ..data.readers import READERS, read_csv, read_table
+from ..errors import PerfModelError
+from ..language.expression import parse_bounds
+from ..fitting.model import DEFAULT_LAM, LOSSES, MAX_SEED, PENALTIES, Model
+from ..fitting.problem import STRATEGIES
+from ..fitting.result import FitResult
+from ..uncertainty import compute_intervals
+from ..language.terms import PRESETS
 
 
 class _Parser(argparse.ArgumentParser):
@@ -47,9 +50,9 @@ def _seed(text: str) -> int:
 def _check_limits(args) -> None:
     """Refuse settings that would run for hours, naming the flag (the library checks the same
     limits; this names the flag instead of the setting)."""
-    from .autoselect import SEARCH_LIMITS
-    from .evaluate import MAX_FOLDS
-    from .fit import MAX_DE_WORK, MAX_MAXITER, MAX_POPSIZE
+    from ..search import SEARCH_LIMITS
+    from ..fitting.evaluate import MAX_FOLDS
+    from ..fitting.problem import MAX_DE_WORK, MAX_MAXITER, MAX_POPSIZE
 
     why = "it would run for hours"
     for flag, value, limit in (("--popsize", args.popsize, MAX_POPSIZE), ("--maxiter", args.maxiter, MAX_MAXITER),
@@ -158,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("datasets", help="list the bundled real datasets")
     try:
-        from . import sweep
+        from .. import sweep
     except ImportError:  # pragma: no cover - sweep ships with the package
         sweep = None
     if sweep is not None and hasattr(sweep, "add_parser"):
@@ -175,7 +178,7 @@ def _load_measurements(args) -> tuple[Measurements, str | None]:
     if name is None and not Path(args.data).exists():
         name = args.data  # not a file: perhaps a bundled dataset's name
     if name is not None:
-        from . import datasets
+        from ..data import datasets
 
         names = [d.name for d in datasets.list_datasets()]
         if name not in names:
@@ -219,7 +222,7 @@ def _cmd_fit(args) -> int:
                   nonneg=not args.allow_negative, seed=args.seed, **de)
     averaging = {}
     if args.auto:
-        from .autoselect import auto_select, plausible
+        from ..search import auto_select, plausible
 
         with _auto_progress(sys.stderr, enabled=sys.stderr.isatty()) as progress:
             selection = auto_select(meas, lam=args.lam, loss=args.loss, penalty=args.penalty, seed=args.seed,
@@ -240,17 +243,17 @@ def _cmd_fit(args) -> int:
         print("note: --cv/--holdout with --auto validate the chosen terms; the search that chose them "
               "saw every row", file=sys.stderr)
     if args.cv:
-        from .evaluate import cross_validate
+        from ..fitting.evaluate import cross_validate
 
         v = cross_validate(model, meas, k=args.cv, seed=args.seed)
         result.validation[v.method] = v.metrics
     if args.holdout:
-        from .evaluate import holdout
+        from ..fitting.evaluate import holdout
 
         _, v = holdout(model, meas, args.holdout)
         result.validation[v.method] = v.metrics
     if args.replicates:
-        result.compute_intervals(meas, replicates=args.replicates, **averaging)
+        compute_intervals(result, meas, replicates=args.replicates, **averaging)
     Path(args.out).write_text(result.to_json())
     print(report or result.report())
     if report and result.has_intervals:
@@ -329,8 +332,8 @@ def _cmd_show(args) -> int:
 
 
 def _cmd_advise(args) -> int:
-    from .advise import advise, parse_assignments, parse_grid
-    from .plots import fmt_seconds
+    from ..advise import advise, parse_assignments, parse_grid
+    from ..plots.style import fmt_seconds
 
     result = FitResult.load(args.model)
     target = parse_assignments(args.target)
@@ -355,7 +358,7 @@ def _cmd_advise(args) -> int:
 
 
 def _cmd_datasets(args) -> int:
-    from . import datasets
+    from ..data import datasets
 
     for ds in datasets.list_datasets():
         mapping = ", ".join(f"{k}={v}" for k, v in ds.factors.items())
@@ -382,7 +385,7 @@ def _main(argv: list[str] | None) -> int:
         handler = {"fit": _cmd_fit, "predict": _cmd_predict, "show": _cmd_show, "advise": _cmd_advise,
                    "datasets": _cmd_datasets}.get(args.command)
         if handler is None:
-            from . import sweep
+            from .. import sweep
 
             return sweep.run_cli(args)
         return handler(args)

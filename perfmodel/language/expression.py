@@ -8,7 +8,7 @@ bounds, [-3, 3] unless set.
 
 ``overlap(A, B; g)`` = ``(A^g + B^g)^(1/g)`` says that two groups of terms overlap (e.g. compute
 and communication); its terms keep their own coefficients, ``g`` is a free parameter in [1, 10].
-See :mod:`perfmodel.overlap` for its rules and for how contributions split the overlapped time.
+See :mod:`perfmodel.language.overlap` for its rules and for how contributions split the overlapped time.
 
 User text is parsed with :mod:`ast` against an allow-list and evaluated by walking the
 tree over numpy arrays; it never reaches ``eval``/``exec``.
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import overlap as _ov
-from .errors import PerfModelError, did_you_mean
+from ..errors import PerfModelError, did_you_mean
 
 MAX_LENGTH = 2000
 MAX_NODES = 600
@@ -318,7 +318,7 @@ class Expression:
     symbols: tuple  # factor symbols used (and the derived I)
     params: tuple  # free parameter names, in order of appearance
     bounds: dict = field(default_factory=dict)  # param -> (lo, hi)
-    overlaps: list = field(default_factory=list)  # overlap groups (perfmodel.overlap.Overlap)
+    overlaps: list = field(default_factory=list)  # overlap groups (perfmodel.language.overlap.Overlap)
 
     @property
     def is_linear(self) -> bool:
@@ -333,7 +333,7 @@ class Expression:
 
     def combine(self, parts: np.ndarray, theta) -> np.ndarray:
         """Contributions (K, ...) from the terms' plain values ``parts`` = c_k·term_k (K, ...):
-        ``parts`` itself without overlaps; see :func:`perfmodel.overlap.combine`."""
+        ``parts`` itself without overlaps; see :func:`perfmodel.language.overlap.combine`."""
         return _ov.combine(self.overlaps, self.params, parts, theta)
 
     def predict_from(self, parts: np.ndarray, theta) -> np.ndarray:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .data import Measurements
-from .uncertainty import DEFAULT_LEVEL
+from ..data.measurements import Measurements
+from ..fitting.members import DEFAULT_LEVEL
 
 BAND_FILL = "rgba(31, 119, 180, 0.18)"
 BAND_LINE = "rgba(31, 119, 180, 0.0)"

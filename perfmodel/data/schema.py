@@ -3,7 +3,7 @@
 :func:`validate_model_dict` checks a parsed model file against :data:`MODEL_SCHEMA` and turns
 the first violation into one :class:`PerfModelError` naming the field. What a schema cannot say
 (the terms, signs, coefficients and parameters agree with the expression) is checked by
-:meth:`perfmodel.result.FitResult.from_dict` after parsing the expression.
+:meth:`perfmodel.fitting.result.FitResult.from_dict` after parsing the expression.
 
 ``uncertainty`` and ``ensemble`` are optional objects whose insides are checked by the code that
 reads them; unknown top-level fields are ignored (a newer writer may add some).
@@ -16,8 +16,8 @@ import keyword
 
 import jsonschema
 
-from .errors import PerfModelError
-from .expression import FUNCTIONS
+from ..errors import PerfModelError
+from ..language.expression import FUNCTIONS
 
 FORMAT = "perfmodel.fit/1"
 #: Largest number accepted where a finite value is required (NaN passes "number", inf does not).

@@ -13,9 +13,9 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from .data import Measurements
-from .errors import PerfModelError
-from .expression import evaluate_query
+from ..data.measurements import Measurements
+from ..errors import PerfModelError
+from ..language.expression import evaluate_query
 
 METRIC_LABELS = {
     "mape": "MAPE (%)",

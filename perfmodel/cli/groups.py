@@ -1,0 +1,125 @@
+"""``perfmodel fit --group-by``: the command line's table (a file or a bundled dataset), split and
+fitted by :func:`perfmodel.groups.fit_groups`, with a progress bar and the summary written out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+import pandas as pd
+from tqdm import tqdm
+from ..data import datasets
+from ..data.readers import read_table
+from ..errors import PerfModelError, did_you_mean
+from ..language.expression import parse_bounds
+from ..groups import fit_groups
+from ..parallel import dask_client, executor_name
+
+
+@dataclass
+class Table:
+    """A table to group: rows, time column, symbol -> column mapping, suggested terms and groups."""
+
+    frame: pd.DataFrame
+    time: str
+    factors: dict
+    name: str
+    terms: str | None = None
+    groups: tuple = ()
+
+
+_EXTRAP_COLUMNS = ("region", "metric", "repetition", "time")
+
+
+def load_table(data: str | None, dataset: str | None = None, time: str | None = None,
+               factors: dict | None = None, fmt: str | None = None) -> Table:
+    """The table of a file (CSV or Extra-P text) or a bundled dataset, for :func:`fit_groups`.
+
+    An Extra-P file's long table has ``region`` and ``metric`` columns (group by them to fit every
+    REGION/METRIC block) and its PARAMETERs as factors; a dataset brings its suggested time
+    column, mapping, terms and group columns; ``time`` and ``factors`` override them.
+    """
+
+    factors = dict(factors or {})
+    if (data is None) == (dataset is None):
+        raise PerfModelError("give either DATA (a file or dataset name) or --dataset NAME")
+    name = dataset
+    if name is None and not Path(data).exists():
+        name = data
+    if name is not None:
+        known = [d.name for d in datasets.list_datasets()]
+        if name not in known:
+            raise PerfModelError(f"{name!r} is neither a file nor a bundled dataset{did_you_mean(name, known)}; "
+                                 f"datasets: {', '.join(known)}")
+        ds = datasets.get_dataset(name)
+        return Table(datasets.load_frame(name), time or ds.time_column, factors or dict(ds.factors), ds.name,
+                     ds.terms, tuple(getattr(ds, "groups", ()) or ()))
+    path = Path(data)
+    frame = read_table(path, fmt)
+    if set(_EXTRAP_COLUMNS) <= set(frame.columns) and list(frame.columns)[-1] == "time" and fmt != "csv":
+        params = [c for c in frame.columns if c not in _EXTRAP_COLUMNS]
+        return Table(frame, time or "time", factors or {p: p for p in params}, path.name, None, ("region", "metric"))
+    if not time:
+        raise PerfModelError("name the time column with --time COL (columns: "
+                             f"{', '.join(map(str, frame.columns))})")
+    return Table(frame, time, factors, path.name)
+
+
+def run_cli(args) -> int:
+    """``perfmodel fit DATA --group-by COL ... --out DIR`` (the arguments of ``fit``)."""
+
+
+    if args.holdout:
+        raise PerfModelError("--holdout is not available with --group-by; use --cv K")
+    table = load_table(args.data, args.dataset, args.time, dict(args.factor), args.format)
+    frame = table.frame
+    for column, value in (("region", args.region), ("metric", args.metric)):
+        if value is not None:
+            if column not in frame.columns:
+                raise PerfModelError(f"--{column} needs an Extra-P file (no {column!r} column)")
+            frame = frame[frame[column] == value]
+            if frame.empty:
+                raise PerfModelError(f"no rows with {column} {value!r}")
+    de = dict(strategy=args.strategy, popsize=args.popsize, maxiter=args.maxiter, tol=args.tol)
+    cv = 5 if args.cv is None else int(args.cv)
+    if args.auto:
+        how = dict(auto=True, lam=args.lam, loss=args.loss, penalty=args.penalty, seed=args.seed,
+                   max_terms=args.max_terms, final_de=de)
+    else:
+        terms = args.terms if args.terms is not None or args.preset is not None else table.terms
+        if terms is None and args.preset is None:
+            raise PerfModelError("choose the model: --terms 'SPEC', --preset NAME or --auto")
+        how = dict(terms=terms, preset=args.preset, lam=args.lam, penalty=args.penalty, loss=args.loss,
+                   bounds=parse_bounds(args.bounds) or None, nonneg=not args.allow_negative, seed=args.seed, **de)
+    with contextlib.ExitStack() as stack:
+        executor = "processes" if args.workers is None or args.workers > 1 else "serial"
+        if args.dask:
+            executor = stack.enter_context(dask_client(args.dask, args.workers))
+        bar = stack.enter_context(tqdm(total=None, unit="group", desc="fitting groups", file=sys.stderr,
+                                       disable=not sys.stderr.isatty(), dynamic_ncols=True))
+
+        def progress(done: int, total: int) -> None:
+            if bar.total != total:
+                bar.total = total
+            bar.update(done - bar.n)
+
+        fits = fit_groups(frame, args.group_by, time=table.time, factors=table.factors, cv=cv,
+                          min_configurations=args.min_configurations, executor=executor, workers=args.workers,
+                          replicates=args.replicates,
+                          progress=progress, name=table.name, **how)
+        where = executor_name(executor)
+    path = fits.save(args.out)
+    skipped = [o for o in fits.outcomes if o.status != "ok"]
+    for o in skipped[:10]:
+        print(f"skipped {o.label}: {o.reason}", file=sys.stderr)
+    if len(skipped) > 10:
+        print(f"... and {len(skipped) - 10} more skipped group(s); see {path}", file=sys.stderr)
+    if fits.dropped:
+        print(f"warning: {len(fits.dropped)} row(s) dropped (see the notes and reasons in {path})", file=sys.stderr)
+    rate = len(fits) / fits.seconds if fits.seconds > 0 else float("inf")
+    print(f"fitted {fits.n_ok} of {len(fits)} group(s) by {', '.join(args.group_by)} ({len(skipped)} skipped) "
+          f"in {fits.seconds:.1f} s ({rate:.1f} groups/s, {where})")
+    print(f"saved {path} and {fits.n_ok} model file(s) in {args.out}")
+    return 0

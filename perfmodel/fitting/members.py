@@ -1,0 +1,322 @@
+"""Evaluating a fit's stored uncertainty: its members, noise and calibration (plain data).
+
+A fitted model carries its uncertainty as plain data (``FitResult.uncertainty``, an
+:class:`Uncertainty`), so intervals come from the model file alone. This module *evaluates* it:
+every member's replicates in one numpy pass, weighted quantiles in log units, the noise of a new
+run and the calibrated widening with the distance beyond the measured range (the formulas are in
+:mod:`perfmodel.uncertainty`, which *computes* the members: bootstrap refits and calibration).
+
+Imports from the model language only (a FitResult holds an Uncertainty; nothing here fits).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+import numpy as np
+from scipy.special import ndtri, stdtrit  # normal and Student-t quantiles (scipy.stats costs 0.6 s to import)
+from ..errors import PerfModelError
+from ..language.expression import Expression, parse_expression
+
+
+FORMAT = "perfmodel.intervals/1"
+
+
+DEFAULT_LEVEL = 0.9
+
+
+DEFAULT_REPLICATES = 200
+
+
+#: Relative run-to-run noise assumed when the data cannot tell it (no residual degrees of freedom
+#: and no repeats): a few per cent is what repeated training runs on shared clusters show.
+PRIOR_SIGMA = 0.05
+
+
+#: Prior spread of the extrapolation error per doubling beyond the measured range (log units),
+#: the value the calibration is shrunk towards when it has few larger-scale points: 10 % per
+#: doubling, the order of the errors empirical models make at 2-4x their measured scale.
+PRIOR_KAPPA = 0.1
+
+
+def normal_quantile(level: float) -> float:
+    """z such that a normal variable lies within ±z standard deviations with probability ``level``."""
+    return float(ndtri(0.5 + level / 2))
+
+
+_Z90 = normal_quantile(DEFAULT_LEVEL)
+
+
+@dataclass
+class Member:
+    """One expression with its point fit and bootstrap replicates.
+
+    ``coefficients`` shape (R, K), ``params`` shape (R, M) in the expression's parameter order;
+    ``point_coefficients`` (K,) and ``point_params`` (M,) the fit on all data.
+    """
+
+    expression: str
+    param_bounds: dict
+    factors: list
+    weight: float
+    point_coefficients: np.ndarray
+    point_params: np.ndarray
+    coefficients: np.ndarray
+    params: np.ndarray
+    score: float = float("nan")
+    label: str = ""
+
+    def parsed(self) -> Expression:
+        expr, _ = parse_expression(self.expression, list(self.factors),
+                                   {k: tuple(v) for k, v in self.param_bounds.items()})
+        return expr
+
+    def predict(self, env: dict, coefficients: np.ndarray, params: np.ndarray) -> np.ndarray:
+        """Predictions for parameter rows ``coefficients`` (S, K) and ``params`` (S, M): shape (S, n)."""
+        expr = self.parsed()
+        n = len(next(iter(env.values()))) if env else 1
+        theta = params.T if expr.params else None
+        vals = expr.term_values(env, theta)
+        out = np.zeros((coefficients.shape[0], n))
+        with np.errstate(all="ignore"):
+            if expr.overlaps:
+                parts = np.stack([coefficients[:, k:k + 1] * np.broadcast_to(v, out.shape)
+                                  for k, v in enumerate(vals)])
+                return expr.predict_from(parts, params.T)
+            for k, v in enumerate(vals):
+                out += coefficients[:, k:k + 1] * np.broadcast_to(v, out.shape)
+        return out
+
+    def to_dict(self) -> dict:
+        return {"expression": self.expression, "param_bounds": {k: list(v) for k, v in self.param_bounds.items()},
+                "factors": list(self.factors), "weight": float(self.weight), "score": _num(self.score),
+                "label": self.label,
+                "point": {"coefficients": self.point_coefficients.tolist(), "params": self.point_params.tolist()},
+                "coefficients": self.coefficients.tolist(), "params": self.params.tolist()}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Member":
+        try:
+            point = d["point"]
+            K = len(point["coefficients"])
+            M = len(point["params"])
+            coefs = np.asarray(d["coefficients"], float).reshape(-1, K)
+            params = np.asarray(d["params"], float).reshape(len(coefs), M)
+            m = cls(expression=str(d["expression"]), param_bounds=dict(d.get("param_bounds") or {}),
+                    factors=list(d["factors"]), weight=float(d["weight"]),
+                    point_coefficients=np.asarray(point["coefficients"], float).reshape(K),
+                    point_params=np.asarray(point["params"], float).reshape(M),
+                    coefficients=coefs, params=params,
+                    score=float("nan") if d.get("score") is None else float(d["score"]),
+                    label=str(d.get("label", "")))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise PerfModelError(f"the model file's intervals are malformed ({exc})") from None
+        expr = m.parsed()
+        if len(expr.terms) != K or len(expr.params) != M:
+            raise PerfModelError("the model file's intervals do not match their expression")
+        return m
+
+
+def _num(v) -> float | None:
+    v = float(v)
+    return v if math.isfinite(v) else None
+
+
+@dataclass
+class Noise:
+    """Relative noise of one measurement: ``sigma`` with ``df`` degrees of freedom (None: prior)."""
+
+    sigma: float
+    df: float | None
+    source: str  # "residuals", "repeats" or "prior"
+
+    def quantile(self, level: float) -> float:
+        z = stdtrit(self.df, 0.5 + level / 2) if self.df else normal_quantile(level)
+        return float(self.sigma * z)
+
+    def to_dict(self) -> dict:
+        return {"sigma": self.sigma, "df": self.df, "source": self.source}
+
+
+def weighted_quantile(values: np.ndarray, weights: np.ndarray, q) -> np.ndarray:
+    """Weighted quantiles along axis 0: ``values`` (S, n), ``weights`` (S,) -> (len(q), n)."""
+    order = np.argsort(values, axis=0)
+    v = np.take_along_axis(values, order, axis=0)
+    w = weights[order]
+    cw = np.cumsum(w, axis=0) - 0.5 * w
+    cw /= np.sum(weights)
+    q = np.atleast_1d(q)
+    out = np.empty((len(q), values.shape[1]))
+    for j in range(values.shape[1]):
+        out[:, j] = np.interp(q, cw[:, j], v[:, j])
+    return out
+
+
+def distance(factor_ranges: dict, env: dict) -> np.ndarray:
+    """Distance beyond the measured range in doublings: max over factors of log2 beyond [lo, hi]."""
+    n = len(next(iter(env.values()))) if env else 0
+    d = np.zeros(n)
+    with np.errstate(all="ignore"):
+        for s, (lo, hi) in factor_ranges.items():
+            x = np.asarray(env[s], float)
+            if hi > 0 and lo > 0:
+                above = np.where(x > hi, np.log2(np.maximum(x, 1e-300) / hi), 0.0)
+                below = np.where((x < lo) & (x > 0), np.log2(lo / np.maximum(x, 1e-300)), 0.0)
+                d = np.maximum(d, np.where(np.isfinite(above), above, 0.0))
+                d = np.maximum(d, np.where(np.isfinite(below), below, 0.0))
+            else:  # a factor that reaches 0 or below: distance relative to the range's width
+                width = max(hi - lo, abs(hi), 1e-300)
+                out = np.maximum(x - hi, lo - x) / width
+                d = np.maximum(d, np.where(out > 0, np.log2(1 + out), 0.0))
+    return d
+
+
+@dataclass
+class Uncertainty:
+    """What a fit needs to give intervals: members, noise, calibration and the predictor choice."""
+
+    members: list
+    noise: Noise
+    calibration: list  # per held-out configuration of the nested splits: [e, b_low, b_high, d] (see module doc)
+    factor_ranges: dict
+    predictor: str = "best"  # "best" (member 0) or "ensemble" (weighted mean of the members' point fits)
+    predictor_note: str = ""
+    replicates: int = DEFAULT_REPLICATES
+    seed: int = 0
+    seconds: float = 0.0
+    method: str = "cluster wild bootstrap (Webb weights), Levenberg-Marquardt refits"
+    share_replicates: list | None = None  # (R, K) the best member's term shares per replicate
+    splits: list | None = None
+
+    # -- calibration --------------------------------------------------------------------------
+    def kappa(self, level: float) -> tuple[float, str]:
+        """Spread of the extrapolation error per doubling (log units) at ``level``, and how it was obtained."""
+        z = normal_quantile(level)
+        pts = np.asarray(self.calibration, float).reshape(-1, 4)
+        n = len(pts)
+        if n == 0:
+            return PRIOR_KAPPA, "the prior (no larger-scale split to calibrate on)"
+        e, b_lo, b_hi, d = pts.T
+        b = np.where(e > 0, b_hi, b_lo) / _Z90  # spreads of the un-widened bands
+        rank = math.ceil((n + 1) * level)
+        if rank <= n:
+            need = np.sqrt(np.maximum(e ** 2 - (z * b) ** 2, 0.0)) / (z * d)
+            return float(np.sort(need)[rank - 1]), f"conformal quantile of {n} larger-scale configurations"
+        k2 = (PRIOR_KAPPA ** 2 + float(np.sum(np.maximum(e ** 2 - b ** 2, 0.0) / d ** 2))) / (1 + n)
+        return math.sqrt(k2), f"{n} larger-scale configurations, shrunk towards the prior {PRIOR_KAPPA:g}"
+
+    # -- predictions --------------------------------------------------------------------------
+    def member_predictions(self, env: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(replicate predictions (S, n), their weights (S,), point predictions per member (J, n))."""
+        preds, weights = [], []
+        for m in self.members:
+            p = m.predict(env, m.coefficients, m.params)
+            preds.append(p)
+            weights.append(np.full(len(p), m.weight / len(p)))
+        return np.vstack(preds), np.concatenate(weights), self.point_predictions(env)
+
+    def point_predictions(self, env: dict) -> np.ndarray:
+        """Each member's prediction from its fit on all data, shape (J, n)."""
+        return np.vstack([m.predict(env, m.point_coefficients[None], m.point_params[None])[0] for m in self.members])
+
+    def point(self, points: np.ndarray) -> np.ndarray:
+        if self.predictor == "ensemble" and len(self.members) > 1:
+            w = np.array([m.weight for m in self.members])
+            return w @ points / w.sum()
+        return points[0]
+
+    def interval(self, env: dict, level: float = DEFAULT_LEVEL, widen: bool = True, predictions=None
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(point, low, high) predictions, each shape (n,); ``widen=False`` leaves out the calibration.
+        ``predictions``: :meth:`member_predictions` at ``env``, when the caller has them already."""
+        _check_level(level)
+        with np.errstate(all="ignore"):
+            preds, weights, points = self.member_predictions(env) if predictions is None else predictions
+            t = self.point(points)
+        a = (1 - level) / 2
+        with np.errstate(all="ignore"):
+            logs = np.log(np.where(preds > 0, preds, np.nan))
+            ok = np.isfinite(logs)
+            logs = np.where(ok, logs, np.log(np.maximum(t, 1e-300))[None, :])
+            lo_q, hi_q = weighted_quantile(logs, weights, [a, 1 - a])
+            lt = np.log(np.where(t > 0, t, np.nan))
+            hl = np.maximum(lt - lo_q, 0.0)
+            hu = np.maximum(hi_q - lt, 0.0)
+            q = self.noise.quantile(level)
+            kappa = self.kappa(level)[0] if widen else 0.0
+            x = normal_quantile(level) * kappa * distance(self.factor_ranges, env)
+            low = np.exp(lt - np.sqrt(hl ** 2 + q ** 2 + x ** 2))
+            high = np.exp(lt + np.sqrt(hu ** 2 + q ** 2 + x ** 2))
+        bad = ~(t > 0)
+        low = np.where(bad, np.nan, low)
+        high = np.where(bad, np.nan, high)
+        return t, low, high
+
+    def constants(self, level: float = DEFAULT_LEVEL) -> dict[str, tuple[float, float]]:
+        """{name: (low, high)} of the best member's constants and free parameters (percentile)."""
+        _check_level(level)
+        m = self.members[0]
+        a = (1 - level) / 2
+        out = {}
+        for k in range(m.coefficients.shape[1]):
+            lo, hi = np.quantile(m.coefficients[:, k], [a, 1 - a])
+            out[f"c{k}"] = (float(lo), float(hi))
+        names = m.parsed().params
+        for j, name in enumerate(names):
+            lo, hi = np.quantile(m.params[:, j], [a, 1 - a])
+            out[name] = (float(lo), float(hi))
+        return out
+
+    def shares(self, terms: list, level: float = DEFAULT_LEVEL) -> dict[str, tuple[float, float]]:
+        """{term: (low, high)} of each term's share of the measured time over the replicates."""
+        _check_level(level)
+        if not self.share_replicates:
+            return {}
+        S = np.asarray(self.share_replicates, float)
+        a = (1 - level) / 2
+        return {t: (float(np.quantile(S[:, k], a)), float(np.quantile(S[:, k], 1 - a))) for k, t in enumerate(terms)}
+
+    # -- serialisation ------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return {"format": FORMAT, "method": self.method, "replicates": int(self.replicates), "seed": int(self.seed),
+                "seconds": float(self.seconds), "predictor": self.predictor, "predictor_note": self.predictor_note,
+                "noise": self.noise.to_dict(), "factor_ranges": {k: list(v) for k, v in self.factor_ranges.items()},
+                "calibration": {"points": [[float(v) for v in pt] for pt in self.calibration],
+                                "splits": self.splits or []},
+                "members": [m.to_dict() for m in self.members],
+                "share_replicates": self.share_replicates or []}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Uncertainty":
+        if not isinstance(d, dict) or d.get("format") != FORMAT:
+            raise PerfModelError(f"the model file's intervals are not in the format {FORMAT!r}")
+        try:
+            nz = d["noise"]
+            noise = Noise(float(nz["sigma"]), None if nz.get("df") is None else float(nz["df"]), str(nz["source"]))
+            cal = d["calibration"]
+            members = [Member.from_dict(m) for m in d["members"]]
+            points = [[float(v) for v in pt] for pt in cal["points"]]
+            if any(len(pt) != 4 for pt in points):
+                raise ValueError("a calibration point needs 4 numbers")
+            out = cls(members=members, noise=noise, calibration=points,
+                      factor_ranges={str(k): (float(v[0]), float(v[1])) for k, v in d["factor_ranges"].items()},
+                      predictor=str(d.get("predictor", "best")), predictor_note=str(d.get("predictor_note", "")),
+                      replicates=int(d.get("replicates", 0)), seed=int(d.get("seed", 0)),
+                      seconds=float(d.get("seconds", 0.0)), method=str(d.get("method", "")),
+                      share_replicates=d.get("share_replicates") or None, splits=cal.get("splits") or None)
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+            raise PerfModelError(f"the model file's intervals are malformed ({exc})") from None
+        if not members:
+            raise PerfModelError("the model file's intervals have no members")
+        if out.predictor not in ("best", "ensemble"):
+            raise PerfModelError(f"unknown predictor {out.predictor!r} in the model file's intervals")
+        return out
+
+
+def _check_level(level: float) -> None:
+    try:
+        ok = 0 < float(level) < 1
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise PerfModelError(f"the interval level must be a number between 0 and 1 (e.g. 0.9), got {level!r}")

@@ -1,0 +1,56 @@
+"""Plotly figure builders: ``(fit result, data) -> go.Figure``.
+
+Every public ``*_figure`` function first computes plain data (a dataclass of arrays, returned
+by a matching ``*_data`` function that tests can check) and then builds the figure. Nothing is
+displayed here and Streamlit is never imported: the app, the HTML report and the CLI all call
+the same functions.
+
+Styling lives in one place (the constants below and :func:`style`): fonts large enough for a
+slide, one colour family per term category (start-up grey, compute blue, communication
+orange, other green), axis titles with units, and the extrapolation zone (beyond the measured
+range) shaded and drawn dashed.
+
+By subject: :mod:`~perfmodel.plots.style` (the one place for styling), :mod:`~perfmodel.plots.overview`,
+:mod:`~perfmodel.plots.parity`, :mod:`~perfmodel.plots.contributions`, :mod:`~perfmodel.plots.residuals`,
+:mod:`~perfmodel.plots.scaling`, :mod:`~perfmodel.plots.bands` (interval bands),
+:mod:`~perfmodel.plots.groups` and :mod:`~perfmodel.plots.selection`. Presentation: imports from
+every layer below it, never from the CLI or the app.
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from ..data import Measurements
+from .bands import add_band, interval_at, parity_intervals, scaling_interval
+from .contributions import (ContributionData, ShareData, contribution_data, contributions_figure, share_data,
+                            shares_figure)
+from .overview import OverviewData, overview_data, overview_figure
+from .parity import ParityData, add_parity_guides, parity_data, parity_figure, square_log_axes
+from .residuals import ResidualData, residual_data, residuals_figure
+from .scaling import (ScalingData, SpeedupData, scaling_contributions_figure, scaling_data, scaling_figure,
+                      scaling_grid, speedup_data, speedup_figure, typical_value)
+from .style import (BAND, BAND_PCT, CATEGORY_COLORS, CATEGORY_ORDER, CONTINUOUS, DISCRETE, EXTRAP_FILL, EXTRAP_TEXT,
+                    FACTOR_WORDS, IDEAL, MEASURED, PREDICTED, TERM_LABELS, TIME_UNIT, TermStyle, config_label,
+                    empty_figure, factor_title, fmt_num, fmt_seconds, log_ticks, nice_ticks, set_log_ticks, style,
+                    term_styles, time_title, time_unit)
+
+
+def report_figures(result, meas: Measurements, symbol: str | None = None, fixed: dict | None = None,
+                   cv_predicted=None, x_max: float | None = None, log_x: bool = False,
+                   log_y: bool = False) -> dict[str, go.Figure]:
+    """The figures of a report, by title: parity, shares, contributions, residuals and the scaling
+    view (along ``symbol``, default p, the others at ``fixed``, up to ``x_max``)."""
+    figs = {"Predicted against measured": parity_figure(result, meas, cv_predicted=cv_predicted),
+            "Share of total predicted time": shares_figure(result),
+            "Where the time goes, per configuration": contributions_figure(result, meas),
+            "Residuals against each factor": residuals_figure(result, meas)}
+    if result.factors:
+        symbol = symbol if symbol in result.factors else ("p" if "p" in result.factors else next(iter(result.factors)))
+        d = scaling_data(result, symbol, fixed, meas, x_max)
+        figs["Scaling"] = scaling_figure(result, symbol, meas=meas, log_x=log_x, log_y=log_y, data=d)
+        figs["Scaling: term contributions"] = scaling_contributions_figure(result, symbol, meas=meas, log_x=log_x,
+                                                                           data=d)
+        if symbol == "p":
+            figs["Speedup and parallel efficiency"] = speedup_figure(result, meas=meas, log_x=log_x, data=d)
+    return figs

@@ -1,0 +1,382 @@
+"""Scaling views: time against one factor past the measured range, the terms' contributions along
+it, and speedup with parallel efficiency; the extrapolation zone shaded.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .bands import add_band, scaling_interval
+from ..data.measurements import Measurements
+from ..errors import PerfModelError
+from .style import CATEGORY_COLORS, CATEGORY_ORDER, EXTRAP_FILL, EXTRAP_TEXT, EXTRAP_VEIL, FACTOR_WORDS, IDEAL, MEASURED, PREDICTED, factor_title, fmt_num, set_log_ticks, style, term_styles, time_title
+from .style import note_html
+
+
+# -- scaling ----------------------------------------------------------------------------------------
+@dataclass
+class ScalingData:
+    symbol: str
+    x: np.ndarray                 # grid (n,)
+    total: np.ndarray             # predicted time (n,)
+    contributions: pd.DataFrame   # (n, K), columns = term texts
+    inside: np.ndarray            # bool (n,): x within the measured range
+    measured_range: tuple         # (lo, hi) of the symbol in the data
+    fixed: dict                   # the other symbols' values
+    points_x: np.ndarray          # measured runs at the fixed values
+    points_y: np.ndarray
+    styles: list
+    others_outside: list = field(default_factory=list)  # fixed symbols set outside their measured range
+    crossover: float | None = None  # first x where communication overtakes compute
+    low: np.ndarray | None = None   # the 90 % interval along the curve (None: the fit has no intervals)
+    high: np.ndarray | None = None
+
+
+def scaling_grid(lo: float, hi: float, integer: bool, n: int = 200) -> np.ndarray:
+    """Points from ``lo`` to ``hi``: geometric when the range is wide and positive, integers when asked."""
+    if hi <= lo:
+        hi = lo + 1 if lo == 0 else lo * 2
+    if lo > 0 and hi / lo >= 4:
+        g = np.geomspace(lo, hi, n)
+    else:
+        g = np.linspace(lo, hi, n)
+    if integer:
+        g = np.unique(np.round(g))
+        g = g[(g >= math.ceil(lo)) & (g <= math.floor(hi))] if g.size else g
+    return np.unique(np.concatenate([g, [lo, hi]])) if not integer else g
+
+
+def typical_value(result, symbol: str, meas: Measurements | None = None) -> float:
+    """Where to hold a factor that is not on the x-axis: its most frequent measured value (the
+    largest on ties), so the curve passes through measured runs; without data, the middle of
+    the measured range (geometric for positive ranges)."""
+    if meas is not None and symbol in meas.factors and meas.n_rows:
+        values, counts = np.unique(meas.values(symbol), return_counts=True)
+        best = np.flatnonzero(counts == counts.max())[-1]
+        return float(values[best])
+    lo, hi = (float(v) for v in result.factor_ranges[symbol])
+    if lo == hi:
+        return lo
+    return float(np.sqrt(lo * hi)) if lo > 0 else (lo + hi) / 2
+
+
+def scaling_data(result, symbol: str, fixed: dict | None = None, meas: Measurements | None = None,
+                 x_max: float | None = None, x_min: float | None = None, n: int = 200) -> ScalingData:
+    """Predicted time and term contributions along ``symbol``, the other symbols at ``fixed``
+    (default: :func:`typical_value`), from the measured minimum to ``x_max`` (default: 4 × the
+    measured maximum)."""
+    if symbol not in result.factors:
+        raise PerfModelError(f"{symbol!r} is not a factor of the model (factors: {', '.join(result.factors)})")
+    lo, hi = (float(v) for v in result.factor_ranges[symbol])
+    fixed = dict(fixed or {})
+    for s in result.factors:
+        if s != symbol and s not in fixed:
+            fixed[s] = typical_value(result, s, meas)
+    fixed = {s: float(fixed[s]) for s in result.factors if s != symbol}  # in the model's factor order
+    if meas is not None and symbol in meas.factors and meas.n_rows:
+        integer = bool(np.all(np.mod(meas.values(symbol), 1) == 0))
+    else:
+        integer = float(lo).is_integer() and float(hi).is_integer()
+    x_max = float(x_max) if x_max is not None else (hi * 4 if hi > 0 else hi + 1)
+    x_min = float(x_min) if x_min is not None else lo
+    x = scaling_grid(x_min, max(x_max, x_min), integer, n)
+    if x.size == 0:
+        x = np.array([x_min])
+    env = {symbol: x, **{s: np.full(x.size, v) for s, v in fixed.items()}}
+    contrib = result.contributions(env)
+    total = contrib.to_numpy().sum(axis=1)
+    inside = (x >= lo - 1e-9 * abs(lo)) & (x <= hi + 1e-9 * abs(hi))
+    others_out = [s for s, v in fixed.items()
+                  if not result.factor_ranges[s][0] <= v <= result.factor_ranges[s][1]]
+    px, py = np.zeros(0), np.zeros(0)
+    if meas is not None and meas.n_rows and symbol in meas.factors:
+        mask = np.ones(meas.n_rows, bool)
+        for s, v in fixed.items():
+            if s in meas.factors:
+                mask &= np.isclose(meas.values(s), v, rtol=1e-9, atol=1e-12)
+        px, py = meas.values(symbol)[mask], meas.y[mask]
+    styles = term_styles(result)
+    cats = {c: np.zeros(x.size) for c in CATEGORY_COLORS}
+    for s, t in zip(styles, contrib.columns):
+        cats[s.category] = cats[s.category] + contrib[t].to_numpy()
+    crossover = None
+    if cats["communication"].any() and cats["compute"].any():
+        over = (cats["communication"] > cats["compute"])
+        if not over[0] and over.any():
+            crossover = float(x[int(np.argmax(over))])
+    d = ScalingData(symbol, x, total, contrib, inside, (lo, hi), fixed, px, py, styles, others_out, crossover)
+    band = scaling_interval(result, d)
+    if band is not None:  # the total is the fit's predictor (the ensemble's, where it chose one)
+        d.total, d.low, d.high = band
+    return d
+
+
+def _extrap_zone(fig: go.Figure, d: ScalingData, log_x: bool = False, row=None, col=None,
+                 label: bool = True) -> None:
+    """Shade the parts of the x range outside the measured range and label them.
+
+    plotly.js 3+ places shapes in data coordinates on log axes, but annotations still in log10
+    units, hence the conversion for the label only."""
+    lo, hi = d.measured_range
+    xmin, xmax = float(d.x.min()), float(d.x.max())
+    kw = dict(row=row, col=col, exclude_empty_subplots=False) if row else {}
+    for a, b, side in ((xmin, lo, "right"), (hi, xmax, "left")):
+        if not b > a:
+            continue
+        fig.add_vrect(x0=a, x1=b, fillcolor=EXTRAP_FILL, line_width=0, layer="below", **kw)
+        if label:
+            edge = b if side == "right" else a
+            if log_x and edge <= 0:
+                continue
+            fig.add_annotation(x=_annotation_x(edge, log_x), xanchor=side, y=1, yref="y domain", yanchor="top", showarrow=False,
+                               text="extrapolation →" if side == "left" else "← extrapolation",
+                               font=dict(size=13, color=EXTRAP_TEXT), xshift=6 if side == "left" else -6, **kw)
+
+
+def _axis_ticks(fig: go.Figure, d: ScalingData, log_x: bool, **where) -> None:
+    """The scaling x-axis spans exactly the curve (a label near its end must not stretch it), with
+    readable ticks on a log scale (powers of two for 1, 2, 4, 8 workers)."""
+    if d.x.size and not (log_x and d.x.min() <= 0):
+        lo, hi = float(d.x.min()), float(d.x.max())
+        if hi > lo:
+            rng = [math.log10(lo), math.log10(hi)] if log_x else [lo, hi]
+            fig.update_xaxes(range=rng, **where)
+    if log_x and d.x.size and d.x.min() > 0:
+        measured = d.points_x if d.points_x.size >= 2 else None
+        if measured is None and d.measured_range[0] > 0:
+            lo, hi = d.measured_range
+            measured = [lo, hi] if hi > lo else None
+        set_log_ticks(fig, "x", float(d.x.min()), float(d.x.max()), measured, **where)
+
+
+def _fixed_text(d: ScalingData) -> str:
+    if not d.fixed:
+        return ""
+    parts = [f"{s} = {fmt_num(v)}" + (" (outside measured range)" if s in d.others_outside else "")
+             for s, v in d.fixed.items()]
+    return "at " + ", ".join(parts)
+
+
+def _annotation_x(x: float, log_x: bool) -> float:
+    """Where an annotation at data value ``x`` goes: plotly.js places annotations on a log axis in
+    log10 units (shapes in data units), so a raw value would stretch the axis to 10^x."""
+    return math.log10(x) if log_x and x > 0 else x
+
+
+def _axis_type(log: bool) -> str:
+    return "log" if log else "linear"
+
+
+def scaling_figure(result, symbol: str = "p", fixed: dict | None = None, meas: Measurements | None = None,
+                   x_max: float | None = None, log_x: bool = False, log_y: bool = False,
+                   title: str | None = None, data: ScalingData | None = None, height: int = 480) -> go.Figure:
+    """Predicted time along ``symbol``: solid within the measured range, dashed beyond it in a shaded
+    extrapolation zone, with the measured runs at the same fixed values overlaid."""
+    d = data or scaling_data(result, symbol, fixed, meas, x_max)
+    column = result.factors.get(symbol)
+    x_title, y_title = factor_title(symbol, column), time_title("predicted time")
+    title = title if title is not None else f"Run time as {FACTOR_WORDS.get(symbol, (symbol,))[0]} grow"
+    fig = go.Figure()
+    _extrap_zone(fig, d, log_x)
+    if d.low is not None:
+        add_band(fig, d.x, d.low, d.high, below=False)
+    inside = d.inside
+    # Solid inside, dashed outside; each dashed segment includes its boundary point so the line is continuous.
+    fig.add_trace(go.Scatter(x=d.x[inside], y=d.total[inside], mode="lines", name="model (measured range)",
+                             line=dict(color=PREDICTED, width=3.5),
+                             hovertemplate=f"{symbol} = %{{x:.4g}}<br>predicted %{{y:.4g}} s<extra></extra>"))
+    outside = ~inside
+    if outside.any():
+        idx = np.flatnonzero(outside)
+        seg = np.zeros(d.x.size, bool)
+        seg[idx] = True
+        first_in, last_in = (np.flatnonzero(inside)[[0, -1]] if inside.any() else (None, None))
+        if first_in is not None:
+            seg[first_in] = seg[first_in] or bool(idx.min() < first_in)
+            seg[last_in] = seg[last_in] or bool(idx.max() > last_in)
+        xs, ys = d.x.astype(float).copy(), d.total.astype(float).copy()
+        ys[~seg] = np.nan
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name="model (extrapolated)", connectgaps=False,
+                                 line=dict(color=PREDICTED, width=3, dash="dash"),
+                                 hovertemplate=f"{symbol} = %{{x:.4g}}<br>predicted %{{y:.4g}} s "
+                                               "(extrapolated)<extra></extra>"))
+    if d.points_x.size:
+        fig.add_trace(go.Scatter(x=d.points_x, y=d.points_y, mode="markers", name="measured runs",
+                                 marker=dict(color=MEASURED, size=9, symbol="circle",
+                                             line=dict(width=1, color="white")),
+                                 hovertemplate=f"{symbol} = %{{x:.4g}}<br>measured %{{y:.4g}} s<extra></extra>"))
+    fig.update_xaxes(title_text=x_title, type=_axis_type(log_x))
+    fig.update_yaxes(title_text=y_title, type=_axis_type(log_y), rangemode="tozero" if not log_y else None)
+    _axis_ticks(fig, d, log_x)
+    if log_y:
+        ys = np.concatenate([d.total[d.total > 0], d.points_y[d.points_y > 0]])
+        if ys.size:
+            set_log_ticks(fig, "y", ys.min(), ys.max())
+    return style(fig, title, _fixed_text(d), height=height, legend="right")
+
+
+def _overlap_trace(fig: go.Figure, result, d) -> None:
+    """A dashed line: the total if the overlapped parts ran one after the other (the time the overlap saves)."""
+    if "overlap(" not in result.expression:
+        return
+    env = {d.symbol: d.x, **{s: np.full(d.x.size, v) for s, v in d.fixed.items()}}
+    saved = result.overlap_savings(env).to_numpy().sum(axis=1)
+    if not saved.size or not np.any(saved > 1e-9 * np.abs(d.total)):
+        return
+    fig.add_trace(go.Scatter(x=d.x, y=d.total + saved, mode="lines", name="without overlap (parts one after another)",
+                             line=dict(color=MEASURED, width=1.2, dash="dash"), customdata=saved,
+                             hovertemplate=f"{d.symbol} = %{{x:.4g}}<br>without overlap %{{y:.4g}} s: the overlap "
+                                           "saves %{customdata:.4g} s<extra></extra>"))
+
+
+def scaling_contributions_figure(result, symbol: str = "p", fixed: dict | None = None,
+                                 meas: Measurements | None = None, x_max: float | None = None,
+                                 log_x: bool = False, title: str | None = None,
+                                 data: ScalingData | None = None) -> go.Figure:
+    """The predicted curve split into stacked term contributions (area), so the crossover from
+    computation to communication is visible."""
+    d = data or scaling_data(result, symbol, fixed, meas, x_max)
+    column = result.factors.get(symbol)
+    title = title if title is not None else "What the time is spent on"
+    fig = go.Figure()
+    _extrap_zone(fig, d, log_x)
+    order = sorted(range(len(d.styles)), key=lambda k: CATEGORY_ORDER.index(d.styles[k].category))
+    for k in order:
+        s = d.styles[k]
+        vals = d.contributions[s.text].to_numpy()
+        fig.add_trace(go.Scatter(x=d.x, y=vals, mode="lines", stackgroup="terms", name=s.legend,
+                                 line=dict(width=0.8, color=s.color), fillcolor=s.color,
+                                 hovertemplate=f"<b>{s.label}</b><br>{symbol} = %{{x:.4g}}<br>%{{y:.4g}} s"
+                                               + note_html(s) + "<extra></extra>"))
+    fig.add_trace(go.Scatter(x=d.x, y=d.total, mode="lines", name="total", line=dict(color=MEASURED, width=1.5),
+                             hovertemplate=f"{symbol} = %{{x:.4g}}<br>total %{{y:.4g}} s<extra></extra>"))
+    _overlap_trace(fig, result, d)
+    if d.low is not None:
+        for edge, ys in (("low", d.low), ("high", d.high)):
+            fig.add_trace(go.Scatter(x=d.x, y=ys, mode="lines", name="total: 90 % interval", legendgroup="band",
+                                     showlegend=edge == "low", line=dict(color=MEASURED, width=1.2, dash="dot"),
+                                     hovertemplate=f"{symbol} = %{{x:.4g}}<br>total, {edge} end of the 90 % "
+                                                   "interval %{y:.4g} s<extra></extra>"))
+    # The areas hide the shaded zone: fade the extrapolated part with a white veil and mark its edges.
+    lo, hi = d.measured_range
+    for a, b, edge in ((float(d.x.min()), lo, lo), (hi, float(d.x.max()), hi)):
+        if b > a:
+            fig.add_vrect(x0=a, x1=b, fillcolor=EXTRAP_VEIL, line_width=0, layer="above")
+            fig.add_vline(x=edge, line=dict(color=EXTRAP_TEXT, dash="dot", width=1.2))
+    if d.crossover is not None:
+        fig.add_vline(x=d.crossover, line=dict(color=EXTRAP_TEXT, dash="dot", width=1.5))
+        # annotations on a log axis are placed in log10 units (shapes in data units)
+        lo_, hi_ = (_annotation_x(float(v), log_x) for v in (d.x.min(), d.x.max()))
+        right_half = _annotation_x(d.crossover, log_x) > (lo_ + hi_) / 2  # the label runs towards the middle
+        fig.add_annotation(x=_annotation_x(d.crossover, log_x), y=1, yref="paper", xref="x", showarrow=False,
+                           yanchor="bottom", xanchor="right" if right_half else "left", xshift=-4 if right_half else 4,
+                           text=f"communication > compute from {symbol} ≈ {fmt_num(d.crossover)}",
+                           font=dict(size=13, color=EXTRAP_TEXT))
+    fig.update_xaxes(title_text=factor_title(symbol, column), type=_axis_type(log_x))
+    fig.update_yaxes(title_text=time_title("predicted time"), rangemode="tozero")
+    _axis_ticks(fig, d, log_x)
+    return style(fig, title, _fixed_text(d), height=480, legend="right")
+
+
+@dataclass
+class SpeedupData:
+    p: np.ndarray
+    speedup: np.ndarray
+    efficiency: np.ndarray   # percent
+    ideal: np.ndarray
+    inside: np.ndarray
+    p0: float
+    measured_p: np.ndarray
+    measured_speedup: np.ndarray
+    measured_efficiency: np.ndarray
+    scaling: ScalingData
+
+
+def speedup_data(result, fixed: dict | None = None, meas: Measurements | None = None,
+                 x_max: float | None = None, data: ScalingData | None = None) -> SpeedupData:
+    """Speedup T(p0)/T(p) and parallel efficiency speedup/(p/p0) in %, p0 the smallest measured p
+    (the smallest positive one when p = 0 was measured); the curve starts at p0."""
+    if "p" not in result.factors:
+        raise PerfModelError("speedup needs the symbol p (workers) in the model")
+    d = data if data is not None and data.symbol == "p" else scaling_data(result, "p", fixed, meas, x_max)
+    p0 = float(d.measured_range[0])
+    if p0 <= 0:
+        measured = meas.values("p") if meas is not None and "p" in meas.factors else d.x
+        positive = np.asarray(measured, float)[np.asarray(measured, float) > 0]
+        if positive.size == 0:
+            raise PerfModelError("speedup needs values of p above 0")
+        p0 = float(positive.min())
+    if d.x.min() < p0:
+        d = scaling_data(result, "p", d.fixed, meas, x_max=float(d.x.max()), x_min=p0)
+    t0 = float(result.predict({"p": [p0], **{s: [v] for s, v in d.fixed.items()}})[0])
+    with np.errstate(all="ignore"):
+        sp = t0 / d.total
+        ideal = d.x / p0
+        eff = sp / ideal * 100
+    mp, ms, me = np.zeros(0), np.zeros(0), np.zeros(0)
+    if d.points_x.size:
+        keep = d.points_x >= p0
+        ps = np.unique(d.points_x[keep])
+        means = np.array([d.points_y[d.points_x == v].mean() for v in ps])
+        if ps.size and np.isclose(ps[0], p0):
+            mp, ms = ps, means[0] / means
+            me = ms / (ps / p0) * 100
+    return SpeedupData(d.x, sp, eff, ideal, d.inside, p0, mp, ms, me, d)
+
+
+def speedup_figure(result, fixed: dict | None = None, meas: Measurements | None = None,
+                   x_max: float | None = None, log_x: bool = False, title: str | None = "Speedup and parallel efficiency",
+                   data: ScalingData | None = None) -> go.Figure:
+    """Two panels against p: speedup over the smallest measured p (with the ideal line) and
+    parallel efficiency (%)."""
+    d = speedup_data(result, fixed, meas, x_max, data)
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
+                        subplot_titles=(f"Speedup over p = {fmt_num(d.p0)}", "Parallel efficiency"))
+    for col in (1, 2):
+        _extrap_zone(fig, d.scaling, log_x, row=1, col=col, label=(col == 1))
+    fig.add_trace(go.Scatter(x=d.p, y=d.ideal, mode="lines", name="ideal (linear)",
+                             line=dict(color=IDEAL, dash="dash", width=1.5), hoverinfo="skip"), row=1, col=1)
+    fig.add_trace(go.Scatter(x=d.p, y=np.full(d.p.size, 100.0), mode="lines", showlegend=False,
+                             line=dict(color=IDEAL, dash="dash", width=1.5), hoverinfo="skip"), row=1, col=2)
+    for col, y, name, unit in ((1, d.speedup, "model", "×"), (2, d.efficiency, "model", " %")):
+        ins = np.where(d.inside, y, np.nan)
+        out = np.where(d.inside, np.nan, y)
+        # join the dashed part to the solid one at the range boundary
+        idx = np.flatnonzero(d.inside)
+        if idx.size:
+            for j in (idx[0], idx[-1]):
+                out[j] = y[j]
+        fig.add_trace(go.Scatter(x=d.p, y=ins, mode="lines", name="model", showlegend=(col == 1),
+                                 line=dict(color=PREDICTED, width=3.5), legendgroup="model",
+                                 hovertemplate=f"p = %{{x:.4g}}<br>%{{y:.3g}}{unit}<extra></extra>"), row=1, col=col)
+        fig.add_trace(go.Scatter(x=d.p, y=out, mode="lines", name="model (extrapolated)", showlegend=(col == 1),
+                                 line=dict(color=PREDICTED, width=3, dash="dash"), legendgroup="extra",
+                                 hovertemplate=f"p = %{{x:.4g}}<br>%{{y:.3g}}{unit} (extrapolated)<extra></extra>"),
+                      row=1, col=col)
+    if d.measured_p.size:
+        fig.add_trace(go.Scatter(x=d.measured_p, y=d.measured_speedup, mode="markers", name="measured (mean)",
+                                 marker=dict(color=MEASURED, size=9), legendgroup="meas",
+                                 hovertemplate="p = %{x:.4g}<br>measured %{y:.3g}×<extra></extra>"), row=1, col=1)
+        fig.add_trace(go.Scatter(x=d.measured_p, y=d.measured_efficiency, mode="markers", showlegend=False,
+                                 marker=dict(color=MEASURED, size=9), legendgroup="meas",
+                                 hovertemplate="p = %{x:.4g}<br>measured %{y:.3g} %<extra></extra>"), row=1, col=2)
+    for col in (1, 2):
+        fig.update_xaxes(title_text=factor_title("p"), type=_axis_type(log_x), row=1, col=col)
+        _axis_ticks(fig, d.scaling, log_x, row=1, col=col)
+    if log_x:
+        # log-log: the ideal speedup p/p0 is a straight line, as on the x-axis, not an exponential
+        sp = np.concatenate([d.speedup[np.isfinite(d.speedup) & (d.speedup > 0)], d.ideal, d.measured_speedup])
+        sp = sp[sp > 0]
+        fig.update_yaxes(title_text="speedup (×)", type="log", row=1, col=1)
+        if sp.size:
+            set_log_ticks(fig, "y", float(sp.min()), float(sp.max()), row=1, col=1)
+    else:
+        fig.update_yaxes(title_text="speedup (×)", rangemode="tozero", row=1, col=1)
+    fig.update_yaxes(title_text="efficiency (%)", rangemode="tozero", row=1, col=2)
+    return style(fig, title, _fixed_text(d.scaling), height=460, legend="right")

@@ -1,0 +1,237 @@
+"""Members of every plausible model and the calibration on "train small, test large" splits.
+
+:func:`compute` bootstraps the displayed fit and its plausible alternatives (weighted by their
+validation scores), then refits them on the smaller scales of the measurements to learn how much
+wider the band must be per doubling beyond the measured range (see :mod:`perfmodel.uncertainty`).
+
+Imports from the data and fitting layers and :mod:`perfmodel.uncertainty.bootstrap` only.
+"""
+
+from __future__ import annotations
+
+import math
+import time as _time
+
+import numpy as np
+
+from ..data.measurements import Measurements
+from ..errors import PerfModelError
+from ..fitting.members import DEFAULT_LEVEL, DEFAULT_REPLICATES, Member, Noise, PRIOR_SIGMA, Uncertainty, distance
+from .bootstrap import bootstrap
+from ..fitting.model import refit_model
+
+#: Most "train small, test large" splits used for the calibration.
+MAX_SPLITS = 3
+
+
+def _quick_refit(result, meas: Measurements):
+    """``result``'s model refitted on ``meas`` with the automatic search's DE settings (one generation,
+    i.e. the exact optimum, when the model is linear in its constants)."""
+    from ..fitting.model import SEARCH_DE, exact_settings
+
+    model = refit_model(result, **SEARCH_DE)
+    return model.clone(**exact_settings(model, meas)).fit(meas)
+
+
+def scale_axis(meas: Measurements) -> str | None:
+    """The factor along which "train small, test large" splits are made: ``p``, else ``N``, else
+    the factor with the most distinct values (at least three)."""
+    counts = {s: len(np.unique(meas.values(s))) for s in meas.factors}
+    for s in ("p", "N"):
+        if counts.get(s, 0) >= 3:
+            return s
+    best = max(counts, key=counts.get) if counts else None
+    return best if best is not None and counts[best] >= 3 else None
+
+
+def extrapolation_splits(meas: Measurements, max_splits: int = MAX_SPLITS) -> list[tuple[str, np.ndarray]]:
+    """[(description, test mask)]: the largest values of the scale axis held out, one, two, ... at a time,
+    keeping at least two of its values (and two configurations) to train on."""
+    axis = scale_axis(meas)
+    if axis is None:
+        return []
+    x = meas.values(axis)
+    vals = np.unique(x)
+    out = []
+    for n_out in range(1, len(vals) - 1):
+        cut = vals[-n_out - 1]
+        test = x > cut
+        if meas.subset(~test).n_configurations < 2:
+            break
+        out.append((f"{axis} > {cut:g}", test))
+        if len(out) >= max_splits:
+            break
+    return out
+
+
+def _share_replicates(member: Member, meas: Measurements) -> list:
+    env = meas.env()
+    expr = member.parsed()
+    theta = member.params.T if expr.params else None
+    vals = expr.term_values(env, theta)
+    R = member.coefficients.shape[0]
+    with np.errstate(all="ignore"):
+        parts = np.stack([member.coefficients[:, k, None] * np.broadcast_to(v, (R, meas.n_rows))
+                          for k, v in enumerate(vals)])  # (K, R, n)
+        parts = expr.combine(parts, member.params.T)  # overlaps split by perfmodel.language.overlap's rule
+        contrib = np.transpose(parts, (1, 0, 2)).sum(axis=2)  # (R, K)
+        total = contrib.sum(axis=1, keepdims=True)
+        shares = np.where(total != 0, contrib / total, np.nan)
+    return shares.tolist()
+
+
+def _bands(results: list, weights: list, meas: Measurements, replicates: int, seed: int
+           ) -> tuple[list[Member], Noise]:
+    """Bootstrap members for ``results`` (the first is the displayed model) and its noise."""
+    members, noise = [], None
+    total = float(sum(weights))
+    for j, (res, w) in enumerate(zip(results, weights)):
+        R = replicates if j == 0 or len(results) == 1 else max(20, int(round(replicates * w / total)))
+        m, nz = bootstrap(res, meas, R, seed + j)
+        m.weight = w / total
+        m.label = "fit" if j == 0 else f"candidate {j + 1}"
+        members.append(m)
+        noise = noise or nz
+    return members, noise
+
+
+def compute(result, meas: Measurements, *, candidates: list | None = None, scores: list | None = None,
+            noise_scale: float | None = None, replicates: int = DEFAULT_REPLICATES, seed: int | None = None,
+            calibrate: bool = True, calibration_replicates: int = 100) -> Uncertainty:
+    """The :class:`Uncertainty` of ``result`` fitted on ``meas``.
+
+    ``candidates``: other plausible fits of ``meas`` (FitResults, e.g. the automatic search's runners-up)
+    with ``scores`` (validation scores, ``result``'s first; lower is better) and the score noise
+    ``noise_scale``; the members are weighted ``exp(-(score - best) / noise)``. The ensemble of their
+    point fits predicts instead of ``result`` alone when it does better on the extrapolation splits.
+    """
+    with np.errstate(all="ignore"):  # non-finite replicates are handled where they arise
+        return _compute(result, meas, candidates, scores, noise_scale, replicates, seed, calibrate,
+                        calibration_replicates)
+
+
+def _compute(result, meas, candidates, scores, noise_scale, replicates, seed, calibrate, calibration_replicates):
+    t0 = _time.perf_counter()
+    seed = int(result.settings.get("seed", 0)) if seed is None else int(seed)
+    allow_ensemble = bool(candidates)
+    if not candidates and result.n_params > result.n_configurations:
+        candidates, scores, noise_scale = submodels(result, meas)
+    results = [result] + list(candidates or [])
+    if len(results) > 1:
+        sc = np.asarray(scores, float)
+        if sc.shape != (len(results),):
+            raise PerfModelError("give one validation score per model (the fit's first)")
+        scale = noise_scale if noise_scale and noise_scale > 0 else max(float(np.std(sc)), 1e-9)
+        weights = list(np.exp(-(sc - np.min(sc)) / scale))
+    else:
+        sc, weights = np.array([float("nan")]), [1.0]
+    members, noise = _bands(results, weights, meas, replicates, seed)
+    for m, s in zip(members, sc):
+        m.score = float(s)
+    unc = Uncertainty(members=members, noise=noise, calibration=[],
+                      factor_ranges={k: tuple(v) for k, v in result.factor_ranges.items()},
+                      replicates=int(replicates), seed=seed)
+    unc.share_replicates = _share_replicates(members[0], meas)
+    if calibrate:
+        _calibrate(unc, results, weights, meas, calibration_replicates, seed, allow_ensemble)
+    unc.seconds = _time.perf_counter() - t0
+    return unc
+
+
+def submodels(result, meas: Measurements) -> tuple[list, list, float]:
+    """The fit with one of its terms left out, each refitted: (fits, scores, noise scale).
+
+    For a model with more fitted parameters than configurations, where the penalty picks one of
+    many models that fit equally well, these are the plausible alternatives its interval must show.
+    Scores are ``n·loss / (2σ²)`` (σ: the relative noise of one run, or the prior), so a submodel
+    that fits clearly worse gets a small weight ``exp(-(score - best))``.
+    """
+    from ..language.expression import parse_expression
+
+    fits = []
+    for k, term in enumerate(result.terms):
+        if term == "1" or result.coefficients[f"c{k}"] == 0 or len(result.terms) < 3:
+            continue
+        kept = [(t, sg) for j, (t, sg) in enumerate(zip(result.terms, result.signs)) if j != k]
+        spec = " ".join(("- " if sg < 0 else "+ ") + f"({t})" for t, sg in kept).lstrip("+ ")
+        try:
+            expr, _ = parse_expression(spec, list(result.factors))
+            bounds = {p: tuple(b) for p, b in result.param_bounds.items() if p in expr.params}
+            model = refit_model(result)
+            fits.append(model.clone(terms=spec, bounds=bounds or None).fit(meas))
+        except PerfModelError:
+            continue
+    sigma = PRIOR_SIGMA
+    scores = [meas.n_rows * r.loss / (2 * sigma ** 2) for r in [result] + fits]
+    return fits, scores, 1.0
+
+
+def _calibrate(unc: Uncertainty, results: list, weights: list, meas: Measurements, replicates: int,
+               seed: int, allow_ensemble: bool = True) -> None:
+    """Scores of the larger-scale points on nested splits; chooses best vs ensemble."""
+    points: dict = {"best": [], "ensemble": []}
+    splits, err_best, err_ens = [], [], []
+    level = DEFAULT_LEVEL
+    for label, test in extrapolation_splits(meas):
+        train_m, test_m = meas.subset(~test), meas.subset(test)
+        fits = []
+        for res in results:
+            try:
+                fits.append(_quick_refit(res, train_m))
+            except PerfModelError:
+                fits.append(None)
+        if fits[0] is None:
+            splits.append({"split": label, "error": "the model could not be refitted on the smaller scales"})
+            continue
+        ok = [j for j, f in enumerate(fits) if f is not None]
+        try:
+            members, noise = _bands([fits[j] for j in ok], [weights[j] for j in ok], train_m, replicates, seed)
+        except PerfModelError as exc:
+            splits.append({"split": label, "error": str(exc)})
+            continue
+        nested = Uncertainty(members=members, noise=noise, calibration=[],
+                             factor_ranges={k: tuple(v) for k, v in fits[0].factor_ranges.items()})
+        env = test_m.env()
+        y = test_m.y
+        predictions = nested.member_predictions(env)
+        points_j = predictions[2]
+        ens = nested.point(points_j) if len(ok) > 1 else points_j[0]
+        err_best += list(np.abs(points_j[0] / y - 1))
+        err_ens += list(np.abs(ens / y - 1))
+        d = distance(nested.factor_ranges, env)
+        cfg = test_m.configurations()
+        covered = []
+        for predictor in ("best", "ensemble") if len(ok) > 1 else ("best",):
+            nested.predictor = predictor
+            t, low, high = nested.interval(env, level, widen=False, predictions=predictions)
+            with np.errstate(all="ignore"):
+                e, b_lo, b_hi = np.log(y / t), np.log(t / low), np.log(high / t)
+            for g in np.unique(cfg):  # repeats of one configuration are one point: their mean error
+                sel = cfg == g
+                pt = [float(np.mean(e[sel])), float(b_lo[sel][0]), float(b_hi[sel][0]), float(d[sel][0])]
+                if all(math.isfinite(v) for v in pt) and pt[3] > 0:
+                    points[predictor].append(pt)
+                    if predictor == "best":
+                        covered.append(-pt[1] <= pt[0] <= pt[2])
+        splits.append({"split": label, "train_configurations": train_m.n_configurations,
+                       "test_configurations": test_m.n_configurations,
+                       "mape_fit": float(np.mean(np.abs(points_j[0] / y - 1)) * 100),
+                       "mape_ensemble": float(np.mean(np.abs(ens / y - 1)) * 100) if len(ok) > 1 else None,
+                       "covered_unwidened": float(np.mean(covered)) if covered else None})
+    unc.splits = splits
+    if len(results) > 1 and not allow_ensemble:
+        unc.predictor_note = (f"the interval includes {len(results) - 1} model(s) with one term left out, which fit "
+                              "the measurements about as well (more unknowns than configurations)")
+    elif len(results) > 1:
+        if err_best and np.mean(err_ens) < np.mean(err_best):
+            unc.predictor = "ensemble"
+            unc.predictor_note = (f"predicts with the weighted ensemble of {len(results)} plausible models: on the "
+                                  f"larger-scale splits its error was {np.mean(err_ens) * 100:.1f} % against "
+                                  f"{np.mean(err_best) * 100:.1f} % for the displayed model alone")
+        elif err_best:
+            unc.predictor_note = (f"predicts with the displayed model: on the larger-scale splits its error was "
+                                  f"{np.mean(err_best) * 100:.1f} % against {np.mean(err_ens) * 100:.1f} % for the "
+                                  f"ensemble of {len(results)} plausible models")
+        else:
+            unc.predictor_note = "predicts with the displayed model (no larger-scale split to compare the ensemble on)"
+    unc.calibration = points[unc.predictor]
