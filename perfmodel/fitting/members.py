@@ -171,6 +171,56 @@ def distance(factor_ranges: dict, env: dict) -> np.ndarray:
     return d
 
 
+#: Where a target stands against the measured nodes: on no more nodes than measured, on more (a
+#: multi-node target from single-node data too), or unknown (the topology was not given).
+CROSSINGS = ("same_nodes", "crosses_nodes", "unknown")
+
+
+def series_evidence(points) -> tuple[float, int]:
+    """(Σ max(e² − b², 0) / d², n) of a series' own calibration points [e, b_low, b_high, d]: the
+    extrapolation error its larger-scale splits showed beyond their un-widened bands, per doubling²."""
+    pts = np.asarray(points, float).reshape(-1, 4)
+    if not len(pts):
+        return 0.0, 0
+    e, b_lo, b_hi, d = pts.T
+    b = np.where(e > 0, b_hi, b_lo) / _Z90  # spreads of the un-widened bands
+    return float(np.sum(np.maximum(e ** 2 - b ** 2, 0.0) / d ** 2)), len(pts)
+
+
+def combined_kappa(kappa_population: float, pseudo_configurations: float, evidence: float, n: int) -> float:
+    """Spread of the extrapolation error per doubling, the population's prior and the series combined:
+    ``κ² = (n0·κ_pop² + Σ max(e² − b², 0)/d²) / (n0 + n)`` — ``n0`` pseudo-configurations of the
+    population against the series' ``n`` larger-scale configurations, so a 3-configuration series
+    (one calibration point) leans on the population and a 12-configuration one on itself."""
+    n0 = max(float(pseudo_configurations), 0.0)
+    if n0 + n <= 0:
+        return float(kappa_population)
+    return math.sqrt((n0 * kappa_population ** 2 + evidence) / (n0 + n))
+
+
+def widen_band(half: np.ndarray, kappa: np.ndarray, d: np.ndarray, level: float) -> np.ndarray:
+    """A band's log half-width ``half`` widened for extrapolation: ``sqrt(half² + (z·κ·d)²)``."""
+    return np.sqrt(half ** 2 + (normal_quantile(level) * kappa * d) ** 2)
+
+
+def crossings(topology: dict | None, env: dict) -> np.ndarray:
+    """:data:`CROSSINGS` of each configuration of ``env``: from the ``nodes`` factor when it is mapped,
+    else from ``p`` and the GPUs per node, else unknown. ``topology``: {"nodes_symbol", "gpus_per_node",
+    "max_nodes"} as :func:`perfmodel.uncertainty.topology` records it at fit time."""
+    n = len(next(iter(env.values()))) if env else 0
+    out = np.full(n, "unknown", dtype=object)
+    if not topology or not topology.get("max_nodes"):
+        return out
+    with np.errstate(all="ignore"):
+        if topology.get("nodes_symbol") and topology["nodes_symbol"] in env:
+            nodes = np.asarray(env[topology["nodes_symbol"]], float)
+        elif topology.get("gpus_per_node") and "p" in env:
+            nodes = np.ceil(np.asarray(env["p"], float) / float(topology["gpus_per_node"]))
+        else:
+            return out
+    return np.where(nodes > float(topology["max_nodes"]) + 1e-9, "crosses_nodes", "same_nodes").astype(object)
+
+
 @dataclass
 class Uncertainty:
     """What a fit needs to give intervals: members, noise, calibration and the predictor choice."""
@@ -187,10 +237,25 @@ class Uncertainty:
     method: str = "cluster wild bootstrap (Webb weights), Levenberg-Marquardt refits"
     share_replicates: list | None = None  # (R, K) the best member's term shares per replicate
     splits: list | None = None
+    #: the population's prior learned from the corpus (perfmodel/uncertainty/extrapolation_prior.json),
+    #: copied in at fit time; None in model files written before it (then PRIOR_KAPPA, as then)
+    prior: dict | None = None
+    #: {"nodes_symbol", "gpus_per_node", "max_nodes", "guessed"}: how node crossings are told (see crossings)
+    topology: dict | None = None
 
     # -- calibration --------------------------------------------------------------------------
-    def kappa(self, level: float) -> tuple[float, str]:
-        """Spread of the extrapolation error per doubling (log units) at ``level``, and how it was obtained."""
+    def kappa(self, level: float, crossing: str = "unknown") -> tuple[float, str]:
+        """Spread of the extrapolation error per doubling (log units) at ``level`` for a target of
+        ``crossing`` (:data:`CROSSINGS`), and how it was obtained."""
+        if self.prior:
+            pop = float(self.prior["kappa"][crossing])
+            n0 = float(self.prior["pseudo_configurations"])
+            evidence, n = series_evidence(self.calibration)
+            what = {"same_nodes": "", "crosses_nodes": " for a target on more nodes than measured",
+                    "unknown": ""}[crossing]
+            return (combined_kappa(pop, n0, evidence, n),
+                    f"the population's {pop:.3g} per doubling{what} ({self.prior.get('n_series', '?')} real series) "
+                    f"weighed as {n0:g} configurations against this series' {n} larger-scale configuration(s)")
         z = normal_quantile(level)
         pts = np.asarray(self.calibration, float).reshape(-1, 4)
         n = len(pts)
@@ -204,6 +269,14 @@ class Uncertainty:
             return float(np.sort(need)[rank - 1]), f"conformal quantile of {n} larger-scale configurations"
         k2 = (PRIOR_KAPPA ** 2 + float(np.sum(np.maximum(e ** 2 - b ** 2, 0.0) / d ** 2))) / (1 + n)
         return math.sqrt(k2), f"{n} larger-scale configurations, shrunk towards the prior {PRIOR_KAPPA:g}"
+
+    def kappas(self, env: dict, level: float) -> np.ndarray:
+        """κ of each configuration of ``env`` (its node crossing decides which prior applies)."""
+        cross = crossings(self.topology, env)
+        if not self.prior:
+            return np.full(len(cross), self.kappa(level)[0])
+        table = {c: self.kappa(level, c)[0] for c in set(cross)}
+        return np.array([table[c] for c in cross], float)
 
     # -- predictions --------------------------------------------------------------------------
     def member_predictions(self, env: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -243,10 +316,10 @@ class Uncertainty:
             hl = np.maximum(lt - lo_q, 0.0)
             hu = np.maximum(hi_q - lt, 0.0)
             q = self.noise.quantile(level)
-            kappa = self.kappa(level)[0] if widen else 0.0
-            x = normal_quantile(level) * kappa * distance(self.factor_ranges, env)
-            low = np.exp(lt - np.sqrt(hl ** 2 + q ** 2 + x ** 2))
-            high = np.exp(lt + np.sqrt(hu ** 2 + q ** 2 + x ** 2))
+            kappa = self.kappas(env, level) if widen else 0.0
+            d = distance(self.factor_ranges, env)
+            low = np.exp(lt - widen_band(np.sqrt(hl ** 2 + q ** 2), kappa, d, level))
+            high = np.exp(lt + widen_band(np.sqrt(hu ** 2 + q ** 2), kappa, d, level))
         bad = ~(t > 0)
         low = np.where(bad, np.nan, low)
         high = np.where(bad, np.nan, high)
@@ -284,7 +357,9 @@ class Uncertainty:
                 "calibration": {"points": [[float(v) for v in pt] for pt in self.calibration],
                                 "splits": self.splits or []},
                 "members": [m.to_dict() for m in self.members],
-                "share_replicates": self.share_replicates or []}
+                "share_replicates": self.share_replicates or [],
+                **({"prior": self.prior} if self.prior else {}),
+                **({"topology": self.topology} if self.topology else {})}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Uncertainty":
@@ -303,7 +378,8 @@ class Uncertainty:
                       predictor=str(d.get("predictor", "best")), predictor_note=str(d.get("predictor_note", "")),
                       replicates=int(d.get("replicates", 0)), seed=int(d.get("seed", 0)),
                       seconds=float(d.get("seconds", 0.0)), method=str(d.get("method", "")),
-                      share_replicates=d.get("share_replicates") or None, splits=cal.get("splits") or None)
+                      share_replicates=d.get("share_replicates") or None, splits=cal.get("splits") or None,
+                      prior=d.get("prior") or None, topology=d.get("topology") or None)
         except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
             raise PerfModelError(f"the model file's intervals are malformed ({exc})") from None
         if not members:

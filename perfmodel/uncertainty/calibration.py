@@ -18,6 +18,7 @@ from ..data.measurements import Measurements
 from ..errors import PerfModelError
 from ..fitting.members import DEFAULT_LEVEL, DEFAULT_REPLICATES, Member, Noise, PRIOR_SIGMA, Uncertainty, distance
 from .bootstrap import bootstrap
+from .prior import load_prior, topology
 from ..fitting.model import refit_model
 
 #: Most "train small, test large" splits used for the calibration.
@@ -97,8 +98,14 @@ def _bands(results: list, weights: list, meas: Measurements, replicates: int, se
 
 def compute(result, meas: Measurements, *, candidates: list | None = None, scores: list | None = None,
             noise_scale: float | None = None, replicates: int = DEFAULT_REPLICATES, seed: int | None = None,
-            calibrate: bool = True, calibration_replicates: int = 100) -> Uncertainty:
+            calibrate: bool = True, calibration_replicates: int = 100, prior: dict | bool = False,
+            gpus_per_node: float | None = None) -> Uncertainty:
     """The :class:`Uncertainty` of ``result`` fitted on ``meas``.
+
+    ``prior``: the population's prior on extrapolation error (True: the one learned from the corpus,
+    :func:`perfmodel.uncertainty.prior.load_prior`; a dict of that form; False: none, the stated
+    ``PRIOR_KAPPA`` as before it existed). ``gpus_per_node``: to tell a target on more nodes than
+    measured when ``nodes`` is not a factor (see :func:`perfmodel.uncertainty.prior.topology`).
 
     ``candidates``: other plausible fits of ``meas`` (FitResults, e.g. the automatic search's runners-up)
     with ``scores`` (validation scores, ``result``'s first; lower is better) and the score noise
@@ -106,8 +113,11 @@ def compute(result, meas: Measurements, *, candidates: list | None = None, score
     point fits predicts instead of ``result`` alone when it does better on the extrapolation splits.
     """
     with np.errstate(all="ignore"):  # non-finite replicates are handled where they arise
-        return _compute(result, meas, candidates, scores, noise_scale, replicates, seed, calibrate,
-                        calibration_replicates)
+        unc = _compute(result, meas, candidates, scores, noise_scale, replicates, seed, calibrate,
+                       calibration_replicates)
+    unc.prior = load_prior() if prior is True else (dict(prior) if prior else None)
+    unc.topology = topology(meas, gpus_per_node)
+    return unc
 
 
 def _compute(result, meas, candidates, scores, noise_scale, replicates, seed, calibrate, calibration_replicates):

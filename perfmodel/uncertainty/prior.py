@@ -1,0 +1,67 @@
+"""The population's prior on extrapolation error, learned from every real scaling curve we hold.
+
+``extrapolation_prior.json`` beside this module is data, not code: how fast the log error of an
+extrapolation grows per doubling beyond the measured range (κ), for targets on no more nodes than
+measured, for targets on more nodes, and when the topology is unknown, and how many configurations
+of a series the population counts as (``pseudo_configurations``). It is written by
+``scripts/learn_prior.py`` from the corpus of ``benchmarks/corpus.py`` (its sources and date are in
+the file) and read when intervals are computed; :func:`perfmodel.fitting.members.combined_kappa`
+combines it with what the series shows about itself.
+
+:func:`topology` records, at fit time, how node crossings of a later target are told: the ``nodes``
+factor when mapped, else ``gpus_per_node`` (given, e.g. ``--gpus-per-node 8``) and ``p``.
+
+Imports from the data layer only.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from ..data import Measurements
+from ..errors import PerfModelError
+
+PRIOR_FILE = Path(__file__).resolve().parent / "extrapolation_prior.json"
+FORMAT = "perfmodel.prior/1"
+
+
+@functools.lru_cache(maxsize=4)
+def _load(path: str) -> dict:
+    try:
+        d = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise PerfModelError(f"cannot read the extrapolation prior {path}: {exc}") from None
+    if d.get("format") != FORMAT:
+        raise PerfModelError(f"{path} is not an extrapolation prior ({FORMAT})")
+    kappa = d.get("kappa", {})
+    vals = [kappa.get(k) for k in ("same_nodes", "crosses_nodes", "unknown")] + [d.get("pseudo_configurations")]
+    if not all(isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 for v in vals):
+        raise PerfModelError(f"{path}: κ and pseudo_configurations must be finite numbers >= 0")
+    return d
+
+
+def load_prior(path: str | Path | None = None) -> dict:
+    """The prior as stored with a fit's intervals: κ per crossing, pseudo-configurations, and where it
+    came from (sources, date, series)."""
+    d = _load(str(path or PRIOR_FILE))
+    keep = ("format", "kappa", "pseudo_configurations", "level", "n_series", "n_splits", "created", "sources")
+    return {k: d[k] for k in keep if k in d}
+
+
+def topology(meas: Measurements, gpus_per_node: float | None = None) -> dict | None:
+    """How node crossings are told for targets of a fit on ``meas`` (None when they cannot be)."""
+    if "nodes" in meas.factors:
+        return {"nodes_symbol": "nodes", "gpus_per_node": None,
+                "max_nodes": float(np.max(meas.values("nodes"))), "guessed": False}
+    if gpus_per_node is not None and "p" in meas.factors:
+        k = float(gpus_per_node)
+        if not (math.isfinite(k) and k >= 1):
+            raise PerfModelError(f"GPUs per node must be a number >= 1, got {gpus_per_node!r}")
+        return {"nodes_symbol": None, "gpus_per_node": k,
+                "max_nodes": float(np.ceil(np.max(meas.values("p")) / k)), "guessed": False}
+    return None
