@@ -326,28 +326,29 @@ class Uncertainty:
         return t, low, high
 
     def constants(self, level: float = DEFAULT_LEVEL) -> dict[str, tuple[float, float]]:
-        """{name: (low, high)} of the best member's constants and free parameters (percentile)."""
+        """{name: (low, high)} of the best member's constants and free parameters (percentile of the
+        replicates, widened where needed to hold the estimate itself)."""
         _check_level(level)
         m = self.members[0]
         a = (1 - level) / 2
         out = {}
         for k in range(m.coefficients.shape[1]):
-            lo, hi = np.quantile(m.coefficients[:, k], [a, 1 - a])
-            out[f"c{k}"] = (float(lo), float(hi))
-        names = m.parsed().params
-        for j, name in enumerate(names):
-            lo, hi = np.quantile(m.params[:, j], [a, 1 - a])
-            out[name] = (float(lo), float(hi))
+            out[f"c{k}"] = _holding(np.quantile(m.coefficients[:, k], [a, 1 - a]), m.point_coefficients[k])
+        for j, name in enumerate(m.parsed().params):
+            out[name] = _holding(np.quantile(m.params[:, j], [a, 1 - a]), m.point_params[j])
         return out
 
-    def shares(self, terms: list, level: float = DEFAULT_LEVEL) -> dict[str, tuple[float, float]]:
-        """{term: (low, high)} of each term's share of the measured time over the replicates."""
+    def shares(self, terms: list, level: float = DEFAULT_LEVEL, estimates: dict | None = None
+               ) -> dict[str, tuple[float, float]]:
+        """{term: (low, high)} of each term's share of the measured time over the replicates (holding
+        ``estimates[term]``, the fit's own share, when given)."""
         _check_level(level)
         if not self.share_replicates:
             return {}
         S = np.asarray(self.share_replicates, float)
         a = (1 - level) / 2
-        return {t: (float(np.quantile(S[:, k], a)), float(np.quantile(S[:, k], 1 - a))) for k, t in enumerate(terms)}
+        est = estimates or {}
+        return {t: _holding(np.quantile(S[:, k], [a, 1 - a]), est.get(t)) for k, t in enumerate(terms)}
 
     # -- serialisation ------------------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -387,6 +388,14 @@ class Uncertainty:
         if out.predictor not in ("best", "ensemble"):
             raise PerfModelError(f"unknown predictor {out.predictor!r} in the model file's intervals")
         return out
+
+
+def _holding(interval, estimate) -> tuple[float, float]:
+    """(low, high) widened to hold ``estimate`` (a finite number; None leaves it as it is)."""
+    lo, hi = float(interval[0]), float(interval[1])
+    if estimate is not None and math.isfinite(float(estimate)):
+        lo, hi = min(lo, float(estimate)), max(hi, float(estimate))
+    return lo, hi
 
 
 def _check_level(level: float) -> None:

@@ -234,7 +234,7 @@ class FitResult:
 
     def share_intervals(self, level: float = 0.9) -> dict[str, tuple[float, float]]:
         """{term: (low, high)} of each term's share of the measured time, at ``level``."""
-        return self._uncertainty(required=True).shares(self.terms, level)
+        return self._uncertainty(required=True).shares(self.terms, level, self.shares)
 
     @property
     def dropped_terms(self) -> list[str]:
