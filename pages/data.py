@@ -10,6 +10,7 @@ from perfmodel.data import PRESET_SYMBOLS, ROLE_SYMBOLS
 from perfmodel.data.datasets import get_dataset
 from perfmodel.plots.style import fmt_num
 from perfmodel.plots.overview import overview_figure
+from ui.topology import gpus_per_node_input
 from ui import mapping, state, welcome
 from ui.nav import guard
 from ui.widgets import md
@@ -131,6 +132,7 @@ with left:
     if constant:
         st.caption(f"Constant in this data: {md(', '.join(constant))} (its effect cannot be separated from the "
                    "intercept).")
+    gpus_per_node_input(meas)
 with right:
     st.markdown("**Preview** (row numbers as in the file)")
     frame = data.get("frame")

@@ -10,7 +10,8 @@ in turn as the truth; the others are reweighted by the likelihood of the measure
 reweighted members' predictions at the target is averaged over these hypothetical truths. A
 measurement also extends the measured range, so the extrapolation part of the interval at the
 target (``κ`` per doubling beyond the range) shrinks when ``c`` lies between the range and the
-target. The expected half-width of the target's interval after measuring ``c`` is compared with
+target; a target on more nodes than measured carries the node-crossing κ of the population's prior,
+which a first run across the boundary (on at least the target's nodes) replaces by the same-node κ. The expected half-width of the target's interval after measuring ``c`` is compared with
 today's; the gain divided by the predicted run time of ``c`` ranks the candidates. With a budget
 the ranked list is taken greedily while the predicted times fit in it.
 """
@@ -24,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import PerfModelError
-from .fitting.members import DEFAULT_LEVEL, distance, normal_quantile
+from .fitting.members import DEFAULT_LEVEL, distance, extended, normal_quantile
 
 _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 
@@ -99,7 +100,7 @@ def advise(result, target: dict, grid: dict | pd.DataFrame, *, budget: float | N
     tgt = {s: np.array([float(target[s])]) for s in result.factors}
     z = normal_quantile(level)
     q = unc.noise.quantile(level)
-    kappa = unc.kappa(level)[0]
+    kappa = float(unc.kappas(tgt, level)[0])  # a target across the node boundary: the crossing's κ
     preds_t, w, points_t = unc.member_predictions(tgt)  # (S, 1) replicates at the target
     t_point = float(unc.point(points_t)[0])
     if not t_point > 0:
@@ -125,7 +126,8 @@ def advise(result, target: dict, grid: dict | pd.DataFrame, *, budget: float | N
         post_var = float(np.sum(w * np.maximum(var, 0.0)))
         ranges = {s: (min(lo, env[s][j]), max(hi, env[s][j])) for s, (lo, hi) in unc.factor_ranges.items()}
         d1 = float(distance(ranges, tgt)[0])
-        after[j] = np.sqrt(z * z * post_var + q * q + (z * kappa * d1) ** 2)
+        kappa1 = float(unc.kappas(tgt, level, extended(unc.topology, env, j))[0])  # a first run across
+        after[j] = np.sqrt(z * z * post_var + q * q + (z * kappa1 * d1) ** 2)  # the boundary lifts it
     out = cand.copy()
     out["predicted_time"] = t_c
     out["predicted_low"] = low_c

@@ -287,7 +287,8 @@ def _fit_one(task: dict, meas: Measurements, o: GroupOutcome) -> None:
         o.result = sel.best.result
         if task.get("replicates"):
             best, _, averaging = plausible(sel)
-            compute_intervals(best, meas, replicates=int(task["replicates"]), **averaging)
+            compute_intervals(best, meas, replicates=int(task["replicates"]), gpus_per_node=task.get("gpus_per_node"),
+                              **averaging)
         o.notes.extend(o.result.warnings)
         o.cv, o.cv_method = dict(sel.best.cv), f"{task['auto_settings'].get('k', 5)}-fold (search)"
     else:
@@ -295,7 +296,7 @@ def _fit_one(task: dict, meas: Measurements, o: GroupOutcome) -> None:
         model = model.clone(**exact_settings(model, meas))  # a linear model's exact optimum in one generation
         o.result = model.fit(meas)  # more parameters than configurations: refused at λ = 0 only, as a single fit
         if task.get("replicates"):
-            compute_intervals(o.result, meas, replicates=int(task["replicates"]))
+            compute_intervals(o.result, meas, replicates=int(task["replicates"]), gpus_per_node=task.get("gpus_per_node"))
         o.notes.extend(o.result.warnings)
         if k >= 2:
             try:
@@ -353,7 +354,7 @@ def fit_groups(frame, by: str | Sequence[str], *, time: str | None = None, facto
                terms: str | None = None, preset: str | None = None, auto: bool = False,
                model: Model | None = None, cv: int = 5, min_configurations: int | None = None,
                executor="processes", workers: int | None = None, progress: Callable | None = None,
-               name: str = "", replicates: int = 0, **settings) -> GroupFits:
+               name: str = "", replicates: int = 0, gpus_per_node: float | None = None, **settings) -> GroupFits:
     """Fit the same model to every group of rows with equal values in the ``by`` columns.
 
     Parameters
@@ -369,6 +370,7 @@ def fit_groups(frame, by: str | Sequence[str], *, time: str | None = None, facto
         :func:`perfmodel.search.lambda_path` (the same fit as a thousand generations).
     min_configurations : skip groups with fewer distinct configurations (default: none; as for a single
         fit, a group with more fitted parameters than configurations is fitted when λ > 0, with a warning).
+    gpus_per_node : to tell targets on more nodes than measured (see :func:`perfmodel.compute_intervals`).
     replicates : bootstrap replicates for each group's prediction intervals (0: none; see
         :meth:`perfmodel.FitResult.compute_intervals`).
     executor : ``"serial"``, ``"processes"`` (default; a pool of ``workers`` processes, started
@@ -440,7 +442,7 @@ def fit_groups(frame, by: str | Sequence[str], *, time: str | None = None, facto
                  + ("; ..." if len(dropped) > 3 else "")) if dropped else "no rows"
         tasks.append({**spec, "key": key, "label": group_label(key), "meas": sub, "notes": notes,
                       "empty_reason": empty, "cv": cv, "min_configurations": min_configurations,
-                      "replicates": int(replicates)})
+                      "replicates": int(replicates), "gpus_per_node": gpus_per_node})
     outcomes = execute(fit_group, tasks, executor, workers, progress)
     return GroupFits(by, outcomes, executor_name(executor), _time.perf_counter() - t0,
                      base_dropped + list(meas.dropped), [t["meas"] for t in tasks])

@@ -24,26 +24,28 @@ LEVEL = 0.9
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def _intervals(data_key: str, result_json: str, _meas: Measurements, ensemble_json: str = "",
-               _cached_only: bool = False) -> dict:
+               gpus_per_node: int | None = None, _cached_only: bool = False) -> dict:
     if _cached_only:
         raise NotCached()
     res = FitResult.from_json(result_json)
     if ensemble_json:  # the automatic search's other plausible models (ui.autoselect_panel.ensemble_for)
         ens = json.loads(ensemble_json)
         compute_intervals(res, _meas, candidates=[FitResult.from_json(j) for j in ens["members"]],
-                              scores=ens["scores"], noise_scale=ens["noise"])
+                          scores=ens["scores"], noise_scale=ens["noise"], gpus_per_node=gpus_per_node)
     else:
-        compute_intervals(res, _meas)
+        compute_intervals(res, _meas, gpus_per_node=gpus_per_node)
     return res.uncertainty
 
 
 def _args(res) -> tuple:
     """The cache key of the fit's intervals: the data, the fitted model (not its cross-validation,
-    which may be filled in after the intervals were computed) and the search's other plausible models."""
+    which may be filled in after the intervals were computed), the search's other plausible models and
+    the GPUs per node of the Data page."""
     from .autoselect_panel import ensemble_for
 
     ss = st.session_state
-    return ss["data_key"], dataclasses.replace(res, validation={}).to_json(), ss["meas"], ensemble_for(res)
+    return (ss["data_key"], dataclasses.replace(res, validation={}).to_json(), ss["meas"], ensemble_for(res),
+            ss.get("gpus_per_node"))
 
 
 def attach_cached() -> None:

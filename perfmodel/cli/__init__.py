@@ -22,6 +22,7 @@ from ..fitting.model import DEFAULT_LAM, LOSSES, MAX_SEED, PENALTIES, Model
 from ..fitting.problem import STRATEGIES
 from ..fitting.result import FitResult
 from ..uncertainty import compute_intervals
+from ..uncertainty.prior import describe
 from ..language.terms import PRESETS
 
 
@@ -121,6 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--replicates", type=int, default=None,
                    help="bootstrap replicates stored for prediction intervals (default 200; 0: no intervals, "
                         "e.g. for thousands of groups, as they cost about 0.5 s a model)")
+    f.add_argument("--gpus-per-node", type=float, metavar="K",
+                   help="GPUs (workers) per node, to tell a target on more nodes than measured when there is no "
+                        "nodes column (default: 8 when p's column names GPUs or accelerators, shown as a guess)")
     f.add_argument("--out", required=True, help="model JSON to write (with --group-by: a directory)")
     g = f.add_argument_group("groups", "fit the same model to every group of rows; writes OUT/summary.csv "
                              "and one model JSON per fitted group")
@@ -253,11 +257,13 @@ def _cmd_fit(args) -> int:
         _, v = holdout(model, meas, args.holdout)
         result.validation[v.method] = v.metrics
     if args.replicates:
-        compute_intervals(result, meas, replicates=args.replicates, **averaging)
+        compute_intervals(result, meas, replicates=args.replicates, gpus_per_node=args.gpus_per_node, **averaging)
     Path(args.out).write_text(result.to_json())
     print(report or result.report())
     if report and result.has_intervals:
         print(result.intervals_report())
+    if result.has_intervals:
+        print(f"topology: {describe(result._uncertainty().topology)}")
     for name in result.params:
         if any(w.startswith(f"{name} = ") and "at its bound" in w for w in result.warnings):
             print(f"hint: widen the bounds of {name} with --bounds {name}=LO:HI", file=sys.stderr)

@@ -107,7 +107,7 @@ def run_cli(args) -> int:
 
         fits = fit_groups(frame, args.group_by, time=table.time, factors=table.factors, cv=cv,
                           min_configurations=args.min_configurations, executor=executor, workers=args.workers,
-                          replicates=args.replicates,
+                          replicates=args.replicates, gpus_per_node=args.gpus_per_node,
                           progress=progress, name=table.name, **how)
         where = executor_name(executor)
     path = fits.save(args.out)

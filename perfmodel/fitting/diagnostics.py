@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .members import crossings
+
 #: Extrapolation "far beyond the measured range": this many times past it.
 FAR = 4.0
 #: Condition number of the column-scaled term matrix above which terms count as collinear.
@@ -102,6 +104,7 @@ def prediction_warnings(result, env: dict) -> list[str]:
                        "far beyond the measured range, where the interval rests on the extrapolation calibration")
         if far_lo.size:
             out.append(f"{sym} = {far_lo.min():g} is far below the smallest measured {sym} ({lo:g})")
+    out += _crossing_warnings(result, env)
     if "b" in env:
         b = np.asarray(env["b"], float)
         if np.any(b < 1):
@@ -113,3 +116,28 @@ def prediction_warnings(result, env: dict) -> list[str]:
             out.append(f"per-worker batch B/p = {per[i]:.3g} is below one sample (global batch B = "
                        f"{np.asarray(env['B'])[i]:g} on p = {np.asarray(env['p'])[i]:g} workers)")
     return out
+
+
+def _crossing_warnings(result, env: dict) -> list[str]:
+    """A target on more nodes than were measured: its interval carries the node-crossing error that
+    real series showed (the corpus's prior), and the point prediction knows nothing of the network."""
+    unc = result._uncertainty() if result.uncertainty else None
+    topo = getattr(unc, "topology", None)
+    if not topo:
+        return []
+    try:
+        cross = crossings(topo, {k: np.atleast_1d(np.asarray(v, float)) for k, v in env.items()})
+    except (KeyError, TypeError, ValueError):
+        return []
+    if not np.any(cross == "crosses_nodes"):
+        return []
+    if topo.get("nodes_symbol"):
+        nodes = np.atleast_1d(np.asarray(env[topo["nodes_symbol"]], float))
+    else:
+        nodes = np.ceil(np.atleast_1d(np.asarray(env["p"], float)) / topo["gpus_per_node"])
+    per = "" if topo.get("nodes_symbol") else (f" at {topo['gpus_per_node']:g} GPUs per node"
+                                               + (" (a guess)" if topo.get("guessed") else ""))
+    kappa = f"; κ = {unc.kappa(0.9, 'crosses_nodes')[0]:.2f} per doubling" if unc.prior else ""
+    return [f"the target needs {nodes.max():g} nodes{per}, the measurements reach {topo['max_nodes']:g}: "
+            "a run across the node boundary adds inter-node communication that the measured runs cannot show; "
+            f"the interval is widened by the error real series showed at such crossings{kappa}"]

@@ -221,6 +221,19 @@ def crossings(topology: dict | None, env: dict) -> np.ndarray:
     return np.where(nodes > float(topology["max_nodes"]) + 1e-9, "crosses_nodes", "same_nodes").astype(object)
 
 
+def extended(topology: dict | None, env: dict, j: int) -> dict | None:
+    """``topology`` after measuring configuration ``j`` of ``env`` (its nodes join the measured ones)."""
+    if not topology or not topology.get("max_nodes"):
+        return topology
+    if topology.get("nodes_symbol") and topology["nodes_symbol"] in env:
+        nodes = float(np.asarray(env[topology["nodes_symbol"]], float)[j])
+    elif topology.get("gpus_per_node") and "p" in env:
+        nodes = float(np.ceil(float(np.asarray(env["p"], float)[j]) / float(topology["gpus_per_node"])))
+    else:
+        return topology
+    return {**topology, "max_nodes": max(float(topology["max_nodes"]), nodes)}
+
+
 @dataclass
 class Uncertainty:
     """What a fit needs to give intervals: members, noise, calibration and the predictor choice."""
@@ -270,9 +283,10 @@ class Uncertainty:
         k2 = (PRIOR_KAPPA ** 2 + float(np.sum(np.maximum(e ** 2 - b ** 2, 0.0) / d ** 2))) / (1 + n)
         return math.sqrt(k2), f"{n} larger-scale configurations, shrunk towards the prior {PRIOR_KAPPA:g}"
 
-    def kappas(self, env: dict, level: float) -> np.ndarray:
-        """κ of each configuration of ``env`` (its node crossing decides which prior applies)."""
-        cross = crossings(self.topology, env)
+    def kappas(self, env: dict, level: float, topology: dict | None = None) -> np.ndarray:
+        """κ of each configuration of ``env`` (its node crossing decides which prior applies;
+        ``topology``: another than the fit's, e.g. after a measurement on more nodes)."""
+        cross = crossings(self.topology if topology is None else topology, env)
         if not self.prior:
             return np.full(len(cross), self.kappa(level)[0])
         table = {c: self.kappa(level, c)[0] for c in set(cross)}

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -53,15 +54,44 @@ def load_prior(path: str | Path | None = None) -> dict:
     return {k: d[k] for k in keep if k in d}
 
 
+#: GPUs per node guessed when ``p`` counts GPUs (or accelerators) and neither ``nodes`` nor
+#: ``gpus_per_node`` is given: eight, as in a DGX/HGX node and most cloud GPU nodes (every GPU system of
+#: the corpus's MLPerf, LLM and TF CNN series with a stated node size has 4 or 8; it is shown as a guess).
+GUESSED_GPUS_PER_NODE = 8
+_ACCELERATOR = re.compile(r"gpu|accel|device|tpu|chip|hpu", re.I)
+
+
 def topology(meas: Measurements, gpus_per_node: float | None = None) -> dict | None:
-    """How node crossings are told for targets of a fit on ``meas`` (None when they cannot be)."""
+    """How node crossings are told for targets of a fit on ``meas``: the ``nodes`` factor when mapped,
+    else ``gpus_per_node`` with ``p`` (given, or :data:`GUESSED_GPUS_PER_NODE` when ``p``'s column
+    names GPUs or accelerators, flagged ``guessed``), else None (unknown; ``gpus_per_node=0`` says so
+    without a guess)."""
     if "nodes" in meas.factors:
         return {"nodes_symbol": "nodes", "gpus_per_node": None,
                 "max_nodes": float(np.max(meas.values("nodes"))), "guessed": False}
-    if gpus_per_node is not None and "p" in meas.factors:
+    if "p" not in meas.factors or gpus_per_node == 0:
+        return None
+    guessed = gpus_per_node is None
+    if guessed:
+        if not _ACCELERATOR.search(str(meas.factors["p"])):
+            return None
+        gpus_per_node = GUESSED_GPUS_PER_NODE
+    try:
         k = float(gpus_per_node)
-        if not (math.isfinite(k) and k >= 1):
-            raise PerfModelError(f"GPUs per node must be a number >= 1, got {gpus_per_node!r}")
-        return {"nodes_symbol": None, "gpus_per_node": k,
-                "max_nodes": float(np.ceil(np.max(meas.values("p")) / k)), "guessed": False}
-    return None
+    except (TypeError, ValueError):
+        k = float("nan")
+    if not (math.isfinite(k) and k >= 1):
+        raise PerfModelError(f"GPUs per node must be a number >= 1, got {gpus_per_node!r}")
+    return {"nodes_symbol": None, "gpus_per_node": k,
+            "max_nodes": float(np.ceil(np.max(meas.values("p")) / k)), "guessed": guessed}
+
+
+def describe(topo: dict | None) -> str:
+    """One line on how node crossings are told, for the CLI, the report and the app."""
+    if not topo:
+        return ("topology unknown: map a nodes column or give the GPUs per node (--gpus-per-node) to tell "
+                "targets on more nodes than measured")
+    if topo.get("nodes_symbol"):
+        return f"nodes from the {topo['nodes_symbol']} column; measured on up to {topo['max_nodes']:g} node(s)"
+    how = "guessed; set it with --gpus-per-node" if topo.get("guessed") else "given"
+    return (f"{topo['gpus_per_node']:g} GPUs per node ({how}); measured on up to {topo['max_nodes']:g} node(s)")

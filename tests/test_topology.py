@@ -1,0 +1,107 @@
+"""Nodes and GPUs per node (issue 22, item 4): how a node crossing is told, the population prior's
+κ for it, the warning, and advise valuing a first run across the boundary."""
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import perfmodel
+from perfmodel import Measurements, Model, PerfModelError
+from perfmodel.advise import advise
+from perfmodel.fitting.members import combined_kappa, crossings, extended, series_evidence
+from perfmodel.uncertainty.prior import describe, topology
+
+PRIOR = {"format": "perfmodel.prior/1", "kappa": {"same_nodes": 0.05, "crosses_nodes": 0.4, "unknown": 0.2},
+         "pseudo_configurations": 2.0, "level": 0.9, "n_series": 3}
+
+
+def series(column="gpus", nodes=False, seed=0):
+    rng = np.random.default_rng(seed)
+    p = np.repeat([1.0, 2.0, 4.0, 8.0], 3)
+    t = (30 + 800 / p + 4 * np.log2(p)) * np.exp(rng.normal(0, 0.02, p.size))
+    frame = pd.DataFrame({column: p, "time_s": t})
+    factors = {"p": column}
+    if nodes:
+        frame["nodes"] = np.ceil(p / 4)
+        factors["nodes"] = "nodes"
+    return Measurements.from_frame(frame, "time_s", factors)
+
+
+def test_topology_from_a_nodes_column_from_gpus_per_node_and_guessed():
+    assert topology(series(nodes=True))["max_nodes"] == 2
+    t = topology(series(), 4)
+    assert (t["gpus_per_node"], t["max_nodes"], t["guessed"]) == (4, 2, False)
+    guess = topology(series("gpus"))
+    assert guess["guessed"] and guess["gpus_per_node"] == 8 and guess["max_nodes"] == 1
+    assert "guessed" in describe(guess)
+    assert topology(series("workers")) is None  # p does not name GPUs: unknown, not guessed
+    assert topology(series("gpus"), 0) is None  # 0 says: unknown
+    with pytest.raises(PerfModelError, match="GPUs per node must be a number >= 1"):
+        topology(series(), 0.5)
+
+
+def test_crossings_and_extended():
+    topo = {"nodes_symbol": None, "gpus_per_node": 4.0, "max_nodes": 2.0}
+    env = {"p": np.array([4.0, 8.0, 12.0, 64.0])}
+    assert list(crossings(topo, env)) == ["same_nodes", "same_nodes", "crosses_nodes", "crosses_nodes"]
+    assert list(crossings(None, env)) == ["unknown"] * 4
+    assert extended(topo, env, 3)["max_nodes"] == 16
+    assert list(crossings(extended(topo, env, 3), env)) == ["same_nodes"] * 4
+
+
+def test_combined_kappa_is_the_stated_formula():
+    # one calibration point: e = 0.3 beyond a band of spread 0 at d = 1 -> evidence 0.09, n = 1
+    evidence, n = series_evidence([[0.3, 0.0, 0.0, 1.0]])
+    assert (evidence, n) == (pytest.approx(0.09), 1)
+    assert combined_kappa(0.2, 2.0, evidence, n) == pytest.approx(math.sqrt((2 * 0.04 + 0.09) / 3))
+    # the more configurations the series has, the less the population counts
+    many = series_evidence([[0.3, 0.0, 0.0, 1.0]] * 12)
+    assert abs(combined_kappa(0.2, 2.0, *many) - 0.3) < abs(combined_kappa(0.2, 2.0, evidence, n) - 0.3)
+
+
+def fitted(gpus_per_node, prior=PRIOR):
+    meas = series()
+    res = Model("1 + 1/p + log2(p)").fit(meas)
+    return perfmodel.compute_intervals(res, meas, replicates=60, prior=prior, gpus_per_node=gpus_per_node), meas
+
+
+def test_a_target_across_the_node_boundary_gets_the_crossing_kappa_and_a_warning():
+    at = {"p": [16.0]}
+    across, _ = fitted(4)  # p = 16 needs 4 nodes, 2 measured
+    within, _ = fitted(16)  # one 16-GPU node: no crossing, same distance
+    a, w = across.predict(at, interval=0.9), within.predict(at, interval=0.9)
+    assert a["predicted_time"].iloc[0] == pytest.approx(w["predicted_time"].iloc[0])
+    assert (a["predicted_high"] - a["predicted_low"]).iloc[0] > 1.5 * (w["predicted_high"] - w["predicted_low"]).iloc[0]
+    assert any("needs 4 nodes" in x for x in across.prediction_warnings(at))
+    assert not any("nodes" in x for x in within.prediction_warnings(at))
+    # and the model file keeps both
+    again = perfmodel.FitResult.from_json(across.to_json())
+    assert again.predict(at, interval=0.9).equals(a)
+
+
+def test_advise_values_a_first_run_across_the_boundary():
+    target, grid = {"p": 32.0}, {"p": [16, 32]}
+    crossing, _ = fitted(4)
+    flat, _ = fitted(4, prior={**PRIOR, "kappa": {**PRIOR["kappa"], "crosses_nodes": 0.05}})
+    gain = {name: advise(r, target, grid).set_index("p")["gain_pct"] for name, r in
+            (("crossing", crossing), ("flat", flat))}
+    # measuring p = 32 (the target's 8 nodes) removes the crossing: worth more when crossings are costly
+    assert gain["crossing"][32.0] > gain["flat"][32.0] + 5
+
+
+def test_cli_gpus_per_node(tmp_path):
+    meas = series()
+    csv = tmp_path / "runs.csv"
+    meas.frame.to_csv(csv, index=False)
+    run = [sys.executable, "-m", "perfmodel", "fit", str(csv), "--time", "time_s", "--factor", "p=gpus",
+           "--terms", "1 + 1/p", "--replicates", "30", "--out", str(tmp_path / "m.json")]
+    ok = subprocess.run(run + ["--gpus-per-node", "4"], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    assert "topology: 4 GPUs per node (given); measured on up to 2 node(s)" in ok.stdout
+    bad = subprocess.run(run + ["--gpus-per-node", "0.5"], capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0
+    assert "GPUs per node must be a number >= 1" in bad.stderr
