@@ -283,6 +283,11 @@ class Uncertainty:
         k2 = (PRIOR_KAPPA ** 2 + float(np.sum(np.maximum(e ** 2 - b ** 2, 0.0) / d ** 2))) / (1 + n)
         return math.sqrt(k2), f"{n} larger-scale configurations, shrunk towards the prior {PRIOR_KAPPA:g}"
 
+    def band_scale(self) -> float:
+        """How much wider (> 1) or narrower the members' and the noise's band must be to cover as often
+        as it says on real series (the population's prior, ``band_scale``; 1 without it)."""
+        return float(self.prior.get("band_scale", 1.0)) if self.prior else 1.0
+
     def kappas(self, env: dict, level: float, topology: dict | None = None) -> np.ndarray:
         """κ of each configuration of ``env`` (its node crossing decides which prior applies;
         ``topology``: another than the fit's, e.g. after a measurement on more nodes)."""
@@ -332,8 +337,9 @@ class Uncertainty:
             q = self.noise.quantile(level)
             kappa = self.kappas(env, level) if widen else 0.0
             d = distance(self.factor_ranges, env)
-            low = np.exp(lt - widen_band(np.sqrt(hl ** 2 + q ** 2), kappa, d, level))
-            high = np.exp(lt + widen_band(np.sqrt(hu ** 2 + q ** 2), kappa, d, level))
+            s = self.band_scale() if widen else 1.0
+            low = np.exp(lt - widen_band(s * np.sqrt(hl ** 2 + q ** 2), kappa, d, level))
+            high = np.exp(lt + widen_band(s * np.sqrt(hu ** 2 + q ** 2), kappa, d, level))
         bad = ~(t > 0)
         low = np.where(bad, np.nan, low)
         high = np.where(bad, np.nan, high)

@@ -2,8 +2,9 @@
 
 ``extrapolation_prior.json`` beside this module is data, not code: how fast the log error of an
 extrapolation grows per doubling beyond the measured range (κ), for targets on no more nodes than
-measured, for targets on more nodes, and when the topology is unknown, and how many configurations
-of a series the population counts as (``pseudo_configurations``). It is written by
+measured, for targets on more nodes, and when the topology is unknown; how many configurations
+of a series the population counts as (``pseudo_configurations``); and how much the members' and the
+noise's own band must be scaled to cover as often as it says (``band_scale``). It is written by
 ``scripts/learn_prior.py`` from the corpus of ``benchmarks/corpus.py`` (its sources and date are in
 the file) and read when intervals are computed; :func:`perfmodel.fitting.members.combined_kappa`
 combines it with what the series shows about itself.
@@ -40,7 +41,8 @@ def _load(path: str) -> dict:
     if d.get("format") != FORMAT:
         raise PerfModelError(f"{path} is not an extrapolation prior ({FORMAT})")
     kappa = d.get("kappa", {})
-    vals = [kappa.get(k) for k in ("same_nodes", "crosses_nodes", "unknown")] + [d.get("pseudo_configurations")]
+    vals = ([kappa.get(k) for k in ("same_nodes", "crosses_nodes", "unknown")]
+            + [d.get("pseudo_configurations"), d.get("band_scale", 1.0)])
     if not all(isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 for v in vals):
         raise PerfModelError(f"{path}: κ and pseudo_configurations must be finite numbers >= 0")
     return d
@@ -50,7 +52,8 @@ def load_prior(path: str | Path | None = None) -> dict:
     """The prior as stored with a fit's intervals: κ per crossing, pseudo-configurations, and where it
     came from (sources, date, series)."""
     d = _load(str(path or PRIOR_FILE))
-    keep = ("format", "kappa", "pseudo_configurations", "level", "n_series", "n_splits", "created", "sources")
+    keep = ("format", "kappa", "pseudo_configurations", "band_scale", "level", "n_series", "n_splits", "created",
+            "sources")
     return {k: d[k] for k in keep if k in d}
 
 
