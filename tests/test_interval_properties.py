@@ -6,6 +6,7 @@ on tf-cnn-resnet50-dgx1 every constant's interval missed its estimate (c1 = 0.00
 0.00671], e1 = 0.823 [0.911, 0.989]) and the start-up's was [0, 0]."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -53,3 +54,22 @@ def test_the_defect_seen_at_lambda_001_is_gone(lam):
     result = Model("1 + I*b^e1 + I*log2(p)", lam=lam).fit(MEAS)
     perfmodel.compute_intervals(result, MEAS, replicates=100)
     check(result)
+
+
+def test_many_rows_and_extreme_units_keep_honest_intervals():
+    rng = np.random.default_rng(0)
+    p = rng.choice([1, 2, 4, 8, 16], 40_000).astype(float)
+    t = (4.0 + 100 / p + 0.5 * np.log2(p)) * np.exp(rng.normal(0, 0.05, p.size))
+    meas = perfmodel.Measurements.from_frame(pd.DataFrame({"p": p, "t": t}), "t", {"p": "p"})
+    res = perfmodel.compute_intervals(Model("1 + 1/p + log2(p)").fit(meas), meas, replicates=40)
+    for (name, true), (lo, hi) in zip({"c0": 4.0, "c1": 100.0, "c2": 0.5}.items(), res.constant_intervals(0.9).values()):
+        est = res.coefficients[name]
+        assert lo <= est <= hi and hi > lo, name
+        assert abs(est - true) < 4 * (hi - lo), f"{name}: the generating {true} is far outside [{lo:g}, {hi:g}]"
+    # the same curve in a unit near the float limit: intervals neither collapse nor overflow
+    df = pd.DataFrame({"p": [1.0, 2, 4, 8] * 3,
+                       "t": np.array([10, 6, 4, 3.2] * 3) * 1e300 * np.exp(rng.normal(0, 0.03, 12))})
+    big = perfmodel.Measurements.from_frame(df, "t", {"p": "p"})
+    res = perfmodel.compute_intervals(Model("1 + 1/p").fit(big), big, replicates=40)
+    for name, (lo, hi) in res.constant_intervals(0.9).items():
+        assert np.isfinite(lo) and np.isfinite(hi) and hi > lo, name
