@@ -14,6 +14,8 @@ target; a target on more nodes than measured carries the node-crossing κ of the
 which a first run across the boundary (on at least the target's nodes) replaces by the same-node κ. The expected half-width of the target's interval after measuring ``c`` is compared with
 today's; the gain divided by the predicted run time of ``c`` ranks the candidates. With a budget
 the ranked list is taken greedily while the predicted times fit in it.
+
+A use of fitted models: imports from the fitting layer only (never from plots, report or the CLI).
 """
 
 from __future__ import annotations

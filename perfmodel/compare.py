@@ -43,6 +43,9 @@ Extra-P's modeler (extra-p/extrap, ``modelers/single_parameter/basic.py`` and
    the lowest SMAPE wins.
 
 Coefficients are unconstrained in sign, as in Extra-P (``nonneg=False``).
+
+A use of fitted models: imports from the data, fitting and search layers and perfmodel.parallel
+(never from plots, report or the CLI).
 """
 
 from __future__ import annotations

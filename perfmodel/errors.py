@@ -1,4 +1,7 @@
-"""The one exception type users can cause, and its helpers."""
+"""The one exception type users can cause, and its helpers.
+
+Imports nothing from perfmodel: every module may use it.
+"""
 
 from __future__ import annotations
 

@@ -22,6 +22,9 @@ The executor is a parameter, not a second code path: ``"serial"``, ``"processes"
 pool of :mod:`perfmodel.search`, one BLAS thread per worker) or a ``dask.distributed.Client``
 (:func:`dask_client` connects to a scheduler or starts a ``LocalCluster``). Every group is fitted
 with the same seed, independently of the others, so every backend gives the same results.
+
+A use of fitted models: imports from the layers below it (language to search, uncertainty) and
+perfmodel.parallel, never from plots, report or the CLI.
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@
   plotly.js is inlined once, so the file opens without a network connection.
 
 Tables here (constants, metrics, predictions) are plain DataFrames shared by the app and the report.
+
+Presentation: imports from every layer below it (never from the CLI or the app).
 """
 
 from __future__ import annotations

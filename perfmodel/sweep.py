@@ -40,6 +40,8 @@ Crash safety and resuming
     (configuration, repetition) already in the file with status ``ok``, ``failed`` or ``timeout``
     (delete a row to redo it); an ``interrupted`` run is run again and both rows are kept. An incomplete last line (a crash in the middle of a write) is removed.
     The sweep refuses to append to a file whose columns or command differ from this sweep's.
+
+A use of the machine rather than of models: imports from perfmodel.errors only.
 """
 
 from __future__ import annotations

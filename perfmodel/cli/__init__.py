@@ -1,6 +1,8 @@
 """Command line: ``python -m perfmodel fit|predict|show|advise|datasets|sweep``.
 
 Bad input exits with code 2 and one line naming the problem; never a traceback.
+
+The top layer: may import from every layer; nothing in perfmodel imports it.
 """
 
 from __future__ import annotations

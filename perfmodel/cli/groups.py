@@ -1,5 +1,7 @@
 """``perfmodel fit --group-by``: the command line's table (a file or a bundled dataset), split and
 fitted by :func:`perfmodel.groups.fit_groups`, with a progress bar and the summary written out.
+
+The top layer: may import from every layer; nothing in perfmodel imports it.
 """
 
 from __future__ import annotations

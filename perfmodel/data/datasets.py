@@ -13,6 +13,8 @@ CLI can offer the datasets by name::
 Provenance, units and caveats of every file are in ``data/README.md``; the files are produced by
 ``scripts/convert_refdata.py`` (the sweep file by ``python -m perfmodel sweep``).
 This module never imports streamlit.
+
+Imports from the data layer's readers and measurements and perfmodel.errors only.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ the first violation into one :class:`PerfModelError` naming the field. What a sc
 
 ``uncertainty`` and ``ensemble`` are optional objects whose insides are checked by the code that
 reads them; unknown top-level fields are ignored (a newer writer may add some).
+
+Imports from the model language (function names) and perfmodel.errors only.
 """
 
 from __future__ import annotations

@@ -15,6 +15,8 @@ Prediction-time (:func:`prediction_warnings`): extrapolation far beyond the meas
 than :data:`FAR` times the largest or smaller than 1/FAR of the smallest measured value), and a
 per-worker batch below one sample (``b < 1``, or ``B/p < 1`` for a global batch ``B`` fixed while
 the workers ``p`` grow).
+
+Imports from the fitting layer's members only (and numpy).
 """
 
 from __future__ import annotations

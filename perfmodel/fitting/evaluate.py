@@ -2,6 +2,8 @@
 
 Cross-validation keeps the repeats of a configuration together: folds are made of whole
 configurations, so a model is always judged on configurations it has not seen.
+
+Imports from the model language and data layers only.
 """
 
 from __future__ import annotations

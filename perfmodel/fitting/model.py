@@ -20,6 +20,9 @@ same cost is computed first (bounded least squares, ridge, or proximal gradient 
 handed to DE as ``x0``; DE keeps its best member, so its result is never worse. After DE,
 an L-BFGS-B polish (gradients by central differences, evaluated as one population) and an
 exact solve of the coefficients at the final exponents are each kept when they lower the cost.
+
+Imports from the model language, data and fitting layers only; computing intervals
+(perfmodel.uncertainty) and searching (perfmodel.search) build on it, never the reverse.
 """
 
 from __future__ import annotations

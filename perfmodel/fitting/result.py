@@ -1,4 +1,8 @@
-"""FitResult: a fitted model as plain data that round-trips through JSON."""
+"""FitResult: a fitted model as plain data that round-trips through JSON.
+
+Imports from the model language, data and fitting layers only: a FitResult evaluates its stored
+intervals (fitting.members) but never computes them.
+"""
 
 from __future__ import annotations
 

@@ -12,6 +12,8 @@ See :mod:`perfmodel.language.overlap` for its rules and for how contributions sp
 
 User text is parsed with :mod:`ast` against an allow-list and evaluated by walking the
 tree over numpy arrays; it never reaches ``eval``/``exec``.
+
+The lowest layer: imports from perfmodel.errors and perfmodel.language.overlap only.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""LaTeX rendering of expressions (symbolic, or with fitted numbers)."""
+"""LaTeX rendering of expressions (symbolic, or with fitted numbers).
+
+Imports from the model language only.
+"""
 
 from __future__ import annotations
 

@@ -18,6 +18,8 @@ the overlap's value O = (a^g + b^g)^(1/g) is split between the sides in proporti
 plain values c_k·term_k. So contributions still sum exactly to the prediction, each side's part
 is never more than its own time, and at g = 1 every term's contribution is its plain c_k·term_k.
 The time the overlap hides, a + b − O, is reported by :func:`saved` (e.g. in the charts' hover).
+
+The lowest layer: imports from perfmodel.errors only.
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ one-line meaning. Expressions adapt to the factors that are mapped: ``I`` (itera
 E·ceil(N/(p·b))) needs N and b; without N the data size is fixed and I ∝ E/(p·b); without b
 the batch is fixed and I ∝ E·N/p; without p the job runs on one worker (its communication
 terms drop out); without E it runs one epoch.
+
+The lowest layer: imports from perfmodel.errors only.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 Every function here takes a fitted result and returns plain arrays or adds traces to a figure; a
 result without intervals (``result.has_intervals`` false) gets none, so a chart drawn before its
 intervals are computed simply has no band yet.
+
+Presentation: imports from the data and fitting layers only.
 """
 
 from __future__ import annotations

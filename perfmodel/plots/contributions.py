@@ -1,4 +1,6 @@
 """Where the time goes: each term's contribution per configuration, and its share of the total.
+
+Presentation: imports from the layers below and plots.style only.
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@ plain arrays that tests can check; nothing is displayed here and Streamlit is ne
   start-up, compute and communication (stacked bars);
 * :func:`group_scaling_figure`: the groups' scaling curves along one factor overlaid (time or
   speedup), solid within each group's measured range and dashed beyond it, measured runs as dots.
+
+Presentation: imports from the layers below and the other plots modules only.
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
 """The measured data before any fit: time against each factor.
+
+Presentation: imports from the data layer and plots.style only.
 """
 
 from __future__ import annotations

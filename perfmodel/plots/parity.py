@@ -1,4 +1,6 @@
 """Predicted against measured (the parity chart), with the fit's intervals as error bars.
+
+Presentation: imports from the layers below, plots.style and plots.bands only.
 """
 
 from __future__ import annotations

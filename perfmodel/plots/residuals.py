@@ -1,4 +1,6 @@
 """Residuals against each factor.
+
+Presentation: imports from the data layer and plots.style only.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
 """Scaling views: time against one factor past the measured range, the terms' contributions along
 it, and speedup with parallel efficiency; the extrapolation zone shaded.
+
+Presentation: imports from the layers below, plots.style and plots.bands only.
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ Like :mod:`perfmodel.plots`, each ``*_figure`` first computes plain data with a 
 * :func:`comparison_parity_figure`: predicted against measured time of every compared model
   in one chart (in-sample, cross-validated or held-out predictions).
 * :func:`selection_figure`: score against size of the candidates the automatic search refined.
+
+Presentation: imports from plots.style and plots.parity only.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 Each step is a named helper beside it: check the settings, build the pool (screening the factors
 first when there are many), screen term sets, shortlist them, build the refinement's candidates,
 validate them by DE, choose (simplest within noise, the small-data rule) and refit the chosen.
+
+Imports from the fitting layer, the search's own modules and perfmodel.parallel only.
 """
 
 from __future__ import annotations
