@@ -410,34 +410,9 @@ def compare(meas: Measurements, user_model=None, auto=None, holdout_query: str |
                       "seed": int(seed), "query": holdout_query})
 
     if user_model is not None:
-        if isinstance(user_model, FitResult):
-            user_model = model_from_result(user_model)
-        elif isinstance(user_model, str):
-            user_model = Model(user_model, **base)
-        if not isinstance(user_model, Model):
-            raise PerfModelError(f"user_model must be a Model, FitResult or expression, got "
-                                 f"{type(user_model).__name__}")
-        add("your model", user_model)
-    auto_model = None
-    auto_error = None
-    if isinstance(auto, Selection):
-        best = auto.best
-        auto_model = Model(best.spec, bounds=best.bounds or None, **base)
-    elif isinstance(auto, FitResult):
-        auto_model = model_from_result(auto)
-    elif isinstance(auto, Model):
-        auto_model = auto
-    elif auto is None and run_auto:
-        try:
-            sel = auto_select(meas, lam=lam, loss=loss, seed=seed, k=k, n_best=1, final_de=de or None,
-                              should_stop=should_stop, workers=workers,
-                              progress=(lambda d, t, m: progress(0, 1, f"automatic search: {m}")) if progress else None)
-            best = sel.best
-            auto_model = Model(best.spec, bounds=best.bounds or None, **base)
-        except PerfModelError as exc:
-            auto_error = str(exc)
-    elif auto is not None:
-        raise PerfModelError(f"auto must be a Selection, FitResult or Model, got {type(auto).__name__}")
+        add("your model", _user_model(user_model, base))
+    auto_model, auto_error = _auto_model(meas, auto, run_auto, base, lam=lam, loss=loss, seed=seed, k=k, de=de,
+                                         should_stop=should_stop, workers=workers, progress=progress)
     if auto_model is not None:
         add("automatic", auto_model,
             AutoSelectModel(lam=lam, loss=loss, seed=seed, k=k, n_best=1, workers=1) if nested else None)
@@ -466,18 +441,58 @@ def compare(meas: Measurements, user_model=None, auto=None, holdout_query: str |
     runnable = [p for p in peers if "error" not in p]
     done = iter(run_tasks(_peer_task, runnable, n_workers(workers), report, should_stop))
     outs = [{"name": p["name"], "error": p["error"]} if "error" in p else next(done) for p in peers]
+    table, predictions, results = _tabulate(meas, peers, outs)
+    return Comparison(table=table, predictions=predictions, results=results, holdout_query=holdout_query,
+                      k=int(k), seed=int(seed), notes=notes)
+
+
+def _user_model(user_model, base: dict) -> Model:
+    """The user's peer as a Model: a FitResult refitted with its own settings, an expression with ``base``."""
+    if isinstance(user_model, FitResult):
+        user_model = model_from_result(user_model)
+    elif isinstance(user_model, str):
+        user_model = Model(user_model, **base)
+    if not isinstance(user_model, Model):
+        raise PerfModelError(f"user_model must be a Model, FitResult or expression, got "
+                             f"{type(user_model).__name__}")
+    return user_model
+
+
+def _auto_model(meas: Measurements, auto, run_auto: bool, base: dict, *, lam, loss, seed, k, de, should_stop,
+                workers, progress) -> tuple[Model | None, str | None]:
+    """(the automatic choice as a Model, or None; the search's error, or None)."""
+    if isinstance(auto, Selection):
+        best = auto.best
+        return Model(best.spec, bounds=best.bounds or None, **base), None
+    if isinstance(auto, FitResult):
+        return model_from_result(auto), None
+    if isinstance(auto, Model):
+        return auto, None
+    if auto is not None:
+        raise PerfModelError(f"auto must be a Selection, FitResult or Model, got {type(auto).__name__}")
+    if not run_auto:
+        return None, None
+    try:
+        sel = auto_select(meas, lam=lam, loss=loss, seed=seed, k=k, n_best=1, final_de=de or None,
+                          should_stop=should_stop, workers=workers,
+                          progress=(lambda d, t, m: progress(0, 1, f"automatic search: {m}")) if progress else None)
+    except PerfModelError as exc:
+        return None, str(exc)
+    best = sel.best
+    return Model(best.spec, bounds=best.bounds or None, **base), None
+
+
+def _tabulate(meas: Measurements, peers: list, outs: list) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """(the table, one row per peer with the best of each metric flagged; every peer's in-sample,
+    cross-validated and held-out predictions per row; the fitted results by name)."""
     rows, preds, results = [], [], {}
     y = meas.y
     for peer, out in zip(peers, outs):
         name = peer["name"]
         row = {"model": name, "expression": "", "n_params": 0, "fit_mape": np.nan, "cv_mape": np.nan,
                "holdout_mape": np.nan, "error": ""}
-        if out is None:
-            row["error"] = "stopped"
-            rows.append(row)
-            continue
-        if "error" in out:
-            row["error"] = out["error"]
+        if out is None or "error" in out:
+            row["error"] = "stopped" if out is None else out["error"]
             rows.append(row)
             continue
         res: FitResult = out["result"]
@@ -493,8 +508,6 @@ def compare(meas: Measurements, user_model=None, auto=None, holdout_query: str |
                 ok = np.isfinite(p)
                 preds.append(pd.DataFrame({"model": name, "kind": kind, "row": meas.rows[ok],
                                            "measured": y[ok], "predicted": p[ok]}))
-    table = _flag_best(pd.DataFrame(rows))
     predictions = pd.concat(preds, ignore_index=True) if preds else pd.DataFrame(
         columns=["model", "kind", "row", "measured", "predicted"])
-    return Comparison(table=table, predictions=predictions, results=results, holdout_query=holdout_query,
-                      k=int(k), seed=int(seed), notes=notes)
+    return _flag_best(pd.DataFrame(rows)), predictions, results
