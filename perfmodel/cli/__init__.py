@@ -1,4 +1,4 @@
-"""Command line: ``python -m perfmodel fit|predict|show|advise|datasets|sweep``.
+"""Command line: ``python -m perfmodel fit|predict|show|advise|plan|datasets|sweep``.
 
 Bad input exits with code 2 and one line naming the problem; never a traceback.
 
@@ -25,6 +25,7 @@ from ..fitting.problem import STRATEGIES
 from ..fitting.result import FitResult
 from ..uncertainty import compute_intervals
 from ..uncertainty.prior import describe
+from . import plan as plan_cli
 from ..language.terms import PRESETS
 
 
@@ -152,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--interval", type=float, default=0.9, metavar="LEVEL",
                    help="level of the intervals printed beside each constant (default 0.9)")
 
+    plan_cli.add_parser(sub)
     a = sub.add_parser("advise", help="rank the configurations worth measuring next for a target",
                        description="Rank candidate configurations by how much measuring each would narrow "
                                    "the prediction interval at the target, per hour of its predicted run time.")
@@ -391,7 +393,7 @@ def _main(argv: list[str] | None) -> int:
     try:
         args = build_parser().parse_args(argv)
         handler = {"fit": _cmd_fit, "predict": _cmd_predict, "show": _cmd_show, "advise": _cmd_advise,
-                   "datasets": _cmd_datasets}.get(args.command)
+                   "plan": plan_cli.run, "datasets": _cmd_datasets}.get(args.command)
         if handler is None:
             from .. import sweep
 

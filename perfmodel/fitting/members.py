@@ -345,6 +345,25 @@ class Uncertainty:
         high = np.where(bad, np.nan, high)
         return t, low, high
 
+    def draws(self, env: dict, n: int, rng: np.random.Generator, level: float = DEFAULT_LEVEL) -> np.ndarray:
+        """Simulated run times at ``env``'s configurations, shape (n, C): per draw one member replicate
+        (chosen by weight; its deviation from the members' median, around the point prediction), one
+        run's noise per configuration (Student-t with the noise's degrees of freedom), and the
+        extrapolation error shared by the draw (normal, κ·d) — the parts of :meth:`interval`, as samples."""
+        preds, weights, points = self.member_predictions(env)
+        with np.errstate(all="ignore"):
+            t = self.point(points)
+            logs = np.log(np.where(preds > 0, preds, np.nan))
+            logs = np.where(np.isfinite(logs), logs, np.log(np.maximum(t, 1e-300))[None, :])
+        dev = logs - weighted_quantile(logs, weights, [0.5])[0][None, :]
+        idx = rng.choice(len(weights), size=int(n), p=weights / weights.sum())
+        C = logs.shape[1]
+        df = self.noise.df
+        e = rng.standard_t(df, size=(int(n), C)) if df else rng.standard_normal((int(n), C))
+        extra = rng.standard_normal((int(n), 1)) * (self.kappas(env, level) * distance(self.factor_ranges, env))[None, :]
+        with np.errstate(all="ignore"):
+            return t[None, :] * np.exp(self.band_scale() * (dev[idx] + self.noise.sigma * e) + extra)
+
     def constants(self, level: float = DEFAULT_LEVEL) -> dict[str, tuple[float, float]]:
         """{name: (low, high)} of the best member's constants and free parameters (percentile of the
         replicates, widened where needed to hold the estimate itself)."""
