@@ -12,7 +12,8 @@ measurement also extends the measured range, so the extrapolation part of the in
 target (``κ`` per doubling beyond the range) shrinks when ``c`` lies between the range and the
 target; a target on more nodes than measured carries the node-crossing κ of the population's prior,
 which a first run across the boundary (on at least the target's nodes) replaces by the same-node κ. The expected half-width of the target's interval after measuring ``c`` is compared with
-today's; the gain divided by the predicted run time of ``c`` ranks the candidates. With a budget
+today's; the gain divided by the resources the run of ``c`` uses ranks the candidates: its GPU-hours
+(p × predicted time) by default, its cost with a price, or its wall time on request. With a budget
 the ranked list is taken greedily while the predicted times fit in it.
 
 A use of fitted models: imports from the fitting layer only (never from plots, report or the CLI).
@@ -27,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import PerfModelError
+from .plan import Pricing
 from .fitting.members import DEFAULT_LEVEL, distance, extended, normal_quantile
 
 _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
@@ -83,8 +85,14 @@ def candidates(result, target: dict, grid: dict) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=factors)
 
 
+#: How candidates are ranked: gain per GPU-hour (p × time, the resources a run uses: default), per
+#: unit of money (a price per GPU-hour, or per node-hour with the GPUs per node), or per hour of wall time.
+RANKINGS = ("gpu-hours", "cost", "wall-time")
+
+
 def advise(result, target: dict, grid: dict | pd.DataFrame, *, budget: float | None = None,
-           level: float = DEFAULT_LEVEL) -> pd.DataFrame:
+           level: float = DEFAULT_LEVEL, rank_by: str = "gpu-hours", gpu_hour_price: float | None = None,
+           node_hour_price: float | None = None, gpus_per_node: float | None = None) -> pd.DataFrame:
     """Rank candidate configurations by how much measuring each would narrow the target's interval.
 
     ``target``: {symbol: value} of the configuration to predict (all of the model's factors);
@@ -93,9 +101,16 @@ def advise(result, target: dict, grid: dict | pd.DataFrame, *, budget: float | N
     the factors, ``predicted_time`` / ``predicted_low`` / ``predicted_high`` (the candidate's own
     run), ``target_halfwidth_pct`` (expected half-width of the target's interval after measuring
     it, percent of the prediction), ``gain_pct`` (how much narrower than today, percentage points),
-    ``gain_per_hour`` (``gain_pct`` per hour of predicted run time), and with a budget
-    ``in_plan`` and ``cumulative_s``. ``frame.attrs`` holds the target's interval today.
+    ``gain_per_hour`` (``gain_pct`` per hour of predicted run time), ``gpu_hours`` (p × time) and
+    ``gain_per_gpu_hour``, with a price ``cost`` and ``gain_per_cost``, and with a budget ``in_plan``
+    and ``cumulative_s``. ``rank_by`` (:data:`RANKINGS`): ``"gpu-hours"`` (default: a 128-GPU run
+    costs 16× the resources of an 8-GPU run of the same length), ``"cost"`` (needs a price) or
+    ``"wall-time"``. ``frame.attrs`` holds the target's interval today and the ranking.
     """
+    if rank_by not in RANKINGS:
+        raise PerfModelError(f"--rank-by must be one of {', '.join(RANKINGS)}, got {rank_by!r}")
+    if rank_by == "cost" and gpu_hour_price is None and node_hour_price is None:
+        raise PerfModelError("--rank-by cost needs a price: --gpu-hour-price, or --node-hour-price with --gpus-per-node")
     unc = result._uncertainty(required=True)
     cand = grid if isinstance(grid, pd.DataFrame) else candidates(result, target, grid)
     cand = cand[list(result.factors)].reset_index(drop=True)
@@ -136,9 +151,17 @@ def advise(result, target: dict, grid: dict | pd.DataFrame, *, budget: float | N
     out["predicted_high"] = high_c
     out["target_halfwidth_pct"] = (np.exp(after) - 1) * 100
     out["gain_pct"] = np.maximum((np.exp(half0) - np.exp(after)) * 100, 0.0)  # estimator noise can dip below 0
+    p = out["p"].to_numpy(float) if "p" in out else np.ones(len(out))
+    out["gpu_hours"] = out["predicted_time"] / 3600.0 * p
     with np.errstate(divide="ignore", invalid="ignore"):
         out["gain_per_hour"] = out["gain_pct"] / (out["predicted_time"] / 3600.0)
-    out = out.sort_values(["gain_per_hour", "gain_pct"], ascending=False, kind="stable").reset_index(drop=True)
+        out["gain_per_gpu_hour"] = out["gain_pct"] / out["gpu_hours"]
+        if gpu_hour_price is not None or node_hour_price is not None:
+            pricing = Pricing(gpu_hour_price, node_hour_price, gpus_per_node)
+            out["cost"] = pricing.cost(out["predicted_time"].to_numpy(), p)
+            out["gain_per_cost"] = out["gain_pct"] / out["cost"]
+    key = {"gpu-hours": "gain_per_gpu_hour", "cost": "gain_per_cost", "wall-time": "gain_per_hour"}[rank_by]
+    out = out.sort_values([key, "gain_pct"], ascending=False, kind="stable").reset_index(drop=True)
     if budget is not None:
         if not (float(budget) > 0):
             raise PerfModelError(f"--budget must be a positive number of seconds, got {budget!r}")
@@ -151,5 +174,5 @@ def advise(result, target: dict, grid: dict | pd.DataFrame, *, budget: float | N
         out["cumulative_s"] = np.where(plan, np.cumsum(np.where(plan, out["predicted_time"], 0.0)), np.nan)
     out.insert(0, "rank", np.arange(1, len(out) + 1))
     out.attrs.update(target=dict(target), target_time=t_point, target_halfwidth_pct=(np.exp(half0) - 1) * 100,
-                     level=level)
+                     level=level, rank_by=rank_by, rank_column=key)
     return out

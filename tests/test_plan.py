@@ -120,3 +120,22 @@ def test_cli_plan_end_to_end_on_a_bundled_dataset(tmp_path):
     f = pd.read_csv(tmp_path / "plan.csv")
     assert list(f["p"]) == [8, 16, 32, 64]
     assert {"time_low", "time_high", "gpu_hours_low", "cost_high", "p_deadline", "p_budget", "efficiency"} <= set(f)
+
+
+def test_advise_ranks_by_resources_by_default():
+    from perfmodel.advise import advise
+
+    r = noisy(3)
+    grid = {"p": [1, 2, 4, 8, 16, 32]}
+    by_gpu = advise(r, {"p": 64}, grid)
+    by_wall = advise(r, {"p": 64}, grid, rank_by="wall-time")
+    assert by_gpu.attrs["rank_column"] == "gain_per_gpu_hour"
+    g = by_gpu["gain_pct"] / (by_gpu["predicted_time"] * by_gpu["p"] / 3600)
+    assert np.all(np.diff(g.to_numpy()) <= 1e-9)  # best first, per GPU-hour (p × time)
+    w = by_wall["gain_pct"] / (by_wall["predicted_time"] / 3600)
+    assert np.all(np.diff(w.to_numpy()) <= 1e-9)
+    assert by_gpu["gpu_hours"].to_numpy() == pytest.approx((by_gpu["predicted_time"] * by_gpu["p"] / 3600).to_numpy())
+    priced = advise(r, {"p": 64}, grid, rank_by="cost", gpu_hour_price=3.0)
+    assert priced["cost"].to_numpy() == pytest.approx(3.0 * priced["gpu_hours"].to_numpy())
+    with pytest.raises(PerfModelError, match="needs a price"):
+        advise(r, {"p": 64}, grid, rank_by="cost")

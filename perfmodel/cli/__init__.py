@@ -165,6 +165,12 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--budget", type=float, metavar="SECONDS", help="seconds of measurement to plan for")
     a.add_argument("--interval", type=float, default=0.9, metavar="LEVEL", help="interval level (default 0.9)")
     a.add_argument("--top", type=int, default=15, help="rows to print (default 15)")
+    a.add_argument("--rank-by", choices=("gpu-hours", "cost", "wall-time"), default="gpu-hours",
+                   help="rank by the gain per GPU-hour of the run (p × time; default), per unit of money (with a "
+                        "price), or per hour of wall time")
+    a.add_argument("--gpu-hour-price", type=float, metavar="X", help="price of one GPU-hour (adds a cost column)")
+    a.add_argument("--node-hour-price", type=float, metavar="X", help="price of one node-hour (with --gpus-per-node)")
+    a.add_argument("--gpus-per-node", type=float, metavar="G", help="GPUs per node, for --node-hour-price")
     a.add_argument("--out", help="CSV of the ranked configurations (the plan with --budget), for `sweep --plan`")
 
     sub.add_parser("datasets", help="list the bundled real datasets")
@@ -347,19 +353,25 @@ def _cmd_advise(args) -> int:
 
     result = FitResult.load(args.model)
     target = parse_assignments(args.target)
-    table = advise(result, target, parse_grid(args.grid), budget=args.budget, level=args.interval)
+    table = advise(result, target, parse_grid(args.grid), budget=args.budget, level=args.interval,
+                   rank_by=args.rank_by, gpu_hour_price=args.gpu_hour_price, node_hour_price=args.node_hour_price,
+                   gpus_per_node=args.gpus_per_node)
     a = table.attrs
     shown = ", ".join(f"{k}={v:g}" for k, v in a["target"].items())
     print(f"target {shown}: predicted {fmt_seconds(a['target_time'])} ± {a['target_halfwidth_pct']:.0f} % "
           f"({args.interval:.0%} interval) today")
     for w in result.prediction_warnings({k: [v] for k, v in target.items()}):
         print(f"warning: {w}")
-    cols = list(result.factors) + ["predicted_time", "target_halfwidth_pct", "gain_pct", "gain_per_hour"]
+    rank = table.attrs["rank_column"]
+    cols = list(result.factors) + ["predicted_time", "gpu_hours"] + (["cost"] if "cost" in table else []) + [
+        "target_halfwidth_pct", "gain_pct", rank]
     cols += ["in_plan", "cumulative_s"] if args.budget is not None else []
     view = table.head(max(1, args.top))[["rank"] + cols].copy()
     print(view.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
-    print("target_halfwidth_pct: the target's interval half-width expected after measuring that configuration; "
-          "gain_per_hour: its narrowing (percentage points) per hour of predicted run time")
+    per = {"gain_per_gpu_hour": "GPU-hour of the run (p × predicted time)", "gain_per_cost": "unit of money",
+           "gain_per_hour": "hour of predicted wall time"}[rank]
+    print(f"ranked by {rank}: the narrowing of the target's interval (percentage points) per {per}; "
+          "target_halfwidth_pct: the half-width expected after measuring that configuration")
     if args.out:
         keep = table[table["in_plan"]] if args.budget is not None else table
         keep.to_csv(args.out, index=False)
