@@ -28,17 +28,22 @@ def show(res, meas, symbol: str, fixed: dict, target_x: float) -> None:
     """Rank the runs worth measuring next for the prediction at ``symbol = target_x``."""
     sym = md(symbol)
     st.subheader("What to measure next")
-    st.caption(f"Which run would narrow the interval at {sym} = {fmt_num(target_x)} most, per hour of its own "
-               "predicted run time: every plausible model the bootstrap kept is asked what that run would show, "
-               "and a run beyond the measured range also shortens the extrapolation.")
+    st.caption(f"Which run would narrow the interval at {sym} = {fmt_num(target_x)} most, per GPU-hour it uses "
+               "(p × its predicted run time; or per hour of wall time, below): every plausible model the bootstrap "
+               "kept is asked what that run would show, and a run beyond the measured range also shortens the "
+               "extrapolation.")
     target = {**fixed, symbol: float(target_x)}
     measured = np.unique(meas.values(symbol)) if symbol in meas.factors else [res.factor_ranges[symbol][1]]
     grid = {symbol: candidate_values(measured, float(target_x))}
     c = st.columns([1, 3])
     budget_h = c[0].number_input("Budget (hours of runs, 0: no limit)", min_value=0.0, value=0.0, step=0.5,
                                  key="w:advise_budget", help="Plan only the runs whose predicted times fit in it.")
+    by_wall = c[0].toggle("Rank by wall time", key="w:advise_wall",
+                          help="Off: the gain per GPU-hour of the run (a wide run costs p times the resources "
+                               "of a one-GPU run of the same length). On: the gain per hour of waiting.")
     try:
-        table = advise(res, target, grid, budget=budget_h * 3600 if budget_h > 0 else None)
+        table = advise(res, target, grid, budget=budget_h * 3600 if budget_h > 0 else None,
+                       rank_by="wall-time" if by_wall else "gpu-hours")
     except PerfModelError as exc:
         st.info(md(str(exc)), icon=":material/info:")
         return
@@ -55,6 +60,8 @@ def show(res, meas, symbol: str, fixed: dict, target_x: float) -> None:
         symbol: table[symbol], "predicted run time": [fmt_seconds(v) for v in table["predicted_time"]],
         "interval at the target after it (±%)": table["target_halfwidth_pct"].round(1),
         "narrower by (points)": table["gain_pct"].round(1),
+        "GPU-hours": table["gpu_hours"].round(2),
+        "per GPU-hour": table["gain_per_gpu_hour"].round(1),
         "per hour of runs": table["gain_per_hour"].round(1)})
     if "in_plan" in table:
         view["in the plan"] = table["in_plan"]
