@@ -320,3 +320,30 @@ def test_report_stacked_areas_span_the_curve_when_communication_overtakes_comput
     assert list(fig.layout.xaxis.range) == pytest.approx([0, np.log10(64)])  # no empty right half
     [label] = [a for a in fig.layout.annotations if "communication > compute" in a.text]
     assert label.x == pytest.approx(np.log10(d.crossover))  # log units on a log axis, not 10^crossover
+
+
+def test_ranges_are_rounded_to_what_they_support():
+    from perfmodel.plots.style import fmt_range
+
+    assert fmt_range(31.17, 27.4, 34.2, "×") == "31× (27–34×)"
+    assert fmt_range(4.963, 4.91, 5.02, "×") == "4.96× (4.91–5.02×)"
+    assert fmt_range(98.4, 97.9, 98.9, " %") == "98.4 % (97.9–98.9 %)"
+    assert fmt_range(31.17, unit="×") == "31.2×"
+
+
+def test_speedup_and_efficiency_carry_bands_from_the_members():
+    import perfmodel
+    from perfmodel.plots.scaling import speedup_data, speedup_figure
+
+    rng = np.random.default_rng(0)
+    p = np.repeat([1.0, 2, 4, 8], 3)
+    frame = pd.DataFrame({"p": p, "t": (5 + 100 / p) * np.exp(rng.normal(0, 0.03, p.size))})
+    meas = Measurements.from_frame(frame, "t", {"p": "p"})
+    res = perfmodel.compute_intervals(Model("1 + 1/p", lam=0).fit(meas), meas, replicates=80)
+    d = speedup_data(res, {}, meas, x_max=64)
+    assert d.speedup_low[0] == pytest.approx(1.0) and d.speedup_high[0] == pytest.approx(1.0)  # T(p0)/T(p0)
+    assert np.all(d.speedup_low <= d.speedup + 1e-9) and np.all(d.speedup <= d.speedup_high + 1e-9)
+    width = (d.speedup_high - d.speedup_low) / d.speedup
+    assert width[-1] > width[len(width) // 4]  # wider beyond the measured range
+    fills = [tr for tr in speedup_figure(res, {}, meas, x_max=64).data if tr.fill == "tonexty"]
+    assert [tr.name for tr in fills] == ["90 % interval"] * 2 and sorted(tr.showlegend for tr in fills) == [False, True]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from perfmodel.plots.style import FACTOR_WORDS, fmt_num, fmt_seconds, time_unit
+from perfmodel.plots.style import FACTOR_WORDS, fmt_num, fmt_range, fmt_seconds, time_unit
 from perfmodel.plots.scaling import typical_value
 from ui.text import md
 
@@ -119,11 +119,23 @@ def headline(data, view: View) -> str:
 
 
 def speedup_caption(sp) -> str:
-    best = int(np.nanargmax(sp.speedup)) if np.isfinite(sp.speedup).any() else None
-    if best is None:
+    """The best predicted speedup with its range, at a GPU count one would run (a power of two or a
+    measured value when p counts whole workers)."""
+    ok = np.isfinite(sp.speedup)
+    if not ok.any():
         return ""
+    whole = np.all(np.asarray(sp.measured_p, float) == np.round(sp.measured_p)) if sp.measured_p.size else True
+    if whole:
+        runnable = np.isin(sp.p, sp.measured_p) | (np.log2(np.maximum(sp.p, 1e-300)) % 1 == 0)
+        ok &= runnable if (ok & runnable).any() else ok
+    best = int(np.flatnonzero(ok)[np.argmax(sp.speedup[ok])])
     if sp.p[best] > sp.p0:
-        return (f"Predicted best speedup {sp.speedup[best]:.2f}× at p = {fmt_num(sp.p[best])} "
-                f"(efficiency {sp.efficiency[best]:.0f} %); ideal would be {sp.ideal[best]:.0f}×.")
+        lo = None if sp.speedup_low is None else sp.speedup_low[best]
+        hi = None if sp.speedup_high is None else sp.speedup_high[best]
+        eff_lo = None if lo is None else lo / sp.ideal[best] * 100
+        eff_hi = None if hi is None else hi / sp.ideal[best] * 100
+        return (f"Predicted best speedup {fmt_range(sp.speedup[best], lo, hi, '×')} at p = {fmt_num(sp.p[best])} "
+                f"(efficiency {fmt_range(sp.efficiency[best], eff_lo, eff_hi, ' %')}); ideal would be "
+                f"{sp.ideal[best]:.0f}×" + (" (90 % intervals)." if lo is not None else "."))
     return (f"The model predicts no speedup beyond p = {fmt_num(sp.p0)}: the time grows with p at these "
             "values of the other factors.")

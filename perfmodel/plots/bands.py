@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..data.measurements import Measurements
-from ..fitting.members import DEFAULT_LEVEL
+from ..fitting.members import DEFAULT_LEVEL, distance, weighted_quantile, widen_band
 
 BAND_FILL = "rgba(31, 119, 180, 0.18)"
 BAND_LINE = "rgba(31, 119, 180, 0.0)"
@@ -34,7 +34,8 @@ def scaling_interval(result, data, level: float = DEFAULT_LEVEL):
 
 
 def add_band(fig: go.Figure, x, low, high, *, level: float = DEFAULT_LEVEL, name: str | None = None,
-             row=None, col=None, below: bool = True) -> None:
+             row=None, col=None, below: bool = True, legend: bool = True,
+             hover: str = "%{x:.4g}: %{customdata[0]:.4g} – %{customdata[1]:.4g} s") -> None:
     """A shaded band between ``low`` and ``high``, drawn beneath the other traces by default."""
     name = name or f"{level * 100:.0f} % interval"
     kw = dict(row=row, col=col) if row is not None else {}
@@ -42,10 +43,9 @@ def add_band(fig: go.Figure, x, low, high, *, level: float = DEFAULT_LEVEL, name
     fig.add_trace(go.Scatter(x=x, y=high, mode="lines", line=dict(width=0, color=BAND_LINE), showlegend=False,
                              hoverinfo="skip", name=name), **kw)
     fig.add_trace(go.Scatter(x=x, y=low, mode="lines", line=dict(width=0, color=BAND_LINE), fill="tonexty",
-                             fillcolor=BAND_FILL, name=name,
+                             fillcolor=BAND_FILL, name=name, showlegend=legend,
                              customdata=np.column_stack([low, high]),
-                             hovertemplate="%{x:.4g}: %{customdata[0]:.4g} – %{customdata[1]:.4g} s<extra>"
-                                           + name + "</extra>"), **kw)
+                             hovertemplate=hover + "<extra>" + name + "</extra>"), **kw)
     if below and n_before:
         fig.data = fig.data[n_before:] + fig.data[:n_before]
 
@@ -54,3 +54,27 @@ def parity_intervals(result, meas: Measurements, level: float = DEFAULT_LEVEL):
     """(low, high) of each measured run's prediction interval, or None."""
     got = interval_at(result, meas.env(), level)
     return None if got is None else (got[1], got[2])
+
+
+def speedup_interval(result, p0: float, x: np.ndarray, fixed: dict, level: float = DEFAULT_LEVEL):
+    """(low, high) of the speedup T(p0)/T(p) along ``x``, or None: the weighted quantiles of each
+    member replicate's own ratio (numerator and denominator from the same replicate, so their common
+    uncertainty cancels), widened by the extrapolation error at p (κ·d, as the time's interval)."""
+    if not getattr(result, "has_intervals", False):
+        return None
+    unc = result._uncertainty()
+    x = np.asarray(x, float)
+    env = {"p": np.concatenate([[float(p0)], x]), **{s: np.full(x.size + 1, v) for s, v in fixed.items()}}
+    preds, weights, points = unc.member_predictions(env)
+    with np.errstate(all="ignore"):
+        ratio = np.log(preds[:, :1] / preds[:, 1:])  # (S, n)
+        point = np.log(unc.point(points)[0] / unc.point(points)[1:])
+        ok = np.isfinite(ratio)
+        ratio = np.where(ok, ratio, point[None, :])
+        a = (1 - level) / 2
+        lo_q, hi_q = weighted_quantile(ratio, weights, [a, 1 - a])
+        d = distance(unc.factor_ranges, {k: v[1:] for k, v in env.items()})
+        kappa = unc.kappas({k: v[1:] for k, v in env.items()}, level)
+        low = np.exp(point - widen_band(np.maximum(point - lo_q, 0.0), kappa, d, level))
+        high = np.exp(point + widen_band(np.maximum(hi_q - point, 0.0), kappa, d, level))
+    return low, high

@@ -14,7 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .bands import add_band, scaling_interval
+from .bands import add_band, scaling_interval, speedup_interval
 from ..data.measurements import Measurements
 from ..errors import PerfModelError
 from .style import CATEGORY_COLORS, CATEGORY_ORDER, EXTRAP_FILL, EXTRAP_TEXT, EXTRAP_VEIL, FACTOR_WORDS, IDEAL, MEASURED, PREDICTED, factor_title, fmt_num, set_log_ticks, style, term_styles, time_title
@@ -298,6 +298,16 @@ class SpeedupData:
     measured_speedup: np.ndarray
     measured_efficiency: np.ndarray
     scaling: ScalingData
+    speedup_low: np.ndarray | None = None  # the 90 % interval of the speedup (None without intervals)
+    speedup_high: np.ndarray | None = None
+
+    @property
+    def efficiency_low(self):
+        return None if self.speedup_low is None else self.speedup_low / self.ideal * 100
+
+    @property
+    def efficiency_high(self):
+        return None if self.speedup_high is None else self.speedup_high / self.ideal * 100
 
 
 def speedup_data(result, fixed: dict | None = None, meas: Measurements | None = None,
@@ -329,7 +339,9 @@ def speedup_data(result, fixed: dict | None = None, meas: Measurements | None = 
         if ps.size and np.isclose(ps[0], p0):
             mp, ms = ps, means[0] / means
             me = ms / (ps / p0) * 100
-    return SpeedupData(d.x, sp, eff, ideal, d.inside, p0, mp, ms, me, d)
+    band = speedup_interval(result, p0, d.x, d.fixed)
+    return SpeedupData(d.x, sp, eff, ideal, d.inside, p0, mp, ms, me, d,
+                       *(band if band is not None else (None, None)))
 
 
 def speedup_figure(result, fixed: dict | None = None, meas: Measurements | None = None,
@@ -346,6 +358,11 @@ def speedup_figure(result, fixed: dict | None = None, meas: Measurements | None 
                              line=dict(color=IDEAL, dash="dash", width=1.5), hoverinfo="skip"), row=1, col=1)
     fig.add_trace(go.Scatter(x=d.p, y=np.full(d.p.size, 100.0), mode="lines", showlegend=False,
                              line=dict(color=IDEAL, dash="dash", width=1.5), hoverinfo="skip"), row=1, col=2)
+    if d.speedup_low is not None:
+        add_band(fig, d.p, d.speedup_low, d.speedup_high, row=1, col=1, hover="%{x:.4g}: %{customdata[0]:.3g} – "
+                 "%{customdata[1]:.3g}×")
+        add_band(fig, d.p, d.efficiency_low, d.efficiency_high, row=1, col=2, legend=False,
+                 hover="%{x:.4g}: %{customdata[0]:.3g} – %{customdata[1]:.3g} %")
     for col, y, name, unit in ((1, d.speedup, "model", "×"), (2, d.efficiency, "model", " %")):
         ins = np.where(d.inside, y, np.nan)
         out = np.where(d.inside, np.nan, y)

@@ -172,6 +172,16 @@ def fmt_num(v: float) -> str:
     return f"{v:.3g}"
 
 
+def fmt_range(v: float, lo: float | None = None, hi: float | None = None, unit: str = "") -> str:
+    """``31× (27–34×)``: the value and its range, rounded to what the range supports (the range's width
+    shown with about two significant digits); without a range, three significant digits."""
+    if lo is None or hi is None or not (np.isfinite(lo) and np.isfinite(hi)) or hi <= lo:
+        return f"{v:.3g}{unit}"
+    step = 10 ** math.floor(math.log10((hi - lo) / 2))
+    decimals = max(0, -int(math.floor(math.log10(step))))
+    return f"{v:.{decimals}f}{unit} ({lo:.{decimals}f}–{hi:.{decimals}f}{unit})"
+
+
 _TIME_UNITS = (("ms", 1e-3), ("s", 1.0), ("min", 60.0), ("h", 3600.0))
 
 
