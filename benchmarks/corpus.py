@@ -113,6 +113,22 @@ FAMILIES = {
     "relearn": "hpc", "mpi-collectives": "hpc", "deepbench": "allreduce",
     "dawnbench": "other", "extradeep": "other", "ernest": "other", "sweep": "other",
 }
+#: source -> where its rows are read (``data/...`` in this repository, ``refdata/...`` = ../shared/refdata)
+SOURCE_DATA = {
+    "tf-cnn-2017": "data/tf_cnn (= refdata/tf-cnn-benchmarks-2017)",
+    "sweep": "data/sweep",
+    "mlperf": "refdata/mlperf-training (mlperf_scaling_curves.csv, mlperf_runs.csv)",
+    "dawnbench": "refdata/dawnbench (dawnbench_train_entries.csv)",
+    "deepbench": "data/deepbench/allreduce.csv (= refdata/deepbench)",
+    "extradeep": "data/extradeep/cifar10_wall_time.csv (= refdata/extradeep-cifar10-darshan)",
+    "relearn": "data/relearn/relearn_timers.csv (= refdata/relearn-hpc)",
+    "mpi-collectives": "refdata/mpi-collectives-extrap (mpi_data.csv)",
+    "ernest": "data/ernest/rcv1.csv (= refdata/ernest-rcv1)",
+    "llm-foundry": "refdata/llm-training-scaling (scaling_series.csv)",
+    "mosaicml-examples": "refdata/llm-training-scaling (scaling_series.csv)",
+    "internevo": "refdata/llm-training-scaling (scaling_series.csv)",
+    "nemo-launcher": "refdata/llm-training-scaling (scaling_series.csv)",
+}
 BUCKETS = ("(0,1]", "(1,2]", "(2,3]")
 MAX_DOUBLINGS = 3.0
 _EPS = 1e-9
