@@ -26,10 +26,14 @@ training rows had): coverage of the 90 % interval (share of held-out rows inside
 failed fit counts as a miss), median and 90th-percentile relative half-width (high - low) / 2 / pred
 over rows, MAPE per split (median, 90th percentile, worst; a failed fit is inf) and the splits with
 >= 3 training configurations over 100 % error; then issue 22's targets on this run (nothing is
-learned from the corpus yet, so this is the baseline they start from) and the seconds per split
+learned from the corpus here: the intervals are without the population's prior) and the seconds per split
 per method. ``--out`` writes one record per held-out row and method (source, family, series, cut,
 n_train_configs, p, nodes, distance, crosses_nodes, y_true, pred, low, high, fit seconds,
-expression, error): the input of the leave-one-source-out learning that follows. The splits run in
+expression, error; and for the interval methods the un-widened log band ``band_low``/``band_high``,
+the fit's own distance ``d_model``, the series' evidence ``evidence``/``n_evidence`` and the row's
+true ``crossing``): the input of ``scripts/learn_prior.py``, which learns the population's prior
+leave-one-source-out. The benchmark's own intervals are computed without that prior (``prior=False``):
+the baseline it is learned against. The splits run in
 a fixed seeded order, so a run stopped by ``--time-budget`` is a random sample of them.
 """
 

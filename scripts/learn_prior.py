@@ -301,7 +301,7 @@ def main(argv=None) -> int:
     doc = prior_document(r, fit)
     print(f"\nprior: κ {doc['kappa']}, n0 = {doc['pseudo_configurations']:g}")
     if args.write:
-        Path(args.out).write_text(json.dumps(doc, indent=1) + "\n")
+        Path(args.out).write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
         print(f"written: {args.out}")
     return 0
 
