@@ -56,7 +56,7 @@ from .calibration import compute, extrapolation_splits, refit_model, scale_axis,
 
 def compute_intervals(result, data, *, candidates: list | None = None, scores: list | None = None,
                       noise_scale: float | None = None, replicates: int | None = None, calibrate: bool = True,
-                      prior: dict | bool = False, gpus_per_node: float | None = None):
+                      prior: dict | bool = True, gpus_per_node: float | None = None):
     """Fill ``result.uncertainty`` from ``data`` (the measurements it was fitted on); returns ``result``.
 
     ``candidates``, ``scores``, ``noise_scale``: other plausible fits with validation scores (this

@@ -98,11 +98,11 @@ def _bands(results: list, weights: list, meas: Measurements, replicates: int, se
 
 def compute(result, meas: Measurements, *, candidates: list | None = None, scores: list | None = None,
             noise_scale: float | None = None, replicates: int = DEFAULT_REPLICATES, seed: int | None = None,
-            calibrate: bool = True, calibration_replicates: int = 100, prior: dict | bool = False,
+            calibrate: bool = True, calibration_replicates: int = 100, prior: dict | bool = True,
             gpus_per_node: float | None = None) -> Uncertainty:
     """The :class:`Uncertainty` of ``result`` fitted on ``meas``.
 
-    ``prior``: the population's prior on extrapolation error (True: the one learned from the corpus,
+    ``prior``: the population's prior on extrapolation error (True, the default: the one learned from the corpus,
     :func:`perfmodel.uncertainty.prior.load_prior`; a dict of that form; False: none, the stated
     ``PRIOR_KAPPA`` as before it existed). ``gpus_per_node``: to tell a target on more nodes than
     measured when ``nodes`` is not a factor (see :func:`perfmodel.uncertainty.prior.topology`).

@@ -1,0 +1,310 @@
+"""Learn the population's prior on extrapolation error from the corpus benchmark's records.
+
+    python benchmarks/extrapolation.py --methods auto --out R.csv     # ~10 min, one process
+    python scripts/learn_prior.py R.csv [--write] [--out PATH] [--n0 0.5,1,2,3,5,8]
+
+The records (one per held-out row of :mod:`benchmarks.corpus`'s splits, method ``auto``) carry the
+point prediction ``t``, the un-widened log band (``band_low`` = log(t / low0), ``band_high`` =
+log(high0 / t): members and noise, before any widening for extrapolation), the fit's own distance
+beyond its measured range ``d_model`` (doublings), the series' own evidence ``(evidence, n_evidence)``
+(:func:`perfmodel.fitting.members.series_evidence` of its calibration points) and the row's true
+``crossing`` (``same_nodes`` / ``crosses_nodes`` from the corpus topology).
+
+With a prior, the product's 90 % interval at a row of class c is ``t·exp(±widen_band(w, κ_c, d, 0.9))``
+with ``κ_c = combined_kappa(κ_pop[c], n0, S, n)`` (the functions of :mod:`perfmodel.fitting.members`,
+used here as they are). For each ``n0`` of a grid, each ``κ_pop`` (same_nodes, crosses_nodes, and
+``unknown`` pooled over every row) is solved by bisection so that the *source-weighted* coverage of
+the training rows of its class is 0.90: every source weighs the same (its rows share its weight),
+or RELeARN's three thousand rows would decide alone. ``n0`` is then the one with the smallest
+source-weighted mean interval score (Gneiting & Raftery 2007: width + (2/α)·distance outside, in log
+units, α = 0.1) over every training row, the crossing known.
+
+Leave-one-source-out: for each source, the prior is learned on the others and scores it; the table
+(per family, by distance bucket, by crossing) compares coverage and the median and 90th-percentile
+relative half-width ((high − low) / 2 / t) of: the intervals without a prior (as the benchmark
+recorded them), the LOSO prior with the crossing known, and the LOSO prior with the crossing unknown
+(κ_unknown everywhere). A failed fit is a miss in all three. ``--write`` then learns on every source
+and writes ``perfmodel/uncertainty/extrapolation_prior.json`` (sources, date, counts, method).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from perfmodel.fitting.members import CROSSINGS, combined_kappa, widen_band  # noqa: E402
+from perfmodel.uncertainty.prior import FORMAT, PRIOR_FILE  # noqa: E402
+
+LEVEL = 0.9
+ALPHA = 1 - LEVEL
+N0_GRID = (0.5, 1.0, 2.0, 3.0, 5.0, 8.0)
+KAPPA_MAX = 5.0  # per doubling, in log units: exp(1.645·5) ≈ 3700× per doubling; far beyond any series
+BISECTIONS = 40
+KNOWN = ("same_nodes", "crosses_nodes")
+
+
+# ----------------------------------------------------------------------------------------
+# records
+# ----------------------------------------------------------------------------------------
+def load_records(path, method: str = "auto") -> pd.DataFrame:
+    """The learning rows of a records CSV (one method), with ``ok`` (a usable fit: positive point,
+    band and distance finite) and ``z`` = log(y / t)."""
+    r = pd.read_csv(path, keep_default_na=False, na_values=[""],
+                    dtype={"series": str, "expression": str, "error": str})
+    return prepare(r[r["method"] == method])
+
+
+def prepare(r: pd.DataFrame) -> pd.DataFrame:
+    r = r.reset_index(drop=True).copy()
+    for c in ("y_true", "pred", "low", "high", "band_low", "band_high", "d_model", "evidence", "n_evidence",
+              "distance"):
+        r[c] = pd.to_numeric(r[c], errors="coerce")
+    with np.errstate(all="ignore"):
+        r["z"] = np.log(r["y_true"] / r["pred"])
+    ok = (np.isfinite(r["pred"]) & (r["pred"] > 0) & np.isfinite(r["z"]) & np.isfinite(r["d_model"])
+          & r["band_low"].notna() & r["band_high"].notna() & np.isfinite(r["evidence"]))
+    r["ok"] = ok.to_numpy(bool)
+    r["band_low"] = r["band_low"].fillna(0.0)
+    r["band_high"] = r["band_high"].fillna(0.0)
+    r["n_evidence"] = r["n_evidence"].fillna(0).astype(int)
+    r["evidence"] = r["evidence"].fillna(0.0)
+    if "bucket" not in r:
+        r["bucket"] = ""
+    return r
+
+
+def source_weights(r: pd.DataFrame) -> np.ndarray:
+    """Each row's weight: 1 / (rows of its source in ``r``), so every source weighs the same."""
+    n = r.groupby("source")["source"].transform("size").to_numpy(float)
+    return 1.0 / n
+
+
+def training_rows(r: pd.DataFrame, held_out: str | None) -> pd.DataFrame:
+    """The rows a prior is learned on when ``held_out`` is scored: every usable row of the other
+    sources (all sources when ``held_out`` is None)."""
+    keep = r["ok"].to_numpy(bool).copy()
+    if held_out is not None:
+        keep &= (r["source"] != held_out).to_numpy(bool)
+    return r[keep]
+
+
+# ----------------------------------------------------------------------------------------
+# intervals with a prior
+# ----------------------------------------------------------------------------------------
+def kappas(r: pd.DataFrame, kappa_pop: np.ndarray | float, n0: float) -> np.ndarray:
+    """Each row's κ: the population's (per row) combined with its series' evidence (combined_kappa)."""
+    kp = np.broadcast_to(np.asarray(kappa_pop, float), (len(r),))
+    keys = np.column_stack([kp, r["evidence"].to_numpy(float), r["n_evidence"].to_numpy(float)])
+    uniq, inverse = np.unique(keys, axis=0, return_inverse=True)  # rows of a split share (S, n)
+    vals = np.array([combined_kappa(k, n0, s, int(m)) for k, s, m in uniq], float)
+    return vals[inverse.reshape(-1)]
+
+
+def halves(r: pd.DataFrame, kappa: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) log half-widths of the widened 90 % interval at each row."""
+    d = r["d_model"].to_numpy(float)
+    return (widen_band(r["band_low"].to_numpy(float), kappa, d, LEVEL),
+            widen_band(r["band_high"].to_numpy(float), kappa, d, LEVEL))
+
+
+def covered(r: pd.DataFrame, kappa: np.ndarray) -> np.ndarray:
+    lo, hi = halves(r, kappa)
+    z = r["z"].to_numpy(float)
+    return (z >= -lo) & (z <= hi)
+
+
+def interval_score(r: pd.DataFrame, kappa: np.ndarray) -> np.ndarray:
+    """Gneiting & Raftery's interval score in log units: width + (2/α)·distance outside."""
+    lo, hi = halves(r, kappa)
+    z = r["z"].to_numpy(float)
+    return (lo + hi) + (2 / ALPHA) * (np.maximum(-lo - z, 0) + np.maximum(z - hi, 0))
+
+
+def solve_kappa(r: pd.DataFrame, n0: float, weights: np.ndarray | None = None, target: float = LEVEL) -> float:
+    """The population κ at which the weighted coverage of ``r`` is ``target`` (bisection; the
+    coverage grows with κ). 0 when the un-widened bands already cover ``target``."""
+    if not len(r):
+        return float("nan")
+    w = source_weights(r) if weights is None else np.asarray(weights, float)
+    w = w / w.sum()
+
+    def cov(k):
+        return float(w @ covered(r, kappas(r, k, n0)))
+
+    if cov(0.0) >= target:
+        return 0.0
+    lo, hi = 0.0, KAPPA_MAX
+    if cov(hi) < target:
+        return hi
+    for _ in range(BISECTIONS):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if cov(mid) >= target else (mid, hi)
+    return hi
+
+
+def learn(r: pd.DataFrame, n0_grid=N0_GRID) -> dict:
+    """κ per crossing and n0 from the training rows ``r`` (every source weighing the same)."""
+    best = None
+    table = []
+    for n0 in n0_grid:
+        kap = {c: solve_kappa(r[r["crossing"] == c], n0) for c in KNOWN}
+        kap["unknown"] = solve_kappa(r, n0)
+        for c in KNOWN:  # a class without training rows: the pooled value
+            if not math.isfinite(kap[c]):
+                kap[c] = kap["unknown"]
+        s = float(source_weights(r) @ interval_score(r, row_kappas(r, kap, n0, known=True))) / r["source"].nunique()
+        table.append({"n0": n0, **kap, "score": s})
+        if best is None or s < best["score"] - 1e-12:
+            best = {"n0": float(n0), "kappa": kap, "score": s}
+    best["grid"] = table
+    return best
+
+
+def row_kappas(r: pd.DataFrame, kappa: dict, n0: float, known: bool = True) -> np.ndarray:
+    """Each row's combined κ for a prior {crossing: κ}: its true class (``known``) or ``unknown``."""
+    pop = r["crossing"].map(kappa).to_numpy(float) if known else np.full(len(r), kappa["unknown"])
+    return kappas(r, pop, n0)
+
+
+# ----------------------------------------------------------------------------------------
+# leave-one-source-out
+# ----------------------------------------------------------------------------------------
+def loso(r: pd.DataFrame, n0_grid=N0_GRID) -> tuple[pd.DataFrame, dict]:
+    """Every row with the intervals of the prior learned without its source: columns
+    ``low_known``/``high_known`` (crossing known) and ``low_unknown``/``high_unknown``; and the prior
+    learned per held-out source."""
+    r = r.copy()
+    for c in ("low_known", "high_known", "low_unknown", "high_unknown"):
+        r[c] = np.nan
+    learned = {}
+    for src in sorted(r["source"].unique()):
+        fit = learn(training_rows(r, src), n0_grid)
+        learned[src] = fit
+        idx = np.flatnonzero((r["source"] == src).to_numpy() & r["ok"].to_numpy())
+        sub = r.iloc[idx]
+        t = sub["pred"].to_numpy(float)
+        for known, tag in ((True, "known"), (False, "unknown")):
+            lo, hi = halves(sub, row_kappas(sub, fit["kappa"], fit["n0"], known))
+            r.loc[r.index[idx], f"low_{tag}"] = t * np.exp(-lo)
+            r.loc[r.index[idx], f"high_{tag}"] = t * np.exp(hi)
+    return r, learned
+
+
+VARIANTS = {"no prior": ("low", "high"), "LOSO prior, crossing known": ("low_known", "high_known"),
+            "LOSO prior, crossing unknown": ("low_unknown", "high_unknown")}
+
+
+def metrics(r: pd.DataFrame, low: str, high: str) -> dict:
+    y, t = r["y_true"].to_numpy(float), r["pred"].to_numpy(float)
+    lo, hi = r[low].to_numpy(float), r[high].to_numpy(float)
+    with np.errstate(all="ignore"):
+        inside = (y >= lo) & (y <= hi)  # NaN bounds (a failed fit) compare False: a miss
+        hw = (hi - lo) / 2 / t
+    hw = hw[np.isfinite(hw)]
+    w = source_weights(r)
+    return {"rows": len(r), "coverage": 100 * inside.mean(), "coverage_sw": 100 * float(w @ inside) / w.sum(),
+            "hw_median": 100 * float(np.median(hw)) if hw.size else np.nan,
+            "hw_p90": 100 * float(np.quantile(hw, 0.9)) if hw.size else np.nan}
+
+
+def breakdown(r: pd.DataFrame, by: str | None) -> str:
+    """Markdown: one row per group with coverage / median / p90 half-width for each variant."""
+    groups = [("all", r)] if by is None else list(r.groupby(by, sort=True))
+    head = "| " + (by or "overall") + " | rows | " + " | ".join(
+        f"{v}: coverage % | median hw % | p90 hw %" for v in VARIANTS) + " |"
+    lines = [head, "|---|---:|" + "---:|" * (3 * len(VARIANTS))]
+    for g, sub in groups:
+        cells = []
+        for low, high in VARIANTS.values():
+            m = metrics(sub, low, high)
+            cells += [f"{m['coverage']:.1f}", f"{m['hw_median']:.1f}", f"{m['hw_p90']:.1f}"]
+        lines.append(f"| {g} | {len(sub)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def loso_report(r: pd.DataFrame, learned: dict) -> str:
+    r = r.assign(**{"family · crossing": r["family"] + " · " + r["crossing"]})
+    parts = [breakdown(r, "family"), breakdown(r, None), breakdown(r, "bucket"), breakdown(r, "crossing"),
+             breakdown(r, "family · crossing")]
+    sw = ["Source-weighted coverage over all rows (every source the same weight): " + ", ".join(
+        f"{v} {metrics(r, *cols)['coverage_sw']:.1f} %" for v, cols in VARIANTS.items())]
+    lines = ["| held-out source | rows | κ same | κ cross | κ unknown | n0 |", "|---|---:|---:|---:|---:|---:|"]
+    for src, fit in learned.items():
+        k = fit["kappa"]
+        lines.append(f"| {src} | {int((r['source'] == src).sum())} | {k['same_nodes']:.3f} | "
+                     f"{k['crosses_nodes']:.3f} | {k['unknown']:.3f} | {fit['n0']:g} |")
+    return "\n\n".join(parts + sw + ["Prior learned without each source:\n" + "\n".join(lines)])
+
+
+# ----------------------------------------------------------------------------------------
+# the shipped file
+# ----------------------------------------------------------------------------------------
+def prior_document(r: pd.DataFrame, fit: dict) -> dict:
+    import corpus
+
+    train = training_rows(r, None)
+    splits = train.groupby(["source", "series", "cut"]).ngroups
+    sources = [f"{s}: {corpus.SOURCE_DATA.get(s, '?')}" for s in sorted(train["source"].unique())]
+    return {
+        "format": FORMAT,
+        "kappa": {c: round(float(fit["kappa"][c]), 5) for c in CROSSINGS},
+        "pseudo_configurations": float(fit["n0"]),
+        "level": LEVEL,
+        "n_series": int(train.groupby(["source", "series"]).ngroups),
+        "n_splits": int(splits),
+        "n_rows": int(len(train)),
+        "n_sources": int(train["source"].nunique()),
+        "created": datetime.date.today().isoformat(),
+        "sources": sources,
+        "method": ("scripts/learn_prior.py on the records of benchmarks/extrapolation.py --methods auto "
+                   "(train at p <= cut, test 1-3 doublings beyond, on every series of benchmarks/corpus.py): "
+                   "each κ per doubling solved by bisection for 90 % source-weighted coverage of the widened "
+                   "band t·exp(±sqrt(w² + (z·κ_c·d)²)), κ_c = combined_kappa(κ, n0, series evidence), "
+                   "'unknown' pooled over every row; n0 of " + ",".join(f"{v:g}" for v in N0_GRID)
+                   + " by the source-weighted mean interval score (log units)"),
+    }
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("records", help="records CSV of benchmarks/extrapolation.py (method auto)")
+    ap.add_argument("--method", default="auto")
+    ap.add_argument("--n0", default=",".join(f"{v:g}" for v in N0_GRID), help="grid of pseudo-configurations")
+    ap.add_argument("--write", action="store_true", help=f"learn on every source and write {PRIOR_FILE.name}")
+    ap.add_argument("--out", default=str(PRIOR_FILE), help="where --write writes (default: the package's file)")
+    args = ap.parse_args(argv)
+    grid = tuple(float(v) for v in args.n0.split(","))
+    r = load_records(args.records, args.method)
+    if not len(r):
+        ap.error(f"no {args.method} records in {args.records}")
+    print(f"{len(r)} held-out rows ({int(r['ok'].sum())} with a usable fit) of "
+          f"{r.groupby(['source', 'series', 'cut']).ngroups} splits, {r['source'].nunique()} sources; "
+          f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC\n")
+    scored, learned = loso(r, grid)
+    print(loso_report(scored, learned))
+    fit = learn(training_rows(r, None), grid)
+    print("\nLearned on every source (n0 grid, source-weighted mean interval score):")
+    for row in fit["grid"]:
+        print(f"  n0 = {row['n0']:g}: κ same {row['same_nodes']:.4f}, cross {row['crosses_nodes']:.4f}, "
+              f"unknown {row['unknown']:.4f}; score {row['score']:.4f}")
+    doc = prior_document(r, fit)
+    print(f"\nprior: κ {doc['kappa']}, n0 = {doc['pseudo_configurations']:g}")
+    if args.write:
+        Path(args.out).write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+        print(f"written: {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
