@@ -126,7 +126,8 @@ def advise(result, target: dict, grid: dict | pd.DataFrame, *, budget: float | N
     w = w / w.sum()
     var0 = float(np.sum(w * (lt - np.sum(w * lt)) ** 2))
     d0 = float(distance(unc.factor_ranges, tgt)[0])
-    half0 = float(np.sqrt(z * z * var0 + q * q + (z * kappa * d0) ** 2))
+    s = unc.band_scale()  # the members' and the noise's band as the intervals scale it
+    half0 = float(np.sqrt(s * s * (z * z * var0 + q * q) + (z * kappa * d0) ** 2))
     env = {s: cand[s].to_numpy(float) for s in result.factors}
     predictions = unc.member_predictions(env)
     preds_c = predictions[0]
@@ -144,7 +145,7 @@ def advise(result, target: dict, grid: dict | pd.DataFrame, *, budget: float | N
         ranges = {s: (min(lo, env[s][j]), max(hi, env[s][j])) for s, (lo, hi) in unc.factor_ranges.items()}
         d1 = float(distance(ranges, tgt)[0])
         kappa1 = float(unc.kappas(tgt, level, extended(unc.topology, env, j))[0])  # a first run across
-        after[j] = np.sqrt(z * z * post_var + q * q + (z * kappa1 * d1) ** 2)  # the boundary lifts it
+        after[j] = np.sqrt(s * s * (z * z * post_var + q * q) + (z * kappa1 * d1) ** 2)  # the boundary lifts it
     out = cand.copy()
     out["predicted_time"] = t_c
     out["predicted_low"] = low_c

@@ -49,6 +49,9 @@ from perfmodel.uncertainty.prior import FORMAT, PRIOR_FILE  # noqa: E402
 LEVEL = 0.9
 ALPHA = 1 - LEVEL
 N0_GRID = (0.5, 1.0, 2.0, 3.0, 5.0, 8.0)
+#: Scales of the members' and the noise's own band tried (1: as the bootstrap gives it; below 1: the
+#: bootstrap and the noise quantiles are wider than the held-out errors need where κ·d is small).
+BAND_SCALE_GRID = (0.6, 0.7, 0.8, 0.9, 1.0)
 KAPPA_MAX = 5.0  # per doubling, in log units: exp(1.645·5) ≈ 3700× per doubling; far beyond any series
 BISECTIONS = 40
 KNOWN = ("same_nodes", "crosses_nodes")
@@ -111,27 +114,29 @@ def kappas(r: pd.DataFrame, kappa_pop: np.ndarray | float, n0: float) -> np.ndar
     return vals[inverse.reshape(-1)]
 
 
-def halves(r: pd.DataFrame, kappa: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(lower, upper) log half-widths of the widened 90 % interval at each row."""
+def halves(r: pd.DataFrame, kappa: np.ndarray, band_scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) log half-widths of the widened 90 % interval at each row (the un-widened band
+    scaled by ``band_scale``, as :meth:`perfmodel.fitting.members.Uncertainty.interval` does)."""
     d = r["d_model"].to_numpy(float)
-    return (widen_band(r["band_low"].to_numpy(float), kappa, d, LEVEL),
-            widen_band(r["band_high"].to_numpy(float), kappa, d, LEVEL))
+    return (widen_band(band_scale * r["band_low"].to_numpy(float), kappa, d, LEVEL),
+            widen_band(band_scale * r["band_high"].to_numpy(float), kappa, d, LEVEL))
 
 
-def covered(r: pd.DataFrame, kappa: np.ndarray) -> np.ndarray:
-    lo, hi = halves(r, kappa)
+def covered(r: pd.DataFrame, kappa: np.ndarray, band_scale: float = 1.0) -> np.ndarray:
+    lo, hi = halves(r, kappa, band_scale)
     z = r["z"].to_numpy(float)
     return (z >= -lo) & (z <= hi)
 
 
-def interval_score(r: pd.DataFrame, kappa: np.ndarray) -> np.ndarray:
+def interval_score(r: pd.DataFrame, kappa: np.ndarray, band_scale: float = 1.0) -> np.ndarray:
     """Gneiting & Raftery's interval score in log units: width + (2/α)·distance outside."""
-    lo, hi = halves(r, kappa)
+    lo, hi = halves(r, kappa, band_scale)
     z = r["z"].to_numpy(float)
     return (lo + hi) + (2 / ALPHA) * (np.maximum(-lo - z, 0) + np.maximum(z - hi, 0))
 
 
-def solve_kappa(r: pd.DataFrame, n0: float, weights: np.ndarray | None = None, target: float = LEVEL) -> float:
+def solve_kappa(r: pd.DataFrame, n0: float, weights: np.ndarray | None = None, target: float = LEVEL,
+                band_scale: float = 1.0) -> float:
     """The population κ at which the weighted coverage of ``r`` is ``target`` (bisection; the
     coverage grows with κ). 0 when the un-widened bands already cover ``target``."""
     if not len(r):
@@ -140,7 +145,7 @@ def solve_kappa(r: pd.DataFrame, n0: float, weights: np.ndarray | None = None, t
     w = w / w.sum()
 
     def cov(k):
-        return float(w @ covered(r, kappas(r, k, n0)))
+        return float(w @ covered(r, kappas(r, k, n0), band_scale))
 
     if cov(0.0) >= target:
         return 0.0
@@ -153,20 +158,24 @@ def solve_kappa(r: pd.DataFrame, n0: float, weights: np.ndarray | None = None, t
     return hi
 
 
-def learn(r: pd.DataFrame, n0_grid=N0_GRID) -> dict:
-    """κ per crossing and n0 from the training rows ``r`` (every source weighing the same)."""
+def learn(r: pd.DataFrame, n0_grid=N0_GRID, band_scales=BAND_SCALE_GRID) -> dict:
+    """κ per crossing, n0 and the band scale from the training rows ``r`` (every source weighing the
+    same): for each (band scale, n0) the κ that give 90 % coverage, then the pair with the smallest
+    interval score."""
     best = None
     table = []
-    for n0 in n0_grid:
-        kap = {c: solve_kappa(r[r["crossing"] == c], n0) for c in KNOWN}
-        kap["unknown"] = solve_kappa(r, n0)
-        for c in KNOWN:  # a class without training rows: the pooled value
-            if not math.isfinite(kap[c]):
-                kap[c] = kap["unknown"]
-        s = float(source_weights(r) @ interval_score(r, row_kappas(r, kap, n0, known=True))) / r["source"].nunique()
-        table.append({"n0": n0, **kap, "score": s})
-        if best is None or s < best["score"] - 1e-12:
-            best = {"n0": float(n0), "kappa": kap, "score": s}
+    for scale in band_scales:
+        for n0 in n0_grid:
+            kap = {c: solve_kappa(r[r["crossing"] == c], n0, band_scale=scale) for c in KNOWN}
+            kap["unknown"] = solve_kappa(r, n0, band_scale=scale)
+            for c in KNOWN:  # a class without training rows: the pooled value
+                if not math.isfinite(kap[c]):
+                    kap[c] = kap["unknown"]
+            s = float(source_weights(r) @ interval_score(r, row_kappas(r, kap, n0, known=True), scale)) \
+                / r["source"].nunique()
+            table.append({"band_scale": scale, "n0": n0, **kap, "score": s})
+            if best is None or s < best["score"] - 1e-12:
+                best = {"n0": float(n0), "band_scale": float(scale), "kappa": kap, "score": s}
     best["grid"] = table
     return best
 
@@ -180,7 +189,7 @@ def row_kappas(r: pd.DataFrame, kappa: dict, n0: float, known: bool = True) -> n
 # ----------------------------------------------------------------------------------------
 # leave-one-source-out
 # ----------------------------------------------------------------------------------------
-def loso(r: pd.DataFrame, n0_grid=N0_GRID) -> tuple[pd.DataFrame, dict]:
+def loso(r: pd.DataFrame, n0_grid=N0_GRID, band_scales=BAND_SCALE_GRID) -> tuple[pd.DataFrame, dict]:
     """Every row with the intervals of the prior learned without its source: columns
     ``low_known``/``high_known`` (crossing known) and ``low_unknown``/``high_unknown``; and the prior
     learned per held-out source."""
@@ -189,13 +198,13 @@ def loso(r: pd.DataFrame, n0_grid=N0_GRID) -> tuple[pd.DataFrame, dict]:
         r[c] = np.nan
     learned = {}
     for src in sorted(r["source"].unique()):
-        fit = learn(training_rows(r, src), n0_grid)
+        fit = learn(training_rows(r, src), n0_grid, band_scales)
         learned[src] = fit
         idx = np.flatnonzero((r["source"] == src).to_numpy() & r["ok"].to_numpy())
         sub = r.iloc[idx]
         t = sub["pred"].to_numpy(float)
         for known, tag in ((True, "known"), (False, "unknown")):
-            lo, hi = halves(sub, row_kappas(sub, fit["kappa"], fit["n0"], known))
+            lo, hi = halves(sub, row_kappas(sub, fit["kappa"], fit["n0"], known), fit["band_scale"])
             r.loc[r.index[idx], f"low_{tag}"] = t * np.exp(-lo)
             r.loc[r.index[idx], f"high_{tag}"] = t * np.exp(hi)
     return r, learned
@@ -239,11 +248,12 @@ def loso_report(r: pd.DataFrame, learned: dict) -> str:
              breakdown(r, "family · crossing")]
     sw = ["Source-weighted coverage over all rows (every source the same weight): " + ", ".join(
         f"{v} {metrics(r, *cols)['coverage_sw']:.1f} %" for v, cols in VARIANTS.items())]
-    lines = ["| held-out source | rows | κ same | κ cross | κ unknown | n0 |", "|---|---:|---:|---:|---:|---:|"]
+    lines = ["| held-out source | rows | κ same | κ cross | κ unknown | n0 | band scale |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
     for src, fit in learned.items():
         k = fit["kappa"]
         lines.append(f"| {src} | {int((r['source'] == src).sum())} | {k['same_nodes']:.3f} | "
-                     f"{k['crosses_nodes']:.3f} | {k['unknown']:.3f} | {fit['n0']:g} |")
+                     f"{k['crosses_nodes']:.3f} | {k['unknown']:.3f} | {fit['n0']:g} | {fit['band_scale']:g} |")
     return "\n\n".join(parts + sw + ["Prior learned without each source:\n" + "\n".join(lines)])
 
 
@@ -260,6 +270,7 @@ def prior_document(r: pd.DataFrame, fit: dict) -> dict:
         "format": FORMAT,
         "kappa": {c: round(float(fit["kappa"][c]), 5) for c in CROSSINGS},
         "pseudo_configurations": float(fit["n0"]),
+        "band_scale": float(fit["band_scale"]),
         "level": LEVEL,
         "n_series": int(train.groupby(["source", "series"]).ngroups),
         "n_splits": int(splits),
@@ -271,7 +282,9 @@ def prior_document(r: pd.DataFrame, fit: dict) -> dict:
                    "(train at p <= cut, test 1-3 doublings beyond, on every series of benchmarks/corpus.py): "
                    "each κ per doubling solved by bisection for 90 % source-weighted coverage of the widened "
                    "band t·exp(±sqrt(w² + (z·κ_c·d)²)), κ_c = combined_kappa(κ, n0, series evidence), "
-                   "'unknown' pooled over every row; n0 of " + ",".join(f"{v:g}" for v in N0_GRID)
+                   "'unknown' pooled over every row, the members' and noise's band w scaled by band_scale; "
+                   "(band_scale, n0) of " + ",".join(f"{v:g}" for v in BAND_SCALE_GRID) + " x "
+                   + ",".join(f"{v:g}" for v in N0_GRID)
                    + " by the source-weighted mean interval score (log units)"),
     }
 
@@ -281,25 +294,28 @@ def main(argv=None) -> int:
     ap.add_argument("records", help="records CSV of benchmarks/extrapolation.py (method auto)")
     ap.add_argument("--method", default="auto")
     ap.add_argument("--n0", default=",".join(f"{v:g}" for v in N0_GRID), help="grid of pseudo-configurations")
+    ap.add_argument("--band-scale", default=",".join(f"{v:g}" for v in BAND_SCALE_GRID),
+                    help="grid of scales of the members' and the noise's band")
     ap.add_argument("--write", action="store_true", help=f"learn on every source and write {PRIOR_FILE.name}")
     ap.add_argument("--out", default=str(PRIOR_FILE), help="where --write writes (default: the package's file)")
     args = ap.parse_args(argv)
     grid = tuple(float(v) for v in args.n0.split(","))
+    scales = tuple(float(v) for v in args.band_scale.split(","))
     r = load_records(args.records, args.method)
     if not len(r):
         ap.error(f"no {args.method} records in {args.records}")
     print(f"{len(r)} held-out rows ({int(r['ok'].sum())} with a usable fit) of "
           f"{r.groupby(['source', 'series', 'cut']).ngroups} splits, {r['source'].nunique()} sources; "
           f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC\n")
-    scored, learned = loso(r, grid)
+    scored, learned = loso(r, grid, scales)
     print(loso_report(scored, learned))
-    fit = learn(training_rows(r, None), grid)
-    print("\nLearned on every source (n0 grid, source-weighted mean interval score):")
+    fit = learn(training_rows(r, None), grid, scales)
+    print("\nLearned on every source (band scale × n0 grid, source-weighted mean interval score):")
     for row in fit["grid"]:
-        print(f"  n0 = {row['n0']:g}: κ same {row['same_nodes']:.4f}, cross {row['crosses_nodes']:.4f}, "
-              f"unknown {row['unknown']:.4f}; score {row['score']:.4f}")
+        print(f"  band scale {row['band_scale']:g}, n0 = {row['n0']:g}: κ same {row['same_nodes']:.4f}, cross "
+              f"{row['crosses_nodes']:.4f}, unknown {row['unknown']:.4f}; score {row['score']:.4f}")
     doc = prior_document(r, fit)
-    print(f"\nprior: κ {doc['kappa']}, n0 = {doc['pseudo_configurations']:g}")
+    print(f"\nprior: κ {doc['kappa']}, n0 = {doc['pseudo_configurations']:g}, band scale {doc['band_scale']:g}")
     if args.write:
         Path(args.out).write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
         print(f"written: {args.out}")

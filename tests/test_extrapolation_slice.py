@@ -135,9 +135,9 @@ def test_leave_one_source_out_never_uses_the_scored_source(learn_prior, monkeypa
     seen = []
     real = learn_prior.learn
 
-    def spy(rows, grid):
+    def spy(rows, *grids):
         seen.append(set(rows["source"]))
-        return real(rows, grid)
+        return real(rows, *grids)
 
     monkeypatch.setattr(learn_prior, "learn", spy)
     scored, learned = learn_prior.loso(r, (1.0,))
