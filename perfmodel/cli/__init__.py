@@ -388,6 +388,10 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     try:
         args = build_parser().parse_args(argv)
+        if getattr(args, "interval", None) is not None:
+            from ..fitting.members import check_level
+
+            args.interval = check_level(args.interval, "--interval")
         handler = {"fit": _cmd_fit, "predict": _cmd_predict, "show": _cmd_show, "advise": _cmd_advise,
                    "datasets": _cmd_datasets}.get(args.command)
         if handler is None:

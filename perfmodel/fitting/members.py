@@ -412,10 +412,24 @@ def _holding(interval, estimate) -> tuple[float, float]:
     return lo, hi
 
 
-def _check_level(level: float) -> None:
+#: Interval levels accepted: nearer 0 the band has no width (a calibration divides by its z), nearer 1
+#: its quantiles leave the replicates and the noise's t quantile grows without bound.
+LEVEL_RANGE = (0.01, 0.999)
+
+
+def check_level(level, what: str = "the interval level") -> float:
+    """``level`` as a float in :data:`LEVEL_RANGE`, else a PerfModelError naming ``what`` (e.g. a flag)."""
     try:
-        ok = 0 < float(level) < 1
-    except (TypeError, ValueError):
+        value = float(level)
+        ok = LEVEL_RANGE[0] <= value <= LEVEL_RANGE[1]
+    except (TypeError, ValueError, OverflowError):
         ok = False
     if not ok:
-        raise PerfModelError(f"the interval level must be a number between 0 and 1 (e.g. 0.9), got {level!r}")
+        lo, hi = LEVEL_RANGE
+        raise PerfModelError(f"{what} must be a number between 0 and 1, from {lo:g} to {hi:g} (e.g. 0.9; outside "
+                             f"that range the interval's quantiles are not finite), got {level!r}")
+    return value
+
+
+def _check_level(level: float) -> None:
+    check_level(level)
