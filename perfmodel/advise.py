@@ -39,7 +39,10 @@ def parse_assignments(text: str, what: str = "--target") -> dict[str, float]:
             raise PerfModelError(f"{what}: {part.strip()!r} must look like SYM=NUMBER, e.g. p=64")
         if m.group(1) in out:
             raise PerfModelError(f"{what}: {m.group(1)} is given twice")
-        out[m.group(1)] = float(m.group(2))
+        value = float(m.group(2))
+        if not np.isfinite(value):
+            raise PerfModelError(f"{what}: {m.group(2)!r} ({m.group(1)}) is not a finite number")
+        out[m.group(1)] = value
     return out
 
 
@@ -57,6 +60,8 @@ def parse_grid(items) -> dict[str, list[float]]:
         for v in m.group(2).split(","):
             if not re.fullmatch(rf"\s*{_NUM}\s*", v):
                 raise PerfModelError(f"--grid {name}: {v.strip()!r} is not a number")
+            if not np.isfinite(float(v)):
+                raise PerfModelError(f"--grid {name}: {v.strip()!r} is not a finite number")
             vals.append(float(v))
         out[name] = sorted(set(vals))
     return out
@@ -98,6 +103,9 @@ def advise(result, target: dict, grid: dict | pd.DataFrame, *, budget: float | N
     cand = grid if isinstance(grid, pd.DataFrame) else candidates(result, target, grid)
     cand = cand[list(result.factors)].reset_index(drop=True)
     tgt = {s: np.array([float(target[s])]) for s in result.factors}
+    result.check_defined(tgt, describe=lambda i: "the target")
+    result.check_defined(cand, describe=lambda i: "the grid's configuration " + ", ".join(
+        f"{s}={cand[s].iloc[i]:g}" for s in result.factors))
     z = normal_quantile(level)
     q = unc.noise.quantile(level)
     kappa = float(unc.kappas(tgt, level)[0])  # a target across the node boundary: the crossing's κ

@@ -69,3 +69,33 @@ def test_library_level_range():
     for bad in (float("nan"), 1e-300, 1.0, -1, "x", None):
         with pytest.raises(PerfModelError, match="from 0.01 to 0.999"):
             check_level(bad)
+
+
+# -- 2. configurations where the model does not hold -------------------------------------------------
+@pytest.mark.parametrize("row, fragment", [("0,1", "row 2: term 's/m' is undefined"),
+                                           ("-4,1", "row 2: term 'log(m)' is undefined"),
+                                           ("8,-8000", "row 2: the predicted time is"),
+                                           ("1e999,1", "row 2, column 'cores'")])
+@pytest.mark.parametrize("interval", [[], ["--interval", "0.9"]])
+def test_predict_refuses_rows_where_a_term_is_undefined(model_path, tmp_path, capsys, row, fragment, interval):
+    csv = tmp_path / "x.csv"
+    csv.write_text(f"cores,input_fraction\n8,1\n{row}\n")
+    code, _, err = run(["predict", model_path, csv, "--out", tmp_path / "o.csv", *interval], capsys)
+    one_line_error(code, err, fragment)
+    assert not (tmp_path / "o.csv").exists()
+
+
+@pytest.mark.parametrize("grid, fragment", [("m=0,4", "configuration m=0, s=1: term 's/m' is undefined"),
+                                            ("m=-1,4", "configuration m=-1, s=1: term 'log(m)' is undefined"),
+                                            ("m=1e999,4", "--grid m: '1e999' is not a finite number"),
+                                            ("s=-8000,1", "the predicted time is")])
+def test_advise_refuses_grid_configurations_where_the_model_does_not_hold(model_path, capsys, grid, fragment):
+    code, _, err = run(["advise", model_path, "--target", "m=64,s=1", "--grid", grid], capsys)
+    one_line_error(code, err, fragment)
+
+
+@pytest.mark.parametrize("target, fragment", [("m=0,s=1", "the target: term 's/m'"),
+                                              ("m=1e999,s=1", "--target: '1e999' (m) is not a finite number")])
+def test_advise_refuses_a_target_where_the_model_does_not_hold(model_path, capsys, target, fragment):
+    code, _, err = run(["advise", model_path, "--target", target, "--grid", "m=4,8"], capsys)
+    one_line_error(code, err, fragment)

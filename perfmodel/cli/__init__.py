@@ -275,6 +275,7 @@ def _cmd_predict(args) -> int:
     result = FitResult.load(args.model)
     frame = read_csv(Path(args.data), min_columns=1)
     out = frame.copy()
+    result.check_defined(frame)
     if args.interval is not None:
         pred = result.predict(frame, interval=args.interval)
         for col in pred.columns:

@@ -204,6 +204,33 @@ class FitResult:
         t, low, high = unc.interval(env, float(interval))
         return pd.DataFrame({"predicted_time": t, "predicted_low": low, "predicted_high": high})
 
+    def check_defined(self, data, describe=None) -> None:
+        """Refuse configurations where a term is undefined (not finite, e.g. ``N/p`` at p = 0 or
+        ``log(p)`` at p < 0) or the predicted time is not positive, as ``fit`` refuses such rows:
+        a PerfModelError naming the row (``describe(i)``, default ``row i+1``), the term and the values."""
+        env = self._env(data)
+        n = len(next(iter(env.values()))) if env else 0
+        describe = describe or (lambda i: f"row {i + 1}")
+
+        def at(i):
+            return ", ".join(f"{self.factors.get(s, s)} = {env[s][i]:g}" for s in env)
+
+        expr = self._expression()
+        with np.errstate(all="ignore"):
+            vals = expr.term_values(env, self._theta(expr))
+            for k, v in enumerate(vals):
+                bad = ~np.isfinite(np.broadcast_to(np.asarray(v, float), (n,)))
+                if bad.any():
+                    i = int(np.flatnonzero(bad)[0])
+                    raise PerfModelError(f"{describe(i)}: term {expr.terms[k].text!r} is undefined there ({at(i)}), "
+                                         "so the model predicts no time")
+            t = np.asarray(self.predict(data), float)
+        bad = ~(t > 0) | ~np.isfinite(t)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise PerfModelError(f"{describe(i)}: the predicted time is {t[i]:.4g} s, not a positive time ({at(i)}); "
+                                 "the model does not hold there")
+
     # -- uncertainty --------------------------------------------------------
     @property
     def has_intervals(self) -> bool:
