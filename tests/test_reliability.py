@@ -99,3 +99,96 @@ def test_advise_refuses_grid_configurations_where_the_model_does_not_hold(model_
 def test_advise_refuses_a_target_where_the_model_does_not_hold(model_path, capsys, target, fragment):
     code, _, err = run(["advise", model_path, "--target", target, "--grid", "m=4,8"], capsys)
     one_line_error(code, err, fragment)
+
+
+# -- 3. the stored uncertainty block -----------------------------------------------------------------
+def _set(d, path, value):
+    *head, last = path
+    for k in head:
+        d = d[k]
+    d[last] = value(d[last]) if callable(value) else value
+
+
+def _members(n):
+    return lambda ms: [json.loads(json.dumps(ms[0])) for _ in range(n)]
+
+
+HOSTILE_UNCERTAINTY = [
+    (("members", 0, "coefficients"), [], "a member has 0 replicates"),
+    (("members", 0, "params"), lambda v: v, None),  # unchanged: loads
+    (("noise",), lambda nz: {**nz, "sigma": 0.0, "source": "prior"}, "noise.sigma"),
+    (("noise",), lambda nz: {**nz, "sigma": 0.0, "source": "residuals"}, None),  # an exact fit: loads
+    (("noise", "sigma"), -0.1, "noise.sigma"),
+    (("noise", "sigma"), float("nan"), "noise.sigma"),
+    (("noise", "sigma"), 1e308, "noise.sigma"),
+    (("noise", "df"), 0, "noise.df"),
+    (("noise", "df"), -3, "noise.df"),
+    (("share_replicates",), [[0.5, 0.5], [0.5]], "share_replicates row 1"),
+    (("share_replicates",), [["a", "b", "c", "d"]], "share_replicates row 1"),
+    (("share_replicates",), [[0.1] * 4] * 10_001, "share_replicates must be a list of at most 10,000"),
+    (("members", 0, "weight"), float("nan"), "weight is nan"),
+    (("members", 0, "expression"), "1 + s*m + log(s) + m", "is not the model's expression"),
+    (("calibration", "points"), [[float("nan"), 0.1, 0.1, 1.0]], "calibration.points"),
+    (("calibration", "points"), [[float("inf"), 0.1, 0.1, 1.0]], "calibration.points"),
+    (("calibration", "points"), [[0.1, 0.1, 0.1, 0.0]], "calibration.points"),
+    (("members",), _members(51), "at most 50"),
+    (("members", 0, "coefficients"), lambda c: c * 300, "from 1 to 10,000"),
+    (("members", 0, "point", "coefficients", 0), 10 ** 400, "malformed"),
+    (("replicates",), 2_000_000, "replicates is 2000000"),
+    (("factor_ranges", "m"), [8, 1], "factor_ranges['m']"),
+]
+
+
+@pytest.mark.parametrize("path, value, fragment", HOSTILE_UNCERTAINTY)
+def test_stored_uncertainty_is_validated_at_load(model_dict, path, value, fragment):
+    d = json.loads(json.dumps(model_dict))
+    if path[0] == "members" and len(path) > 1 and path[-1] in ("coefficients", "params") and value == []:
+        d["uncertainty"]["members"][0]["params"] = []
+    _set(d["uncertainty"], path, value)
+    if fragment is None:
+        FitResult.from_dict(d)
+        return
+    with pytest.raises(PerfModelError, match=None) as info:
+        FitResult.from_dict(d)
+    assert fragment in str(info.value) and "\n" not in str(info.value), str(info.value)
+
+
+def test_a_hostile_uncertainty_block_is_one_line_on_the_cli(model_dict, tmp_path, capsys):
+    d = json.loads(json.dumps(model_dict))
+    d["uncertainty"]["noise"]["sigma"] = 1e308
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(d))
+    code, _, err = run(["advise", path, "--target", "m=64,s=1", "--grid", "m=4,8"], capsys)
+    one_line_error(code, err, "noise.sigma is 1e+308")
+
+
+def _limited_run(args, limit_bytes, timeout=240, cwd=None):
+    """``python -m perfmodel ARGS`` in a subprocess whose address space is capped at ``limit_bytes``."""
+    import os
+    import resource
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
+
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+           "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    return subprocess.run([sys.executable, "-m", "perfmodel", *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, preexec_fn=cap, env=env, cwd=cwd)
+
+
+def test_advise_with_many_members_does_not_need_s_by_s_memory(model_dict, tmp_path):
+    d = json.loads(json.dumps(model_dict))
+    unc = d["uncertainty"]
+    first = unc["members"][0]
+    first["coefficients"] = (first["coefficients"] * 50)[:2000]
+    first["params"] = (first["params"] * 50)[:2000]
+    first["weight"] = 0.1
+    unc["members"] = [json.loads(json.dumps(first)) for _ in range(10)]  # 20,000 replicates: S×S = 3.2 GB
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(d))
+    proc = _limited_run(["advise", path, "--target", "m=64,s=1", "--grid", "m=4,8,16,32"], 1_500_000_000)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "nan" not in proc.stdout.lower()

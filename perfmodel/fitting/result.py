@@ -428,6 +428,16 @@ class FitResult:
         unknown = sorted(set(res.factor_ranges) - set(res.factors))
         if unknown:
             raise PerfModelError(f"model file: factor_ranges names {unknown[0]!r}, which is not a factor")
+        if res.uncertainty:
+            unc = Uncertainty.from_dict(res.uncertainty)
+            best = unc.members[0]
+            if [t.text for t in best.parsed().terms] != list(res.terms) or list(best.factors) != list(res.factors):
+                raise PerfModelError(f"model file: the intervals' first member {best.expression!r} is not the "
+                                     f"model's expression {res.expression!r}")
+            other = [f for m in unc.members for f in m.factors if f not in res.factors]
+            if other:
+                raise PerfModelError(f"model file: an interval member uses {other[0]!r}, which is not a factor")
+            res.__dict__["_unc_cache"] = (res.uncertainty, unc)
         return res
 
     @classmethod
