@@ -192,3 +192,106 @@ def test_advise_with_many_members_does_not_need_s_by_s_memory(model_dict, tmp_pa
     proc = _limited_run(["advise", path, "--target", "m=64,s=1", "--grid", "m=4,8,16,32"], 1_500_000_000)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "nan" not in proc.stdout.lower()
+
+
+# -- 4. --dask, --workers, --replicates ------------------------------------------------------------
+FIT = ["fit", RCV1, "--time", "time_s", "--factor", "m=cores", "--factor", "s=input_fraction",
+       "--terms", "1 + s/m"]
+
+
+@pytest.mark.parametrize("address, fragment", [
+    ("", "is not a scheduler address"), ("bogus", "is not a scheduler address"),
+    (" ", "is not a scheduler address"), ("tcp://[::1", "is not a scheduler address"),
+    ("http://localhost:8787", "http:// is not a scheduler protocol"), ("inproc://x", "inproc://"),
+    ("ucx://x", "ucx://"), ("tls://x:8786", "tls:// needs certificates"), ("tcp://h:0", "not a scheduler address")])
+def test_unusable_dask_addresses_are_refused_before_connecting(tmp_path, capsys, address, fragment):
+    code, _, err = run([*FIT, "--group-by", "machines", "--dask", address, "--out", tmp_path / "g"], capsys)
+    one_line_error(code, err, fragment)
+    assert not (tmp_path / "g").exists()
+
+
+class _FakePeer:
+    """A TCP server on 127.0.0.1 that answers every connection with ``reply`` (bytes or None: silent,
+    as an HTTP server waiting for a request); at most 20 connections, then it stops."""
+
+    def __init__(self, reply):
+        import socket
+        import threading
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(4)
+        self.sock.settimeout(30)
+        self.port = self.sock.getsockname()[1]
+        self.reply = reply
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        held = []
+        try:
+            for _ in range(20):
+                conn, _ = self.sock.accept()
+                held.append(conn)
+                if self.reply:
+                    conn.sendall(self.reply)
+        except OSError:
+            pass
+        finally:
+            for c in held:
+                c.close()
+
+    def close(self):
+        self.sock.close()
+
+
+@pytest.mark.parametrize("reply", [None, np.random.default_rng(7).bytes(4096),
+                                   b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok" + b" " * 64],
+                         ids=["silent", "random-bytes", "http-reply"])
+def test_a_peer_that_is_not_a_dask_scheduler_fails_within_seconds(tmp_path, capsys, reply):
+    import time
+
+    peer = _FakePeer(reply)
+    try:
+        t0 = time.monotonic()
+        code, _, err = run([*FIT, "--group-by", "machines", "--dask", f"tcp://127.0.0.1:{peer.port}",
+                            "--out", tmp_path / "g"], capsys)
+        elapsed = time.monotonic() - t0
+    finally:
+        peer.close()
+    one_line_error(code, err, f"--dask 127.0.0.1:{peer.port}")
+    assert elapsed < 15, elapsed
+
+
+def test_nothing_listening_is_one_line(tmp_path, capsys):
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    code, _, err = run([*FIT, "--group-by", "machines", "--dask", f"tcp://127.0.0.1:{port}", "--out", tmp_path / "g"],
+                       capsys)
+    one_line_error(code, err, "cannot reach the Dask scheduler")
+
+
+@pytest.mark.parametrize("flags, fragment", [(["--workers", "2"], "--workers needs --group-by"),
+                                             (["--dask", "local"], "--dask needs --group-by"),
+                                             (["--dask", ""], "--dask needs --group-by"),
+                                             (["--min-configurations", "3"], "--min-configurations needs --group-by")])
+def test_group_flags_without_group_by_are_refused(tmp_path, capsys, flags, fragment):
+    code, _, err = run([*FIT, *flags, "--out", tmp_path / "m.json"], capsys)
+    one_line_error(code, err, fragment)
+
+
+@pytest.mark.parametrize("flags, fragment", [(["--workers", "100000"], "--workers must be from 1 to"),
+                                             (["--workers", "0"], "--workers must be from 1 to"),
+                                             (["--workers", "-3"], "--workers must be from 1 to")])
+def test_workers_are_capped(tmp_path, capsys, flags, fragment):
+    code, _, err = run([*FIT, "--group-by", "machines", *flags, "--out", tmp_path / "g"], capsys)
+    one_line_error(code, err, fragment)
+
+
+def test_replicates_are_capped(tmp_path, capsys):
+    code, _, err = run([*FIT, "--replicates", "10000001", "--out", tmp_path / "m.json"], capsys)
+    one_line_error(code, err, "--replicates 10000001 is above the limit 10000")

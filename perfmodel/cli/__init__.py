@@ -214,6 +214,24 @@ def _cmd_fit(args) -> int:
     args.replicates = 200 if args.replicates is None else args.replicates
     if args.replicates < 0:
         raise PerfModelError(f"--replicates must be >= 0, got {args.replicates}")
+    from ..fitting.members import MAX_STORED_REPLICATES
+    from ..parallel import check_dask_address, n_workers
+
+    if args.replicates > MAX_STORED_REPLICATES:
+        raise PerfModelError(f"--replicates {args.replicates} is above the limit {MAX_STORED_REPLICATES} "
+                             "(it would run for hours and the model file would not load)")
+    if not args.group_by:
+        given = [flag for flag, v in (("--workers", args.workers), ("--dask", args.dask),
+                                      ("--min-configurations", args.min_configurations)) if v is not None]
+        if given:
+            raise PerfModelError(f"{given[0]} needs --group-by COL (it sets how the groups are fitted)")
+    if args.workers is not None:
+        cap = 4 * n_workers()
+        if not 1 <= args.workers <= cap:
+            raise PerfModelError(f"--workers must be from 1 to {cap} (4 × the {n_workers()} core(s)), "
+                                 f"got {args.workers}")
+    if args.dask is not None:
+        check_dask_address(args.dask)
     if args.group_by:
         from .groups import run_cli
 
