@@ -21,6 +21,7 @@ A use of fitted models: imports from the fitting layer only (never from plots, r
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 
@@ -43,7 +44,10 @@ def parse_assignments(text: str, what: str = "--target") -> dict[str, float]:
             raise PerfModelError(f"{what}: {part.strip()!r} must look like SYM=NUMBER, e.g. p=64")
         if m.group(1) in out:
             raise PerfModelError(f"{what}: {m.group(1)} is given twice")
-        out[m.group(1)] = float(m.group(2))
+        value = float(m.group(2))
+        if not np.isfinite(value):
+            raise PerfModelError(f"{what}: {m.group(2)!r} ({m.group(1)}) is not a finite number")
+        out[m.group(1)] = value
     return out
 
 
@@ -61,6 +65,8 @@ def parse_grid(items) -> dict[str, list[float]]:
         for v in m.group(2).split(","):
             if not re.fullmatch(rf"\s*{_NUM}\s*", v):
                 raise PerfModelError(f"--grid {name}: {v.strip()!r} is not a number")
+            if not np.isfinite(float(v)):
+                raise PerfModelError(f"--grid {name}: {v.strip()!r} is not a finite number")
             vals.append(float(v))
         out[name] = sorted(set(vals))
     return out
@@ -90,6 +96,35 @@ def candidates(result, target: dict, grid: dict) -> pd.DataFrame:
 RANKINGS = ("gpu-hours", "cost", "wall-time")
 
 
+#: advise weighs at most this many replicates against each other (each member thinned in proportion)
+MAX_REPLICATES = 2000
+TRUTH_CHUNK = 256  # hypothetical truths per block: at most TRUTH_CHUNK × MAX_REPLICATES numbers at once
+CELLS = 4_000_000  # replicate predictions (replicates × candidates) held at once
+
+
+def thinned(unc, cap: int = MAX_REPLICATES):
+    """``unc`` with at most ``cap`` replicates in all: each member keeps evenly spaced rows in
+    proportion to its count (at least one); weights are per member, so they are unchanged."""
+    total = sum(len(m.coefficients) for m in unc.members)
+    if total <= cap:
+        return unc
+    members = []
+    for m in unc.members:
+        R = len(m.coefficients)
+        keep = np.unique(np.linspace(0, R - 1, max(1, int(R * cap / total))).round().astype(int))
+        members.append(dataclasses.replace(m, coefficients=m.coefficients[keep], params=m.params[keep]))
+    return dataclasses.replace(unc, members=members)
+
+
+def _intervals(unc, env: dict, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(point, low, high) at each configuration of ``env``, in chunks of at most CELLS replicate predictions."""
+    n = len(next(iter(env.values())))
+    S = sum(len(m.coefficients) for m in unc.members)
+    step = max(1, CELLS // max(S, 1))
+    parts = [unc.interval({s: v[i:i + step] for s, v in env.items()}, level) for i in range(0, n, step)]
+    return tuple(np.concatenate([p[k] for p in parts]) for k in range(3))
+
+
 def advise(result, target: dict, grid: dict | pd.DataFrame, *, budget: float | None = None,
            level: float = DEFAULT_LEVEL, rank_by: str = "gpu-hours", gpu_hour_price: float | None = None,
            node_hour_price: float | None = None, gpus_per_node: float | None = None) -> pd.DataFrame:
@@ -115,10 +150,16 @@ def advise(result, target: dict, grid: dict | pd.DataFrame, *, budget: float | N
     cand = grid if isinstance(grid, pd.DataFrame) else candidates(result, target, grid)
     cand = cand[list(result.factors)].reset_index(drop=True)
     tgt = {s: np.array([float(target[s])]) for s in result.factors}
+    result.check_defined(tgt, describe=lambda i: "the target")
+    result.check_defined(cand, describe=lambda i: "the grid's configuration " + ", ".join(
+        f"{s}={cand[s].iloc[i]:g}" for s in result.factors))
     z = normal_quantile(level)
     q = unc.noise.quantile(level)
     kappa = float(unc.kappas(tgt, level)[0])  # a target across the node boundary: the crossing's κ
-    preds_t, w, points_t = unc.member_predictions(tgt)  # (S, 1) replicates at the target
+    # The posterior spread: every replicate in turn taken as the truth; at most MAX_REPLICATES of them
+    # (each member thinned in proportion, its weight kept), the truths taken in chunks of TRUTH_CHUNK.
+    small = thinned(unc, MAX_REPLICATES)
+    preds_t, w, points_t = small.member_predictions(tgt)  # (S, 1) replicates at the target
     t_point = float(unc.point(points_t)[0])
     if not t_point > 0:
         raise PerfModelError("the model predicts no positive time at the target")
@@ -126,26 +167,33 @@ def advise(result, target: dict, grid: dict | pd.DataFrame, *, budget: float | N
     w = w / w.sum()
     var0 = float(np.sum(w * (lt - np.sum(w * lt)) ** 2))
     d0 = float(distance(unc.factor_ranges, tgt)[0])
-    s = unc.band_scale()  # the members' and the noise's band as the intervals scale it
-    half0 = float(np.sqrt(s * s * (z * z * var0 + q * q) + (z * kappa * d0) ** 2))
+    scale = unc.band_scale()  # the members' and the noise's band as the intervals scale it
+    half0 = float(np.sqrt(scale ** 2 * (z * z * var0 + q * q) + (z * kappa * d0) ** 2))
     env = {s: cand[s].to_numpy(float) for s in result.factors}
-    predictions = unc.member_predictions(env)
-    preds_c = predictions[0]
-    t_c, low_c, high_c = unc.interval(env, level, predictions=predictions)
+    t_c, low_c, high_c = _intervals(unc, env, level)
     sigma = max(unc.noise.sigma, 1e-3)
-    lc = np.log(np.maximum(preds_c, 1e-300))  # (S, C)
     after = np.empty(len(cand))
-    for j in range(len(cand)):
-        diff = lc[:, j][None, :] - lc[:, j][:, None]  # (hypothetical truth h, member s)
-        lik = np.exp(-0.5 * (diff / sigma) ** 2) * w[None, :]
-        lik /= lik.sum(axis=1, keepdims=True)
-        mean = lik @ lt
-        var = lik @ (lt ** 2) - mean ** 2
-        post_var = float(np.sum(w * np.maximum(var, 0.0)))
-        ranges = {s: (min(lo, env[s][j]), max(hi, env[s][j])) for s, (lo, hi) in unc.factor_ranges.items()}
-        d1 = float(distance(ranges, tgt)[0])
-        kappa1 = float(unc.kappas(tgt, level, extended(unc.topology, env, j))[0])  # a first run across
-        after[j] = np.sqrt(s * s * (z * z * post_var + q * q) + (z * kappa1 * d1) ** 2)  # the boundary lifts it
+    C = len(cand)
+    step = max(1, CELLS // max(len(w), 1))
+    for c0 in range(0, C, step):
+        sub = {s: v[c0:c0 + step] for s, v in env.items()}
+        with np.errstate(all="ignore"):
+            lc_all = np.log(np.maximum(small.member_predictions(sub)[0], 1e-300))  # (S, chunk)
+        for jj in range(lc_all.shape[1]):
+            j = c0 + jj
+            lc = lc_all[:, jj]
+            post_var = 0.0
+            for h0 in range(0, len(w), TRUTH_CHUNK):
+                diff = lc[None, :] - lc[h0:h0 + TRUTH_CHUNK, None]  # (hypothetical truth h, member s)
+                lik = np.exp(-0.5 * (diff / sigma) ** 2) * w[None, :]
+                lik /= lik.sum(axis=1, keepdims=True)
+                mean = lik @ lt
+                var = lik @ (lt ** 2) - mean ** 2
+                post_var += float(np.sum(w[h0:h0 + TRUTH_CHUNK] * np.maximum(var, 0.0)))
+            ranges = {s: (min(lo, env[s][j]), max(hi, env[s][j])) for s, (lo, hi) in unc.factor_ranges.items()}
+            d1 = float(distance(ranges, tgt)[0])
+            kappa1 = float(unc.kappas(tgt, level, extended(unc.topology, env, j))[0])  # a first run across
+            after[j] = np.sqrt(scale ** 2 * (z * z * post_var + q * q) + (z * kappa1 * d1) ** 2)  # the boundary lifts it
     out = cand.copy()
     out["predicted_time"] = t_c
     out["predicted_low"] = low_c

@@ -314,6 +314,72 @@ def execute(fn: Callable, tasks: list, executor="processes", workers: int | None
                          f"got {type(executor).__name__}")
 
 
+_DASK_SCHEMES = ("tcp",)
+#: Seconds to reach a scheduler and read its handshake (a peer that is not one must not hang the command)
+DASK_PROBE_SECONDS = 5.0
+
+
+def check_dask_address(address: str) -> tuple[str, int] | None:
+    """``(host, port)`` of a scheduler address ``tcp://HOST:PORT`` (or ``HOST:PORT``; IPv6 as
+    ``[::1]``), None for ``"local"``; anything else (empty, no port, another scheme) a PerfModelError."""
+    import re
+
+    text = address if isinstance(address, str) else ""
+    if text == "local":
+        return None
+    m = re.fullmatch(r"(?:([A-Za-z][A-Za-z0-9+.-]*)://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})", text)
+    scheme = re.match(r"([A-Za-z][A-Za-z0-9+.-]*)://", text)
+    if scheme and scheme.group(1).lower() not in _DASK_SCHEMES:
+        why = ("needs certificates (a Dask Security configuration), which the command line does not take"
+               if scheme.group(1).lower() == "tls" else "is not a scheduler protocol the command line connects to")
+        raise PerfModelError(f"--dask {address!r}: {scheme.group(1)}:// {why}; give tcp://HOST:PORT or 'local'")
+    if not m or not 0 < int(m.group(3)) < 65536:
+        raise PerfModelError(f"--dask {address!r} is not a scheduler address: give tcp://HOST:PORT "
+                             "(e.g. tcp://10.0.0.5:8786) or 'local'")
+    return m.group(2).strip("[]"), int(m.group(3))
+
+
+def probe_scheduler(host: str, port: int, timeout: float = DASK_PROBE_SECONDS) -> None:
+    """Connect to ``host:port`` and read the handshake a Dask scheduler sends first (an 8-byte length,
+    then a few small frames), within ``timeout`` seconds in all; a PerfModelError otherwise (nothing
+    listening, a silent peer such as an HTTP server, or bytes that are not a handshake)."""
+    import socket
+    import struct
+
+    where = f"{host}:{port}"
+    deadline = _time.monotonic() + timeout
+
+    def read(sock, n):
+        data = b""
+        while len(data) < n:
+            left = deadline - _time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            sock.settimeout(left)
+            chunk = sock.recv(n - len(data))
+            if not chunk:
+                raise ConnectionError("the peer closed the connection")
+            data += chunk
+        return data
+
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as sock:
+            (total,) = struct.unpack("<Q", read(sock, 8))
+            if not 16 <= total <= 1 << 20:
+                raise ValueError
+            body = read(sock, total)
+            (nframes,) = struct.unpack("<Q", body[:8])
+            if not 1 <= nframes <= 64 or len(body) < 8 * (nframes + 1):
+                raise ValueError
+    except TimeoutError:
+        raise PerfModelError(f"--dask {where}: no Dask scheduler answered within {timeout:g} s") from None
+    except ValueError:
+        raise PerfModelError(f"--dask {where}: the peer is not a Dask scheduler (its first bytes are no "
+                             "Dask handshake)") from None
+    except OSError as exc:
+        raise PerfModelError(f"--dask {where}: cannot reach the Dask scheduler ({exc.strerror or exc})") from None
+
+
 @contextlib.contextmanager
 def dask_client(address: str, workers: int | None = None):
     """A ``dask.distributed.Client``: ``"local"`` starts a ``LocalCluster`` of ``workers`` processes
@@ -329,6 +395,8 @@ def dask_client(address: str, workers: int | None = None):
                           dashboard_address=None) as cluster, Client(cluster) as client:
             yield client
         return
+    host, port = check_dask_address(address)
+    probe_scheduler(host, port)
     try:
         client = Client(address, timeout="10s")
     except (OSError, TimeoutError) as exc:

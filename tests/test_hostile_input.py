@@ -204,10 +204,13 @@ def test_cli_model_file_bytes(content, fragment, tmp_path, capsys):
     one_line_error(code, err, fragment)
 
 
-def test_model_file_accepts_uncertainty_and_ensemble_objects(rcv1_model):
-    d = {**rcv1_model, "uncertainty": {"members": [[1, 2]], "weights": [1]}, "ensemble": {"any": {"thing": 1}}}
-    res = FitResult.from_dict(d)
+def test_model_file_accepts_an_ensemble_object_and_validates_the_uncertainty_at_load(rcv1_model):
+    res = FitResult.from_dict({**rcv1_model, "ensemble": {"any": {"thing": 1}}})
     assert res.coefficients == rcv1_model["coefficients"]
+    # the uncertainty block is checked when the file is loaded, not when an interval is first asked for
+    d = {**rcv1_model, "uncertainty": {"members": [[1, 2]], "weights": [1]}}
+    with pytest.raises(PerfModelError, match="intervals are not in the format"):
+        FitResult.from_dict(d)
 
 
 def test_huge_integers_in_a_model_file(rcv1_model, tmp_path, capsys):

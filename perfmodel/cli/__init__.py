@@ -224,6 +224,24 @@ def _cmd_fit(args) -> int:
     args.replicates = 200 if args.replicates is None else args.replicates
     if args.replicates < 0:
         raise PerfModelError(f"--replicates must be >= 0, got {args.replicates}")
+    from ..fitting.members import MAX_STORED_REPLICATES
+    from ..parallel import check_dask_address, n_workers
+
+    if args.replicates > MAX_STORED_REPLICATES:
+        raise PerfModelError(f"--replicates {args.replicates} is above the limit {MAX_STORED_REPLICATES} "
+                             "(it would run for hours and the model file would not load)")
+    if not args.group_by:
+        given = [flag for flag, v in (("--workers", args.workers), ("--dask", args.dask),
+                                      ("--min-configurations", args.min_configurations)) if v is not None]
+        if given:
+            raise PerfModelError(f"{given[0]} needs --group-by COL (it sets how the groups are fitted)")
+    if args.workers is not None:
+        cap = 4 * n_workers()
+        if not 1 <= args.workers <= cap:
+            raise PerfModelError(f"--workers must be from 1 to {cap} (4 × the {n_workers()} core(s)), "
+                                 f"got {args.workers}")
+    if args.dask is not None:
+        check_dask_address(args.dask)
     if args.group_by:
         from .groups import run_cli
 
@@ -285,6 +303,7 @@ def _cmd_predict(args) -> int:
     result = FitResult.load(args.model)
     frame = read_csv(Path(args.data), min_columns=1)
     out = frame.copy()
+    result.check_defined(frame)
     if args.interval is not None:
         pred = result.predict(frame, interval=args.interval)
         for col in pred.columns:
@@ -404,6 +423,10 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     try:
         args = build_parser().parse_args(argv)
+        if getattr(args, "interval", None) is not None:
+            from ..fitting.members import check_level
+
+            args.interval = check_level(args.interval, "--interval")
         handler = {"fit": _cmd_fit, "predict": _cmd_predict, "show": _cmd_show, "advise": _cmd_advise,
                    "plan": plan_cli.run, "datasets": _cmd_datasets}.get(args.command)
         if handler is None:

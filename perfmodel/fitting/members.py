@@ -28,6 +28,13 @@ DEFAULT_LEVEL = 0.9
 DEFAULT_REPLICATES = 200
 
 
+#: Bounds on a stored uncertainty block (a model file is input: these keep loading and evaluating it
+#: to seconds and megabytes): members, replicates per member, rows of share_replicates.
+MAX_MEMBERS = 50
+MAX_STORED_REPLICATES = 10_000
+MAX_SIGMA = 10.0  # relative noise of one run (1000 %)
+
+
 #: Relative run-to-run noise assumed when the data cannot tell it (no residual degrees of freedom
 #: and no repeats): a few per cent is what repeated training runs on shared clusters show.
 PRIOR_SIGMA = 0.05
@@ -109,8 +116,20 @@ class Member:
                     coefficients=coefs, params=params,
                     score=float("nan") if d.get("score") is None else float(d["score"]),
                     label=str(d.get("label", "")))
-        except (KeyError, TypeError, ValueError) as exc:
+            if not all(isinstance(f, str) for f in m.factors):
+                raise ValueError("a member's factors must be names")
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:
             raise PerfModelError(f"the model file's intervals are malformed ({exc})") from None
+        R = len(m.coefficients)
+        if not 1 <= R <= MAX_STORED_REPLICATES:
+            raise PerfModelError(f"the model file's intervals: a member has {R} replicates; from 1 to "
+                                 f"{MAX_STORED_REPLICATES:,}")
+        if not (math.isfinite(m.weight) and m.weight >= 0):
+            raise PerfModelError(f"the model file's intervals: a member's weight is {m.weight!r}, not a number >= 0")
+        if not (np.isfinite(m.point_coefficients).all() and np.isfinite(m.point_params).all()):
+            raise PerfModelError("the model file's intervals: a member's point fit is not finite")
+        if np.isinf(m.coefficients).any() or np.isinf(m.params).any():
+            raise PerfModelError("the model file's intervals: a member's replicates are not finite")
         expr = m.parsed()
         if len(expr.terms) != K or len(expr.params) != M:
             raise PerfModelError("the model file's intervals do not match their expression")
@@ -420,13 +439,62 @@ class Uncertainty:
                       seconds=float(d.get("seconds", 0.0)), method=str(d.get("method", "")),
                       share_replicates=d.get("share_replicates") or None, splits=cal.get("splits") or None,
                       prior=d.get("prior") or None, topology=d.get("topology") or None)
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as exc:
             raise PerfModelError(f"the model file's intervals are malformed ({exc})") from None
         if not members:
             raise PerfModelError("the model file's intervals have no members")
         if out.predictor not in ("best", "ensemble"):
             raise PerfModelError(f"unknown predictor {out.predictor!r} in the model file's intervals")
+        out._validate()
         return out
+
+    def _validate(self) -> None:
+        """Refuse values the formulas cannot use (one line each, naming the field)."""
+        def bad(field, why):
+            raise PerfModelError(f"the model file's intervals: {field} {why}")
+
+        if len(self.members) > MAX_MEMBERS:
+            bad("members", f"has {len(self.members)} entries; at most {MAX_MEMBERS}")
+        if not sum(m.weight for m in self.members) > 0:
+            bad("members' weights", "do not add up to a positive number")
+        sg, df = self.noise.sigma, self.noise.df
+        if not (0 <= sg <= MAX_SIGMA) or (sg == 0 and self.noise.source != "residuals"):
+            bad("noise.sigma", f"is {sg!r}; a positive relative noise up to {MAX_SIGMA:g}")
+        if df is not None and not (0 < df < 1e12):
+            bad("noise.df", f"is {df!r}; a positive number of degrees of freedom")
+        pts = np.asarray(self.calibration, float).reshape(-1, 4)
+        if not np.isfinite(pts).all() or (pts[:, 3] <= 0).any() or (pts[:, 1:3] < 0).any():
+            bad("calibration.points", "hold a non-finite number, a negative band or a distance <= 0")
+        for k, (lo, hi) in self.factor_ranges.items():
+            if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
+                bad(f"factor_ranges[{k!r}]", f"is [{lo!r}, {hi!r}]; two finite numbers, low <= high")
+        if not 0 <= self.replicates <= MAX_STORED_REPLICATES:
+            bad("replicates", f"is {self.replicates}; from 0 to {MAX_STORED_REPLICATES:,}")
+        if self.share_replicates is not None:
+            rows = self.share_replicates
+            K = self.members[0].coefficients.shape[1]
+            if not isinstance(rows, list) or len(rows) > MAX_STORED_REPLICATES:
+                bad("share_replicates", f"must be a list of at most {MAX_STORED_REPLICATES:,} rows")
+            for i, row in enumerate(rows):
+                if not isinstance(row, list) or len(row) != K or not all(
+                        isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isinf(v) for v in row):
+                    bad("share_replicates", f"row {i + 1} is not {K} numbers (one per term)")
+        if self.prior:
+            try:
+                vals = [float(self.prior["kappa"][c]) for c in CROSSINGS] + [float(self.prior["pseudo_configurations"])]
+            except (KeyError, TypeError, ValueError, OverflowError):
+                vals = [float("nan")]
+            if not all(math.isfinite(v) and 0 <= v < 1e6 for v in vals):
+                bad("prior", "needs finite κ >= 0 for same_nodes, crosses_nodes and unknown and pseudo_configurations")
+        if self.topology:
+            for key in ("gpus_per_node", "max_nodes"):
+                v = self.topology.get(key)
+                try:
+                    ok = v is None or (math.isfinite(float(v)) and float(v) > 0)
+                except (TypeError, ValueError, OverflowError):
+                    ok = False
+                if not ok:
+                    bad(f"topology.{key}", f"is {v!r}; a positive number")
 
 
 def _holding(interval, estimate) -> tuple[float, float]:
@@ -437,10 +505,24 @@ def _holding(interval, estimate) -> tuple[float, float]:
     return lo, hi
 
 
-def _check_level(level: float) -> None:
+#: Interval levels accepted: nearer 0 the band has no width (a calibration divides by its z), nearer 1
+#: its quantiles leave the replicates and the noise's t quantile grows without bound.
+LEVEL_RANGE = (0.01, 0.999)
+
+
+def check_level(level, what: str = "the interval level") -> float:
+    """``level`` as a float in :data:`LEVEL_RANGE`, else a PerfModelError naming ``what`` (e.g. a flag)."""
     try:
-        ok = 0 < float(level) < 1
-    except (TypeError, ValueError):
+        value = float(level)
+        ok = LEVEL_RANGE[0] <= value <= LEVEL_RANGE[1]
+    except (TypeError, ValueError, OverflowError):
         ok = False
     if not ok:
-        raise PerfModelError(f"the interval level must be a number between 0 and 1 (e.g. 0.9), got {level!r}")
+        lo, hi = LEVEL_RANGE
+        raise PerfModelError(f"{what} must be a number between 0 and 1, from {lo:g} to {hi:g} (e.g. 0.9; outside "
+                             f"that range the interval's quantiles are not finite), got {level!r}")
+    return value
+
+
+def _check_level(level: float) -> None:
+    check_level(level)

@@ -208,6 +208,33 @@ class FitResult:
         t, low, high = unc.interval(env, float(interval))
         return pd.DataFrame({"predicted_time": t, "predicted_low": low, "predicted_high": high})
 
+    def check_defined(self, data, describe=None) -> None:
+        """Refuse configurations where a term is undefined (not finite, e.g. ``N/p`` at p = 0 or
+        ``log(p)`` at p < 0) or the predicted time is not positive, as ``fit`` refuses such rows:
+        a PerfModelError naming the row (``describe(i)``, default ``row i+1``), the term and the values."""
+        env = self._env(data)
+        n = len(next(iter(env.values()))) if env else 0
+        describe = describe or (lambda i: f"row {i + 1}")
+
+        def at(i):
+            return ", ".join(f"{self.factors.get(s, s)} = {env[s][i]:g}" for s in env)
+
+        expr = self._expression()
+        with np.errstate(all="ignore"):
+            vals = expr.term_values(env, self._theta(expr))
+            for k, v in enumerate(vals):
+                bad = ~np.isfinite(np.broadcast_to(np.asarray(v, float), (n,)))
+                if bad.any():
+                    i = int(np.flatnonzero(bad)[0])
+                    raise PerfModelError(f"{describe(i)}: term {expr.terms[k].text!r} is undefined there ({at(i)}), "
+                                         "so the model predicts no time")
+            t = np.asarray(self.predict(data), float)
+        bad = ~(t > 0) | ~np.isfinite(t)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise PerfModelError(f"{describe(i)}: the predicted time is {t[i]:.4g} s, not a positive time ({at(i)}); "
+                                 "the model does not hold there")
+
     # -- uncertainty --------------------------------------------------------
     @property
     def has_intervals(self) -> bool:
@@ -405,6 +432,16 @@ class FitResult:
         unknown = sorted(set(res.factor_ranges) - set(res.factors))
         if unknown:
             raise PerfModelError(f"model file: factor_ranges names {unknown[0]!r}, which is not a factor")
+        if res.uncertainty:
+            unc = Uncertainty.from_dict(res.uncertainty)
+            best = unc.members[0]
+            if [t.text for t in best.parsed().terms] != list(res.terms) or list(best.factors) != list(res.factors):
+                raise PerfModelError(f"model file: the intervals' first member {best.expression!r} is not the "
+                                     f"model's expression {res.expression!r}")
+            other = [f for m in unc.members for f in m.factors if f not in res.factors]
+            if other:
+                raise PerfModelError(f"model file: an interval member uses {other[0]!r}, which is not a factor")
+            res.__dict__["_unc_cache"] = (res.uncertainty, unc)
         return res
 
     @classmethod
