@@ -112,6 +112,11 @@ def controls(res, meas) -> tuple[dict | None, list[str]]:
     """The plan's inputs. Returns (the keyword arguments of :func:`perfmodel.plan.plan`, or None, and
     the input errors, each naming its field)."""
     ss = st.session_state
+    if ss.get("plan:data") != ss.get("data_key"):  # other data: its own defaults, not the last data's values
+        for k in [k for k in ss if str(k).startswith("w:plan:")]:
+            del ss[k]
+        ss.pop("plan:settings", None)
+        ss["plan:data"] = ss.get("data_key")
     d = _defaults(res, meas)
     kept = ss.get("plan:settings") or {}
     # a widget not drawn in the last run lost its state: bring back the kept value, else the default
@@ -135,13 +140,13 @@ def controls(res, meas) -> tuple[dict | None, list[str]]:
             help=f"Hold {md(s)} at this value in every configuration of the plan (default: its most frequent "
                  "measured value, as on the Scaling page)."))
     grid_text = c[-2].text_input("Workers p to compare", key="w:plan:grid",
-                                 help="Comma-separated values of p; default: powers of two from the smallest "
-                                      "measured p to 8 × the largest.")
+                                 help="Comma-separated values of p; empty: the default, the smallest measured p "
+                                      "and the powers of two above it up to 8 × the largest.")
     repeat = c[-1].number_input("Repeat (× the modelled unit)", key="w:plan:repeat", min_value=0.001,
                                 step=1.0, format="%g",
                                 help="How many times the measured unit runs: epochs or steps (1: once).")
     try:
-        grid = parse_grid(grid_text)
+        grid = parse_grid(grid_text) if grid_text.strip() else default_grid(res, meas)  # empty: the default
     except PerfModelError as exc:
         errors.append(str(exc))
         grid = None
@@ -223,7 +228,7 @@ def make(res, kwargs: dict) -> pd.DataFrame | None:
     except PerfModelError as exc:
         st.error(md(str(exc)), icon=":material/error:")
         return None
-    st.session_state["plan:kwargs"] = kwargs
+    st.session_state["plan:kwargs"] = (st.session_state.get("data_key"), kwargs)
     return frame
 
 
@@ -233,8 +238,9 @@ def current(res, meas) -> tuple[pd.DataFrame | None, bool]:
     plan fails."""
     if res is None or "p" not in res.factors:
         return None, False
-    kwargs = st.session_state.get("plan:kwargs")
-    made = kwargs is not None and set(kwargs.get("at", {})) == {s for s in res.factors if s != "p"}
+    key, kwargs = st.session_state.get("plan:kwargs") or (None, None)
+    made = (kwargs is not None and key == st.session_state.get("data_key")
+            and set(kwargs.get("at", {})) == {s for s in res.factors if s != "p"})
     if not made:
         kwargs = {"at": {s: typical_value(res, s, meas) for s in res.factors if s != "p"},
                   "grid": {"p": default_grid(res, meas)}}
