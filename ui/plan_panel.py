@@ -151,8 +151,8 @@ def controls(res, meas) -> tuple[dict | None, list[str]]:
         errors.append(str(exc))
         grid = None
 
-    st.markdown("**Price, deadline and budget**")
-    c = st.columns([2, 1, 1, 1, 1, 1])
+    st.markdown("**Price**")
+    c = st.columns([2, 1, 1])
     pricing = c[0].radio("Price", list(PRICING), key="w:plan:pricing", format_func=PRICING.get, horizontal=True,
                          help="Without a price the cost is counted in GPU-hours (p × hours); a node-hour price "
                               "counts whole nodes (p / GPUs per node, rounded up).")
@@ -162,14 +162,16 @@ def controls(res, meas) -> tuple[dict | None, list[str]]:
     gpn = c[2].number_input("GPUs per node", key="w:plan:gpn", min_value=1, max_value=4096, step=1,
                             disabled=pricing != "node", help="For a node-hour price: how many of the p workers "
                                                              "share one node.")
-    deadline_text = c[3].text_input("Deadline", key="w:plan:deadline", placeholder="e.g. 90m, 12h, 2d",
+    st.markdown("**Deadline and budget**")
+    c = st.columns([1, 1, 1])
+    deadline_text = c[0].text_input("Deadline", key="w:plan:deadline", placeholder="e.g. 90m, 12h, 2d",
                                     help="When the run must be done: seconds, or a number with s, m, h or d "
                                          "(90m, 12h, 2d); empty: no deadline.")
-    budget_text = c[4].text_input("Budget", key="w:plan:budget",
+    budget_text = c[1].text_input("Budget", key="w:plan:budget",
                                   placeholder="GPU-hours" if pricing == "none" else "in the price's currency",
                                   help="The most the run may cost, in the cost's unit (GPU-hours without a price); "
                                        "empty: no budget.")
-    level = c[5].select_slider("Interval level", options=list(LEVELS), key="w:plan:level",
+    level = c[2].select_slider("Interval level", options=list(LEVELS), key="w:plan:level",
                                format_func=lambda v: f"{v:.0%}",
                                help="The width of the ranges, and the probability a recommendation must reach "
                                     "(e.g. 90 %: the cheapest configuration that meets the deadline 9 times in 10).")
@@ -251,8 +253,11 @@ def current(res, meas) -> tuple[pd.DataFrame | None, bool]:
 
 
 def _sentence(line: str) -> str:
+    """A recommendation as a sentence: a capital first word (not a symbol: "p = 64 saves ..."), a full stop."""
     line = line.strip()
-    return (line[:1].upper() + line[1:]).rstrip(".") + "."
+    if re.match(r"[a-z]{2,}\b", line):
+        line = line[:1].upper() + line[1:]
+    return line.rstrip(".") + "."
 
 
 def recommendation(frame: pd.DataFrame) -> None:

@@ -45,9 +45,9 @@ def _grid_factors(frame: pd.DataFrame) -> list[str]:
     return [s for s in frame.attrs.get("factors", []) if s not in at]
 
 
-def _labels(frame: pd.DataFrame) -> list[str]:
+def _labels(frame: pd.DataFrame, sep: str = " = ") -> list[str]:
     factors = _grid_factors(frame)
-    return [" · ".join(f"{s} = {fmt_num(row[s])}" for s in factors) or "the run" for _, row in frame.iterrows()]
+    return [" · ".join(f"{s}{sep}{fmt_num(row[s])}" for s in factors) or "the run" for _, row in frame.iterrows()]
 
 
 def _subtitle(frame: pd.DataFrame) -> str:
@@ -82,8 +82,13 @@ def plan_frontier_figure(frame: pd.DataFrame, title: str | None = None, height: 
     div = UNITS[unit]
     t, lo, hi = (frame[c].to_numpy(float) / div for c in ("time_s", "time_low", "time_high"))
     c, clo, chi = (frame[k].to_numpy(float) for k in ("cost", "cost_low", "cost_high"))
-    labels = _labels(frame)
+    labels, short = _labels(frame), _labels(frame, "=")
     front = efficient(frame)
+    # labels right of their points (clear of the vertical error bar), alternately above and below in
+    # the order of time, so neighbours on the time axis do not write over each other
+    rank = np.empty(len(t), int)
+    rank[np.argsort(t, kind="stable")] = np.arange(len(t))
+    where = np.where(rank % 2 == 0, "top right", "bottom right")
     money = frame.attrs.get("cost_unit") != "GPU-hours"
     hover = [f"<b>{lab}</b><br>time {fmt_duration(ts)} ({fmt_duration(tl)}–{fmt_duration(th)})<br>"
              f"cost {fmt_cost(frame, cc)} ({fmt_cost(frame, cl)}–{fmt_cost(frame, ch)})"
@@ -101,8 +106,8 @@ def plan_frontier_figure(frame: pd.DataFrame, title: str | None = None, height: 
             continue
         idx = np.flatnonzero(mask)
         fig.add_trace(go.Scatter(
-            x=t[idx], y=c[idx], mode="markers+text", name=name, text=[labels[i] for i in idx],
-            textposition="top right", textfont=dict(size=13, color=MEASURED),
+            x=t[idx], y=c[idx], mode="markers+text", name=name, text=[short[i] for i in idx],
+            textposition=list(where[idx]), textfont=dict(size=13, color=MEASURED),
             marker=dict(color=color, size=11, symbol=symbol, line=dict(width=1.5, color=color)),
             error_x=dict(type="data", symmetric=False, array=hi[idx] - t[idx], arrayminus=t[idx] - lo[idx],
                          color=color, thickness=1.3, width=4),
@@ -138,7 +143,7 @@ def plan_frontier_figure(frame: pd.DataFrame, title: str | None = None, height: 
     if log_y:
         set_log_ticks(fig, "y", y_lo, y_hi)
     title = title if title is not None else "Time against cost, per configuration"
-    return style(fig, title, _subtitle(frame), height=height, legend="top")
+    return _legend_below(style(fig, title, _subtitle(frame), height=height, legend="below"))
 
 
 def plan_deadline_figure(frame: pd.DataFrame, measured_max: float | None = None, title: str | None = None,
@@ -158,7 +163,7 @@ def plan_deadline_figure(frame: pd.DataFrame, measured_max: float | None = None,
     fig = go.Figure()
     if measured_max is not None and x.size and x.max() > measured_max:
         x0 = float(measured_max)
-        fig.add_vrect(x0=x0, x1=float(x.max()) * (1.25 if log_x else 1.0), fillcolor=EXTRAP_FILL, line_width=0,
+        fig.add_vrect(x0=x0, x1=float(x.max()) * (10.0 if log_x else 2.0),  # past the padded range fillcolor=EXTRAP_FILL, line_width=0,
                       layer="below")
         fig.add_annotation(x=math.log10(x0) if log_x else x0, y=0.0, xref="x", yref="paper", xanchor="left",
                            yanchor="bottom", showarrow=False, text=" beyond the measured range",
@@ -186,11 +191,11 @@ def plan_deadline_figure(frame: pd.DataFrame, measured_max: float | None = None,
         if np.isfinite(prob).any():
             text = [f"{v:.0%}" if math.isfinite(v) else "" for v in prob]
             colors = [MET if v >= level else MISSED for v in prob]
-            fig.add_trace(go.Scatter(x=x, y=hi, mode="text", text=text, textposition="top center",
-                                     textfont=dict(size=13, color=colors),
-                                     name=f"chance of meeting it (green: ≥ {level:.0%})", hoverinfo="skip"))
+            fig.add_trace(go.Scatter(x=x, y=hi, mode="text", text=text, textposition="top right",
+                                     textfont=dict(size=13, color=colors), showlegend=False, cliponaxis=False,
+                                     name="chance of meeting the deadline", hoverinfo="skip"))
     fig.update_xaxes(title_text=factor_title(x_sym), type="log" if log_x else "linear",
-                     range=_pad_range(float(x.min()), float(x.max()), log_x, 0.05, 0.05))
+                     range=_pad_range(float(x.min()), float(x.max()), log_x, 0.05, 0.12))  # room for the last %
     if log_x:
         set_log_ticks(fig, "x", float(x.min()), float(x.max()), x)
     fig.update_yaxes(title_text=f"time ({unit})", type="log" if log_y else "linear",
@@ -198,4 +203,16 @@ def plan_deadline_figure(frame: pd.DataFrame, measured_max: float | None = None,
     if log_y:
         set_log_ticks(fig, "y", y_lo, y_hi)
     title = title if title is not None else "Time against workers, with the deadline"
-    return style(fig, title, _subtitle(frame).replace("bars", "band"), height=height, legend="top")
+    subtitle = _subtitle(frame).replace("bars", "band")
+    if deadline is not None and np.isfinite(f["p_deadline"].to_numpy(float)).any():
+        subtitle += f"<br>% above each point: its chance of meeting the deadline (green: ≥ {level:.0%})"
+    return _legend_below(style(fig, title, subtitle, height=height, legend="below"), lines=subtitle.count("<br>") + 1)
+
+
+def _legend_below(fig: go.Figure, lines: int = 1) -> go.Figure:
+    """The legend in rows under the x-axis title (in a half-width chart a legend above the plot wraps
+    into the title), and a top margin for the title and ``lines`` lines of subtitle."""
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, x=0, xanchor="left",
+                                  font=dict(size=14), bgcolor="rgba(255,255,255,0)"),
+                      margin=dict(b=110, t=80 + 20 * lines))
+    return fig
