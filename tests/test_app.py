@@ -653,7 +653,7 @@ def test_plan_page_defaults_and_a_headline_that_agrees_with_its_table(app, captu
     names = [t.get("name") for t in frontier["data"]]
     assert "efficient frontier" in names
     points = [t for t in frontier["data"] if t.get("error_x") and t.get("error_y")]
-    assert points and all(text.startswith("p = ") for t in points for text in t["text"])
+    assert points and sorted(x for t in points for x in t["text"]) == sorted(f"p={p:g}" for p in table["p"])
     assert frontier["layout"]["yaxis"]["title"]["text"] == "cost (GPU-hours)"
     # the link carries the deadline; the Export page offers this plan and puts it in the report
     assert app.query_params["deadline"] == "30m"

@@ -163,8 +163,8 @@ def plan_deadline_figure(frame: pd.DataFrame, measured_max: float | None = None,
     fig = go.Figure()
     if measured_max is not None and x.size and x.max() > measured_max:
         x0 = float(measured_max)
-        fig.add_vrect(x0=x0, x1=float(x.max()) * (10.0 if log_x else 2.0),  # past the padded range fillcolor=EXTRAP_FILL, line_width=0,
-                      layer="below")
+        fig.add_vrect(x0=x0, x1=float(x.max()) * (10.0 if log_x else 2.0),  # past the padded range
+                      fillcolor=EXTRAP_FILL, line_width=0, layer="below")
         fig.add_annotation(x=math.log10(x0) if log_x else x0, y=0.0, xref="x", yref="paper", xanchor="left",
                            yanchor="bottom", showarrow=False, text=" beyond the measured range",
                            font=dict(size=13, color=EXTRAP_TEXT))
