@@ -1,10 +1,10 @@
-"""Export: the model JSON, predictions CSV, LaTeX, Python and a standalone HTML report."""
+"""Export: the model JSON, predictions CSV, plan CSV, LaTeX, Python and a standalone HTML report."""
 
 import streamlit as st
 
 from perfmodel import report
-from ui import intervals
-from ui.exports import export_stem, html_report_bytes
+from ui import intervals, plan_panel
+from ui.exports import export_stem, html_report_bytes, plan_csv
 from ui.nav import guard
 from ui.widgets import require_result
 
@@ -17,6 +17,8 @@ intervals.attach()  # before drawing: a quick fit's intervals are shown at once
 res, meas, cv = ss["result"], ss["meas"], ss.get("cv") or {}
 stem = export_stem(res.dataset)
 fit_key = "|".join(ss.get("fit_key") or ("", "")) + ("|intervals" if res.has_intervals else "")
+
+plan, planned = plan_panel.current(res, meas)  # the Plan page's plan (else the default one, for the CSV)
 
 st.markdown("Everything below describes the fitted model shown on the Results page:")
 st.code(res.formula(4), language=None, wrap_lines=True)
@@ -41,13 +43,27 @@ with c[2]:
     st.markdown(f"**Report (HTML)**  \n`{stem}_report.html`")
     view = ss.get("scaling_view") if (ss.get("scaling_view") or {}).get("symbol") in res.factors else None
     st.download_button("Download HTML report",
-                       lambda: html_report_bytes(fit_key, res, meas, cv.get("predicted"), view),
+                       lambda: html_report_bytes(fit_key, res, meas, cv.get("predicted"), view,
+                                                 plan if planned else None),
                        file_name=f"{stem}_report.html", mime="text/html", icon=":material/description:",
                        key="dl:html", on_click="ignore",
                        help="A single HTML file with the formula, metrics, constants and all interactive charts. "
                             "plotly.js is inlined, so it opens without a network connection.")
     st.caption("Formula, metrics, constants and the interactive charts (the scaling view as last set on the "
-               "Scaling page); opens offline.")
+               "Scaling page" + ("; the plan of the Plan page" if planned else "") + "); opens offline.")
+
+if plan is not None:
+    c = st.columns(3)
+    with c[0]:
+        st.markdown(f"**Plan (CSV)**  \n`{stem}_plan.csv`")
+        st.download_button("Download plan CSV", plan_csv(plan), file_name=f"{stem}_plan.csv", mime="text/csv",
+                           icon=":material/event_available:", key="dl:plan", on_click="ignore",
+                           help="One row per configuration: the factors, time, GPU-hours and cost with their "
+                                "intervals, efficiency and the probabilities of meeting the deadline and the budget "
+                                "(the file `perfmodel plan --out` writes).")
+        st.caption("The plan as last set on the Plan page; it is in the HTML report too." if planned else
+                   "The default plan (no deadline, no budget, cost in GPU-hours): set yours on the Plan page, and "
+                   "the HTML report includes it.")
 
 st.divider()
 left, right = st.columns(2)

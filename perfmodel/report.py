@@ -27,6 +27,8 @@ from .fitting.evaluate import METRIC_LABELS
 from .plots.style import TIME_UNIT, fmt_num, term_styles
 from .plots import report_figures
 from .plots.scaling import scaling_data
+from .plots.plan import UNITS, plan_deadline_figure, plan_frontier_figure, plan_time_unit
+from .plan import efficient, fmt_cost, fmt_duration, recommend
 
 METRIC_ORDER = ("mape", "smape", "max_pct_error", "rmse", "r2", "adj_r2")
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True,
@@ -232,6 +234,52 @@ def _scaling_warnings(result, meas: Measurements, scaling: dict) -> list[str]:
     return result.prediction_warnings({symbol: d.x[-1:], **{s: [v] for s, v in d.fixed.items()}})
 
 
+def plan_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """The plan (:func:`perfmodel.plan.plan`) for people: the grid's factors, time with its interval in
+    one unit, GPU-hours and cost with 2 decimals, efficiency and the probabilities in %."""
+    unit = plan_time_unit(frame)
+    div = UNITS[unit]
+    a = frame.attrs
+    factors = [s for s in a.get("factors", []) if s not in (a.get("at") or {})]
+    out = pd.DataFrame({s: [fmt_num(v) for v in frame[s]] for s in factors})
+    tf = ".0f" if unit == "s" else ".1f"
+    out[f"time ({unit})"] = [f"{v / div:{tf}}" for v in frame["time_s"]]
+    out[f"interval ({unit})"] = [f"{lo / div:{tf}}–{hi / div:{tf}}" for lo, hi in zip(frame["time_low"], frame["time_high"])]
+    out["GPU-hours"] = [f"{v:.2f}" for v in frame["gpu_hours"]]
+    if a.get("cost_unit") != "GPU-hours":
+        out["cost"] = [f"{v:.2f}" for v in frame["cost"]]
+        out["cost interval"] = [f"{lo:.2f}–{hi:.2f}" for lo, hi in zip(frame["cost_low"], frame["cost_high"])]
+    else:
+        out["GPU-hours interval"] = [f"{lo:.2f}–{hi:.2f}" for lo, hi in
+                                     zip(frame["gpu_hours_low"], frame["gpu_hours_high"])]
+    out["efficiency"] = [f"{v:.0%}" for v in frame["efficiency"]]
+    out["efficient frontier"] = ["yes" if f else "" for f in efficient(frame)]
+    for col, key, label in (("p_deadline", "deadline", "P(deadline)"), ("p_budget", "budget", "P(budget)")):
+        if a.get(key) is not None:
+            out[label] = [f"{v:.0%}" if math.isfinite(v) else "–" for v in frame[col]]
+    return out
+
+
+def _plan_section(frame: pd.DataFrame, measured_max: float | None, first_figure: bool) -> list[str]:
+    a = frame.attrs
+    settings = [f"{float(a.get('repeat', 1)):g} × the modelled unit",
+                "at " + ", ".join(f"{s} = {fmt_num(v)}" for s, v in (a.get("at") or {}).items()) if a.get("at") else "",
+                f"deadline {fmt_duration(a['deadline'])}" if a.get("deadline") is not None else "no deadline",
+                f"budget {fmt_cost(frame, a['budget'])}" if a.get("budget") is not None else "no budget",
+                "cost in GPU-hours" if a.get("cost_unit") == "GPU-hours" else "cost in the price's currency",
+                f"{float(a.get('level', 0.9)):.0%} intervals"]
+    lines = recommend(frame)
+    parts = ["<h2>Plan</h2>", "<p>" + html.escape("; ".join(x for x in settings if x)) + ".</p>"]
+    if lines:
+        parts.append("<ul>" + "".join(f"<li>{html.escape(x[:1].upper() + x[1:])}</li>" for x in lines) + "</ul>")
+    parts.append(_table(plan_table(frame)))
+    figs = [plan_frontier_figure(frame), plan_deadline_figure(frame, measured_max=measured_max)]
+    for i, fig in enumerate(figs):
+        parts.append(f"<div class='figure'>{figure_html(fig, include_plotlyjs=first_figure and i == 0, div_id=f'plan{i}')}"
+                     "</div>")
+    return parts
+
+
 def figure_html(fig: go.Figure, include_plotlyjs: bool, div_id: str | None = None) -> str:
     """One figure as an HTML fragment; plotly.js is inlined when ``include_plotlyjs``."""
     return fig.to_html(full_html=False, include_plotlyjs=True if include_plotlyjs else False,
@@ -240,8 +288,10 @@ def figure_html(fig: go.Figure, include_plotlyjs: bool, div_id: str | None = Non
 
 def html_report(result, meas: Measurements, figures: dict[str, go.Figure] | None = None,
                 cv_predicted: np.ndarray | None = None, title: str | None = None,
-                scaling: dict | None = None) -> str:
-    """A standalone HTML page: formula, metrics, constants, settings and the interactive charts.
+                scaling: dict | None = None, plan: pd.DataFrame | None = None) -> str:
+    """A standalone HTML page: formula, metrics, constants, settings and the interactive charts;
+    with ``plan`` (a :func:`perfmodel.plan.plan` table) also a Plan section: its settings, the
+    recommendations, the table and its two charts.
 
     ``figures`` (title -> figure) defaults to :func:`perfmodel.plots.report_figures`, whose scaling
     view takes ``scaling`` (keys ``symbol``, ``fixed``, ``x_max``, ``log_x``, ``log_y``). plotly.js
@@ -291,6 +341,9 @@ def html_report(result, meas: Measurements, figures: dict[str, go.Figure] | None
     parts.append("<h2>Charts</h2>")
     for i, (fig_title, fig) in enumerate(figures.items()):
         parts.append(f"<div class='figure'>{figure_html(fig, include_plotlyjs=(i == 0), div_id=f'fig{i}')}</div>")
+    if plan is not None:
+        p_max = result.factor_ranges["p"][1] if "p" in result.factor_ranges else None
+        parts += _plan_section(plan, p_max, first_figure=not figures)
     settings = {
         "expression": result.expression, "λ (lambda)": s.get("lam"), "penalty": s.get("penalty"),
         "loss": s.get("loss"), "seed": s.get("seed"), "strategy": s.get("strategy"),

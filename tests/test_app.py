@@ -20,7 +20,8 @@ from perfmodel.data.datasets import DEFAULT_DATASET, list_datasets
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 pytestmark = pytest.mark.usefixtures("served_like_a_server")
-PAGES = ["pages/data.py", "pages/model.py", "pages/results.py", "pages/scaling.py", "pages/export.py"]
+PAGES = ["pages/data.py", "pages/model.py", "pages/results.py", "pages/scaling.py", "pages/plan.py",
+         "pages/export.py"]
 
 
 def new_app(**query) -> AppTest:
@@ -112,7 +113,8 @@ def test_default_dataset_loads_and_fits(app):
 
 
 @pytest.mark.parametrize("page, n_charts", [("pages/data.py", 1), ("pages/model.py", 1), ("pages/results.py", 4),
-                                            ("pages/scaling.py", 3), ("pages/export.py", 0)])
+                                            ("pages/scaling.py", 3), ("pages/plan.py", 2),
+                                            ("pages/export.py", 0)])
 def test_every_page_renders_with_zero_setup(app, page, n_charts):
     app.switch_page(page).run()
     assert not app.exception
@@ -477,7 +479,7 @@ def captured(monkeypatch):
 def test_export_buttons_produce_files_that_parse(app, captured):
     app.switch_page("pages/export.py").run()
     assert not app.exception
-    assert len(app.get("download_button")) == 5
+    assert len(app.get("download_button")) == 6
     res, meas = app.session_state["result"], app.session_state["meas"]
     stem = DEFAULT_DATASET  # files are named after the data
 
@@ -499,6 +501,13 @@ def test_export_buttons_produce_files_that_parse(app, captured):
     assert 'class="plotly-graph-div"' in html
     assert not re.search(r"<script[^>]*\bsrc\s*=", html, re.I)
     assert res.formula() in html
+    assert "<h2>Plan</h2>" not in html  # no plan made on the Plan page: the report has none
+
+    # the plan CSV without a visit to the Plan page: the default plan, one row per p
+    plan = pd.read_csv(io.BytesIO(captured[f"{stem}_plan.csv"].encode()
+                                  if isinstance(captured[f"{stem}_plan.csv"], str) else captured[f"{stem}_plan.csv"]))
+    assert list(plan["p"]) == [1, 2, 4, 8, 16, 32, 64]
+    assert {"time_s", "time_low", "time_high", "gpu_hours", "cost", "p_deadline"} <= set(plan.columns)
 
 
 def test_the_report_draws_the_scaling_view_last_set(app, captured):
@@ -597,3 +606,87 @@ def test_three_gpu_counts_get_the_papers_model_and_the_search_says_why():
     assert "2 configuration(s)" in plain(note)
     sel = at.session_state["auto:selection"]["selection"]
     assert sel.best.origin == "preset"
+
+
+def _bytes(v) -> bytes:
+    v = v() if callable(v) else v
+    return v.encode() if isinstance(v, str) else v
+
+
+def test_plan_page_defaults_and_a_headline_that_agrees_with_its_table(app, captured):
+    from perfmodel.plan import fmt_duration
+    from perfmodel.plots.scaling import typical_value
+
+    app.switch_page("pages/plan.py").run()
+    assert not app.exception and not errors(app)
+    assert app.title[0].value == "Plan" and len(charts(app)) == 2
+    res, meas = app.session_state["result"], app.session_state["meas"]
+    # defaults: the fixed factors at the Scaling page's typical values, p in powers of two from the
+    # smallest measured p (1) to 8 x the largest (8), once, no price, no deadline: a hint, no verdict
+    assert app.number_input(key="w:plan:at:b").value == typical_value(res, "b", meas) == 64
+    assert app.number_input(key="w:plan:at:N").value == typical_value(res, "N", meas)
+    assert app.text_input(key="w:plan:grid").value == "1, 2, 4, 8, 16, 32, 64"
+    assert app.number_input(key="w:plan:repeat").value == 1
+    assert "epochs or steps" in app.number_input(key="w:plan:repeat").help
+    assert not app.success and any("deadline" in i.value for i in app.info)
+
+    app.text_input(key="w:plan:deadline").input("30m").run()
+    assert not app.exception and not errors(app)
+    [head] = [plain(s.value) for s in app.success]
+    assert head.startswith("Cheapest meeting the deadline (30 min) with ≥ 90%: p = ")
+    table = app.dataframe[0].value
+    assert list(table.columns[:2]) == ["p", "time (min)"] and "P(deadline)" in table
+    # the row the headline names is the cheapest of those meeting the deadline with >= 90 %
+    meeting = table[table["P(deadline)"] >= 90]
+    chosen = meeting.loc[meeting["GPU-hours"].idxmin()]
+    assert f"p = {int(chosen['p'])} — " in head
+    assert fmt_duration(chosen["time (min)"] * 60) in head and f"{chosen['GPU-hours']:.2f} GPU-h" in head
+    assert (table.loc[table["p"] < chosen["p"], "P(deadline)"] < 90).all()  # smaller p miss it
+    # the time-vs-p chart: the deadline as a line at 30 (min), a probability above every p, log x
+    spec = json.loads(charts(app)[1].proto.spec)
+    assert spec["layout"]["yaxis"]["title"]["text"] == "time (min)" and spec["layout"]["xaxis"]["type"] == "log"
+    assert [sh["y0"] for sh in spec["layout"]["shapes"] if sh.get("line", {}).get("dash") == "dash"] == [30]
+    [probs] = [t for t in spec["data"] if t.get("mode") == "text"]
+    assert probs["text"] == [f"{v:.0f}%" for v in table.sort_values("p")["P(deadline)"]]
+    # the time-vs-cost chart: both intervals as error bars, the frontier as a line with a legend entry
+    frontier = json.loads(charts(app)[0].proto.spec)
+    names = [t.get("name") for t in frontier["data"]]
+    assert "efficient frontier" in names
+    points = [t for t in frontier["data"] if t.get("error_x") and t.get("error_y")]
+    assert points and sorted(x for t in points for x in t["text"]) == sorted(f"p={p:g}" for p in table["p"])
+    assert frontier["layout"]["yaxis"]["title"]["text"] == "cost (GPU-hours)"
+    # the link carries the deadline; the Export page offers this plan and puts it in the report
+    assert app.query_params["deadline"] == "30m"
+    app.switch_page("pages/export.py").run()
+    assert not app.exception
+    plan = pd.read_csv(io.BytesIO(_bytes(captured[f"{DEFAULT_DATASET}_plan.csv"])))
+    np.testing.assert_allclose(plan["p_deadline"] * 100, table["P(deadline)"])
+    html = _bytes(captured[f"{DEFAULT_DATASET}_report.html"]).decode()
+    assert "<h2>Plan</h2>" in html and "Time against cost, per configuration" in html
+    assert "Cheapest meeting the deadline (30 min)" in html
+
+
+@pytest.mark.parametrize("field, text", [("deadline", "3 parsecs"), ("budget", "-5"), ("grid", "8, lots")])
+def test_plan_page_a_bad_input_shows_an_error_naming_it(app, field, text):
+    app.switch_page("pages/plan.py").run()
+    app.text_input(key=f"w:plan:{field}").input(text).run()
+    assert not app.exception
+    [message] = errors(app)
+    assert message.startswith({"deadline": "Deadline", "budget": "Budget", "grid": "Workers p"}[field])
+    assert repr(text.split(", ")[-1]) in message
+    assert not charts(app)  # no plan from a bad input
+    app.text_input(key=f"w:plan:{field}").input("12h" if field == "deadline" else "").run()
+    assert not errors(app) and len(charts(app)) == 2
+
+
+def test_plan_page_opens_from_its_link():
+    at = new_app(deadline="12h", grid="2,4,8", repeat="90", pricing="gpu", price="2.5")
+    at.switch_page("pages/plan.py").run()
+    assert not at.exception and not errors(at)
+    assert at.text_input(key="w:plan:deadline").value == "12h"
+    assert at.number_input(key="w:plan:repeat").value == 90
+    table = at.dataframe[0].value
+    assert list(table["p"]) == [2, 4, 8] and "cost" in table
+    np.testing.assert_allclose(table["cost"], table["GPU-hours"] * 2.5)
+    assert {k: at.query_params[k] for k in ("deadline", "grid", "repeat", "pricing", "price")} == {
+        "deadline": "12h", "grid": "2,4,8", "repeat": "90", "pricing": "gpu", "price": "2.5"}

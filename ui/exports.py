@@ -23,11 +23,19 @@ def export_stem(dataset: str | None) -> str:
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def _html(fit_key: str, view_json: str, _result, _meas, _cv_predicted) -> bytes:
+def _html(fit_key: str, view_json: str, _result, _meas, _cv_predicted, plan_key: str = "", _plan=None) -> bytes:
     view = json.loads(view_json) or None
-    return report.html_report(_result, _meas, cv_predicted=_cv_predicted, scaling=view).encode("utf-8")
+    return report.html_report(_result, _meas, cv_predicted=_cv_predicted, scaling=view, plan=_plan).encode("utf-8")
 
 
-def html_report_bytes(fit_key: str, result, meas, cv_predicted=None, scaling_view: dict | None = None) -> bytes:
-    """The standalone HTML report of ``result`` with the given scaling view (cached by fit and view)."""
-    return _html(fit_key, json.dumps(scaling_view or {}, sort_keys=True), result, meas, cv_predicted)
+def plan_csv(frame) -> str:
+    """The plan as ``perfmodel plan --out`` writes it: one row per configuration."""
+    return frame.to_csv(index=False, float_format="%.6g")
+
+
+def html_report_bytes(fit_key: str, result, meas, cv_predicted=None, scaling_view: dict | None = None,
+                      plan=None) -> bytes:
+    """The standalone HTML report of ``result`` with the given scaling view and, when given, the plan
+    (cached by fit, view and plan)."""
+    plan_key = "" if plan is None else plan_csv(plan) + json.dumps(plan.attrs, sort_keys=True, default=str)
+    return _html(fit_key, json.dumps(scaling_view or {}, sort_keys=True), result, meas, cv_predicted, plan_key, plan)

@@ -67,3 +67,30 @@ class UploadStore:
 def store() -> UploadStore:
     """The server's upload store (one per server process)."""
     return UploadStore()
+
+
+# -- a page's own settings in the link ------------------------------------------------------------
+# The URL always carries the data and the model (ui.state.sync_query_params); a page with settings
+# of its own (the Plan page's deadline, price, ...) registers them during its run with
+# :func:`set_page_params`, and the URL written at the end of that run carries them too. They are
+# taken once per run, so a link made on another page does not keep them.
+def set_page_params(params: dict) -> None:
+    """This run's page settings for the link: {query key: value}; empty values are left out."""
+    st.session_state["link:page"] = {str(k): str(v) for k, v in params.items() if v not in (None, "")}
+
+
+def take_page_params() -> dict:
+    """The settings the page of this run registered (then forgotten)."""
+    return dict(st.session_state.pop("link:page", None) or {})
+
+
+def linked_page_params(keys) -> dict:
+    """The values the opening link gives for ``keys``, once per session and page (the later runs keep
+    the widgets' own values): {key: text} of those present."""
+    ss = st.session_state
+    marker = "link:read:" + ",".join(keys)
+    if ss.get(marker):
+        return {}
+    ss[marker] = True
+    qp = st.query_params
+    return {k: qp.get(k) for k in keys if qp.get(k) not in (None, "")}

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def pages() -> list:
-    """Data, Model, Results, Scaling, [Compare, Groups if present], Export.
+    """Data, Model, Results, Scaling, [Plan, Compare, Groups if present], Export.
 
     No page icons: a Material icon becomes the tab's favicon, which the browser fetches online,
     and emoji need a colour-emoji font that headless browsers often lack."""
@@ -28,6 +28,8 @@ def pages() -> list:
         st.Page("pages/results.py", title="Results"),
         st.Page("pages/scaling.py", title="Scaling"),
     ]
+    if (ROOT / "pages" / "plan.py").exists():
+        out.append(st.Page("pages/plan.py", title="Plan"))
     if (ROOT / "pages" / "compare.py").exists():
         out.append(st.Page("pages/compare.py", title="Compare"))
     if (ROOT / "pages" / "groups.py").exists():

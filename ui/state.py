@@ -464,7 +464,8 @@ def settings_key(settings: dict) -> str:
 
 
 def sync_query_params() -> None:
-    """Write dataset, terms, λ and seed of the current view into the URL (a link reproduces it)."""
+    """Write dataset, terms, λ and seed of the current view, and the settings the page registered
+    (:func:`ui.links.set_page_params`), into the URL (a link reproduces it)."""
     ss = st.session_state
     data = ss.get("data") or {}
     want = {}
@@ -486,6 +487,7 @@ def sync_query_params() -> None:
         want["terms"] = current_spec()
         want["lam"] = f"{float(ss['settings']['lam']):g}"
         want["seed"] = str(ss["settings"]["seed"])
+    want.update({k: v for k, v in links.take_page_params().items() if k not in want})  # the page's own settings
     have = {k: st.query_params.get(k) for k in st.query_params.keys()}
     if have != want:
         st.query_params.from_dict(want)
