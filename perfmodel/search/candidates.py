@@ -71,6 +71,9 @@ class Selection:
     stopped: bool = False
     noise: float = 0.0
     prior: str = ""  # why the paper's model is shown first without winning the validation (see module doc)
+    #: {expression: why} of the candidates set aside because a term the data cannot see carries
+    #: their prediction at the standard horizon (see :mod:`perfmodel.search.horizon`)
+    set_aside: dict = field(default_factory=dict)
 
     @property
     def best(self) -> Candidate:
@@ -111,6 +114,10 @@ class Selection:
                  f"{self.workers} process(es)" + ("; STOPPED early" if self.stopped else "")]
         if self.prior:
             lines.append(f"    note: {self.prior}")
+        for spec, why in list(self.set_aside.items())[:5]:
+            lines.append(f"    set aside: {spec}: {why}")
+        if len(self.set_aside) > 5:
+            lines.append(f"    set aside: {len(self.set_aside) - 5} more for the same reason")
         lines.append("[[Candidates]]  (simplest first among those within noise of the best: parameters + "
                      "readability cost)")
         lines.append(f"    {'#':>2} {'params':>6} {'score':>8} {'CV MAPE':>8} {'hold-out':>8}  expression")
@@ -134,7 +141,7 @@ class Selection:
                 "trace": self.trace, "holdout_query": self.holdout_query, "k": self.k, "seed": self.seed,
                 "settings": self.settings, "pool": self.pool, "n_screened": self.n_screened,
                 "seconds": self.seconds, "workers": self.workers, "stopped": self.stopped,
-                "noise": self.noise, "prior": self.prior}
+                "noise": self.noise, "prior": self.prior, "set_aside": dict(self.set_aside)}
 
 
 def _cand_dict(c: Candidate, with_result: bool = True) -> dict:

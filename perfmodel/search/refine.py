@@ -14,6 +14,7 @@ from ..fitting.evaluate import cross_validate, holdout
 from ..fitting.model import Model
 from ..fitting.result import FitResult
 from ..fitting.model import exact_settings
+from .horizon import term_shares
 
 
 def validate_task(task: dict) -> dict:
@@ -40,3 +41,19 @@ def fit_task(task: dict) -> FitResult | str:
         return model.fit(task["meas"])
     except PerfModelError as exc:
         return str(exc)
+
+
+def horizon_task(task: dict) -> dict:
+    """The candidate fitted on all data (the search's DE settings): its terms' shares in the measured
+    range and at the horizon points ``task["env"]`` (see :mod:`perfmodel.search.horizon`)."""
+    meas = task["meas"]
+    model = Model(task["spec"], bounds=task["bounds"] or None, **task["settings"])
+    try:
+        model = model.clone(**exact_settings(model, meas))
+        res = model.fit(meas)
+        with np.errstate(all="ignore"):
+            share_in = term_shares(res.contributions(meas.frame).to_numpy(float))
+            share_h = term_shares(res.contributions(task["env"]).to_numpy(float))
+    except PerfModelError as exc:
+        return {"error": str(exc)}
+    return {"terms": list(res.terms), "share_in": share_in, "share_h": share_h}

@@ -26,7 +26,8 @@ from .beam import BeamSearch
 from .candidates import (PRIOR_NOTE, READABLE_BAND, Candidate, Selection, simplest_first, structural_prior,
                          validation_configurations)
 from .pool import overlap_variant, pool_matrix, preset_specs, readability_cost, search_terms, term_set_spec
-from .refine import fit_task, validate_task
+from .horizon import HORIZON_FACTOR, horizon_env, unseen_dominant
+from .refine import fit_task, horizon_task, validate_task
 from .screening import Screen, score_noise, validation_splits
 
 
@@ -111,7 +112,8 @@ def auto_select(meas: Measurements, *, lam: float = DEFAULT_LAM, loss: str = "re
 
     specs = _refinement_specs(meas, search, short, n_free, max_free, max_terms)
     evaluated = _validate(specs, meas, {**base, **search_de}, int(k), int(seed), holdout_query, workers, run)
-    noise, n_validation, prior, chosen = _choose(meas, splits, evaluated, n_best)
+    horizon = _HorizonCheck(meas, {**base, **search_de}, workers, run)
+    noise, n_validation, prior, chosen = _choose(meas, splits, evaluated, n_best, horizon)
     chosen = _refit(chosen, meas, {**base, **final_de}, int(k), holdout_query, workers, run)
     run.tell(run.n_total, "done", run.n_total)
     return Selection(candidates=chosen, evaluated=evaluated, trace=trace, holdout_query=holdout_query,
@@ -121,7 +123,7 @@ def auto_select(meas: Measurements, *, lam: float = DEFAULT_LAM, loss: str = "re
                                "final_de": final_de},
                      pool=pool_counts, n_screened=screen.n_evaluated, seconds=_time.perf_counter() - t0,
                      workers=workers, stopped=run.stopped, noise=noise,
-                     prior=PRIOR_NOTE.format(n=n_validation) if prior else "")
+                     prior=PRIOR_NOTE.format(n=n_validation) if prior else "", set_aside=horizon.set_aside)
 
 
 def _check_inputs(meas: Measurements, **settings) -> None:
@@ -330,18 +332,76 @@ def _validate(specs: list, meas: Measurements, settings: dict, k: int, seed: int
     return evaluated
 
 
-def _choose(meas: Measurements, splits, evaluated: list[Candidate], n_best: int):
+class _HorizonCheck:
+    """Which candidates let a term the data cannot see carry their prediction at the standard
+    horizon (see :mod:`perfmodel.search.horizon`); each candidate is fitted on all data once, and
+    only when the choice reaches it. ``set_aside``: {spec: why} of those set aside."""
+
+    def __init__(self, meas: Measurements, settings: dict, workers: int, run: "_Progress | None" = None):
+        self.meas, self.settings, self.workers, self.run = meas, settings, workers, run
+        self.env = horizon_env(meas)
+        self.verdict: dict[int, str] = {}  # id(candidate) -> "" (kept) or why it is set aside
+        self.set_aside: dict[str, str] = {}
+
+    def bad(self, candidates: list[Candidate]) -> set[int]:
+        """ids of those of ``candidates`` set aside (fitting those not yet checked)."""
+        if self.env is None:
+            return set()
+        todo = [c for c in candidates if id(c) not in self.verdict]
+        if todo:
+            tasks = [{"spec": c.spec, "bounds": c.bounds, "settings": self.settings, "meas": self.meas,
+                      "env": self.env} for c in todo]
+            stop = self.run.stop if self.run is not None else None
+            outs = run_tasks(horizon_task, tasks, self.workers, None, stop)
+            for c, out in zip(todo, outs):
+                self.verdict[id(c)] = self._why(c, out)
+                if self.verdict[id(c)]:
+                    self.set_aside[c.spec] = self.verdict[id(c)]
+        return {id(c) for c in candidates if self.verdict.get(id(c))}
+
+    @staticmethod
+    def _why(c: Candidate, out) -> str:
+        if not isinstance(out, dict) or "error" in out:
+            return ""  # not refitted here: judged by its validation alone
+        error = c.cv.get("mape", c.score) / 100.0
+        where = unseen_dominant(out["share_in"], out["share_h"], error)
+        if not where:
+            return ""
+        i = where[0]
+        return (f"{out['terms'][i]} carries {100 * out['share_h'][i]:.0f} % of the prediction at "
+                f"{HORIZON_FACTOR:g}x the largest scale and {100 * out['share_in'][i]:.2g} % of the measured time "
+                f"(below the fit's {100 * error:.2g} % error)")
+
+
+def _choose(meas: Measurements, splits, evaluated: list[Candidate], n_best: int,
+            horizon: _HorizonCheck | None = None):
     """(noise, configurations the validation trains on, the small-data prior or None, the chosen):
     the candidates within noise of the best, simplest first; a model of library terms alone counts
     as within noise up to READABLE_BAND x the noise (the best of thousands of screened opaque sets is
     scored optimistically, a library model is one of the few structures the domain suggests); when
-    the validation is too small to choose, the paper's model first (see the module doc)."""
-    noise = score_noise(evaluated[0].score, evaluated[0].se)
-    within = [c for c in evaluated if c.score <= evaluated[0].score + noise
-              or (c.readability == 0 and c.score <= evaluated[0].score + READABLE_BAND * noise)]
-    within.sort(key=simplest_first)
+    the validation is too small to choose, the paper's model first (see the module doc). With
+    ``horizon``, a candidate in which a term the data cannot see carries the prediction at the
+    standard horizon is set aside first (the best and the noise are those of the others; see
+    :mod:`perfmodel.search.horizon`); if every candidate would be, none is."""
     n_validation = validation_configurations(meas, splits)
-    prior = structural_prior(meas, n_validation, evaluated)
+    pool = list(evaluated)
+    while True:
+        noise = score_noise(pool[0].score, pool[0].se)
+        within = [c for c in pool if c.score <= pool[0].score + noise
+                  or (c.readability == 0 and c.score <= pool[0].score + READABLE_BAND * noise)]
+        prior = structural_prior(meas, n_validation, pool)
+        if horizon is None:
+            break
+        bad = horizon.bad(within + ([prior] if prior is not None else []))
+        if not bad:
+            break
+        rest = [c for c in pool if id(c) not in bad]
+        if not rest:
+            pool = list(evaluated)
+            horizon = None
+            continue
+        pool = rest
+    within.sort(key=simplest_first)
     if prior is not None:
         within = [prior] + [c for c in within if c is not prior]
     return noise, n_validation, prior, within[:max(1, int(n_best))]
