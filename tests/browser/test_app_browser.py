@@ -23,12 +23,14 @@ pytestmark = pytest.mark.browser
 
 
 def chart(page, x_title: str):
-    """The Plotly chart whose x-axis title contains ``x_title``."""
-    for i in range(page.locator(PLOT).count()):
-        c = page.locator(PLOT).nth(i)
-        if any(x_title in (e.text_content() or "") for e in c.locator(".xtitle").all()):
-            return c
-    raise AssertionError(f"no chart with x-axis title containing {x_title!r}")
+    """The Plotly chart whose x-axis title contains ``x_title``, once it is drawn (a loaded machine
+    draws the page's charts one after another)."""
+    c = page.locator(PLOT).filter(has=page.locator(".xtitle", has_text=x_title)).first
+    try:
+        c.wait_for()
+    except Exception:  # playwright's TimeoutError: say which chart was missing
+        raise AssertionError(f"no chart with x-axis title containing {x_title!r}") from None
+    return c
 
 
 def sidebar_formula(page) -> str:
