@@ -295,3 +295,19 @@ def test_workers_are_capped(tmp_path, capsys, flags, fragment):
 def test_replicates_are_capped(tmp_path, capsys):
     code, _, err = run([*FIT, "--replicates", "10000001", "--out", tmp_path / "m.json"], capsys)
     one_line_error(code, err, "--replicates 10000001 is above the limit 10000")
+
+
+# -- 5. the interval step scales with the rows -----------------------------------------------------
+def test_intervals_for_20000_distinct_configurations_fit_in_bounded_memory(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 20_000
+    p = rng.integers(1, 512, n).astype(float)
+    N = rng.uniform(1e3, 1e4, n)
+    t = (2 + 3e-3 * N / p + 0.1 * np.log2(p)) * np.exp(rng.normal(0, 0.05, n))
+    csv = tmp_path / "big.csv"
+    pd.DataFrame({"p": p, "N": N, "time": t}).to_csv(csv, index=False)
+    # before: a rows × configurations one-hot matrix (3.2 GB here, 74.5 GiB at 100,000 points)
+    proc = _limited_run(["fit", csv, "--time", "time", "--factor", "p=p", "--factor", "N=N",
+                         "--terms", "1 + N/p + log2(p)", "--out", tmp_path / "m.json"], 2_500_000_000, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert FitResult.load(tmp_path / "m.json").has_intervals

@@ -17,6 +17,11 @@ from ..fitting.model import refit_model
 _WEBB = np.array([-math.sqrt(1.5), -1.0, -math.sqrt(0.5), math.sqrt(0.5), 1.0, math.sqrt(1.5)])
 
 
+#: Numbers held at once in one refit's (replicates × configurations × parameters) arrays: the
+#: interval step scales with the rows (chunks of replicates) instead of needing R·G·P at once.
+CELLS = 8_000_000
+
+
 class _Design:
     """A fit's cost on the distinct configurations, for many target vectors at once."""
 
@@ -46,8 +51,10 @@ class _Design:
         hi_t = np.array([self.expr.bounds[p][1] for p in self.expr.params], float)
         self.lo = np.concatenate([pr.clo, lo_t])
         self.hi = np.concatenate([pr.chi, hi_t])
-        self.onehot = np.zeros((self.n, self.G))
-        self.onehot[np.arange(self.n), self.cfg] = 1.0
+        # rows sorted by configuration, and where each configuration starts: per-configuration sums
+        # by np.add.reduceat (a rows × configurations one-hot matrix is 74.5 GiB at 100,000 points)
+        self.order = np.argsort(self.cfg, kind="stable")
+        self.starts = np.flatnonzero(np.r_[True, np.diff(self.cfg[self.order]) != 0])
         self.fitted_cfg = pr.predict(self.c0, self.theta0, T0)  # (G,), internal unit
 
     def terms(self, theta: np.ndarray) -> np.ndarray:
@@ -72,8 +79,8 @@ class _Design:
             w, v = np.full(Y.shape, 1.0 / self.problem.ybar ** 2), Y
         else:
             w, v = np.ones(Y.shape), np.log(Y)
-        A = w @ self.onehot
-        m = (w * v) @ self.onehot / A
+        A = np.add.reduceat(np.broadcast_to(w, Y.shape)[:, self.order], self.starts, axis=1)
+        m = np.add.reduceat((w * v)[:, self.order], self.starts, axis=1) / A
         return A, m
 
     def predict(self, c, T, theta) -> np.ndarray:
@@ -106,7 +113,15 @@ class _Design:
 
     def refit(self, Y: np.ndarray, iters: int = 40) -> tuple[np.ndarray, np.ndarray]:
         """Refit to row targets ``Y`` (R, n, internal unit) from the fit's own parameters:
-        ((R, K) coefficients in seconds per unit of the term, (R, M))."""
+        ((R, K) coefficients in seconds per unit of the term, (R, M)). The replicates are refitted
+        in chunks of at most ``CELLS`` numbers per (replicate, configuration, parameter) array."""
+        step = max(1, CELLS // max(1, self.G * (self.K + self.M + 1)))
+        if Y.shape[0] <= step:
+            return self._refit(Y, iters)
+        parts = [self._refit(Y[i:i + step], iters) for i in range(0, Y.shape[0], step)]
+        return np.concatenate([c for c, _ in parts]), np.concatenate([t for _, t in parts])
+
+    def _refit(self, Y: np.ndarray, iters: int = 40) -> tuple[np.ndarray, np.ndarray]:
         R = Y.shape[0]
         K, M = self.K, self.M
         P = K + M

@@ -71,11 +71,18 @@ def _share_replicates(member: Member, meas: Measurements) -> list:
     theta = member.params.T if expr.params else None
     vals = expr.term_values(env, theta)
     R = member.coefficients.shape[0]
+    K = len(vals)
+    step = max(1, 8_000_000 // max(1, K * meas.n_rows))  # replicates per chunk: K·step·n numbers at once
+    contrib = np.empty((R, K))
     with np.errstate(all="ignore"):
-        parts = np.stack([member.coefficients[:, k, None] * np.broadcast_to(v, (R, meas.n_rows))
-                          for k, v in enumerate(vals)])  # (K, R, n)
-        parts = expr.combine(parts, member.params.T)  # overlaps split by perfmodel.language.overlap's rule
-        contrib = np.transpose(parts, (1, 0, 2)).sum(axis=2)  # (R, K)
+        for r0 in range(0, R, step):
+            c = member.coefficients[r0:r0 + step]
+            th = member.params[r0:r0 + step]
+            vs = [v[r0:r0 + step] if np.ndim(v) == 2 else v for v in vals]  # (R, n) where a free parameter enters
+            parts = np.stack([c[:, k, None] * np.broadcast_to(v, (len(c), meas.n_rows))
+                              for k, v in enumerate(vs)])  # (K, chunk, n)
+            parts = expr.combine(parts, th.T)  # overlaps split by perfmodel.language.overlap's rule
+            contrib[r0:r0 + step] = np.transpose(parts, (1, 0, 2)).sum(axis=2)
         total = contrib.sum(axis=1, keepdims=True)
         shares = np.where(total != 0, contrib / total, np.nan)
     return shares.tolist()
