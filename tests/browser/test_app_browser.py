@@ -129,7 +129,9 @@ def test_moving_lambda_refits_and_redraws_with_no_other_click(page):
         page.keyboard.press("ArrowRight")
         page.wait_for_function(f"(old) => {{ const v = ({LIVE_FORMULA})(); return v && v !== old; }}", arg=formula)
     assert slider.input_value() != old
-    # the sidebar and the link follow (a full run after the fragment's)
+    # the link and the sidebar follow (a full run after the fragment's; under load the run after the
+    # first step can finish before the second step's, so wait for the last λ, not for any change)
+    page.wait_for_function("() => window.location.href.includes('lam=0.01')")
     page.wait_for_function("(old) => { const e = document.querySelector('[data-testid=stSidebar] .st-key-sidebar_formula');"
                            " return e && e.innerText !== old; }", arg=sidebar_before)
     page.wait_for_function(HARNESS_IDLE)
