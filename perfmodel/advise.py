@@ -160,7 +160,7 @@ def advise(result, target: dict, grid: dict | pd.DataFrame, *, budget: float | N
     # (each member thinned in proportion, its weight kept), the truths taken in chunks of TRUTH_CHUNK.
     small = thinned(unc, MAX_REPLICATES)
     preds_t, w, points_t = small.member_predictions(tgt)  # (S, 1) replicates at the target
-    t_point = float(unc.point(points_t)[0])
+    t_point = float(unc.predict_point(tgt, points_t)[0])
     if not t_point > 0:
         raise PerfModelError("the model predicts no positive time at the target")
     lt = np.log(np.maximum(preds_t[:, 0], 1e-300))
@@ -168,7 +168,11 @@ def advise(result, target: dict, grid: dict | pd.DataFrame, *, budget: float | N
     var0 = float(np.sum(w * (lt - np.sum(w * lt)) ** 2))
     d0 = float(distance(unc.factor_ranges, tgt)[0])
     scale = unc.band_scale()  # the members' and the noise's band as the intervals scale it
-    half0 = float(np.sqrt(scale ** 2 * (z * z * var0 + q * q) + (z * kappa * d0) ** 2))
+    # the reference structures' reach at the target (the wider side), shrinking with the distance
+    # still to go once a run nearer the target is measured
+    _, below, above = unc.structures(tgt, unc.point(points_t))
+    reach = unc.structure_scale(level) * float(max(below[0], above[0]))
+    half0 = float(np.sqrt(scale ** 2 * (z * z * var0 + q * q) + (z * kappa * d0) ** 2 + reach ** 2))
     env = {s: cand[s].to_numpy(float) for s in result.factors}
     t_c, low_c, high_c = _intervals(unc, env, level)
     sigma = max(unc.noise.sigma, 1e-3)
@@ -193,7 +197,9 @@ def advise(result, target: dict, grid: dict | pd.DataFrame, *, budget: float | N
             ranges = {s: (min(lo, env[s][j]), max(hi, env[s][j])) for s, (lo, hi) in unc.factor_ranges.items()}
             d1 = float(distance(ranges, tgt)[0])
             kappa1 = float(unc.kappas(tgt, level, extended(unc.topology, env, j))[0])  # a first run across
-            after[j] = np.sqrt(scale ** 2 * (z * z * post_var + q * q) + (z * kappa1 * d1) ** 2)  # the boundary lifts it
+            reach1 = reach * (d1 / d0 if d0 > 0 else 0.0)
+            after[j] = np.sqrt(scale ** 2 * (z * z * post_var + q * q) + (z * kappa1 * d1) ** 2  # the boundary
+                               + reach1 ** 2)  # lifts κ
     out = cand.copy()
     out["predicted_time"] = t_c
     out["predicted_low"] = low_c

@@ -52,6 +52,10 @@ N0_GRID = (0.5, 1.0, 2.0, 3.0, 5.0, 8.0)
 #: Scales of the members' and the noise's own band tried (1: as the bootstrap gives it; below 1: the
 #: bootstrap and the noise quantiles are wider than the held-out errors need where κ·d is small).
 BAND_SCALE_GRID = (0.6, 0.7, 0.8, 0.9, 1.0)
+#: Scales of the reference structures' reach tried (0: the structures do not widen the band).
+GAMMA_GRID = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5)
+#: Point rules tried (:data:`perfmodel.fitting.members.POINT_RULES`).
+POINT_RULE_GRID = ("model", "structures-median")
 KAPPA_MAX = 5.0  # per doubling, in log units: exp(1.645·5) ≈ 3700× per doubling; far beyond any series
 BISECTIONS = 40
 KNOWN = ("same_nodes", "crosses_nodes")
@@ -60,19 +64,32 @@ KNOWN = ("same_nodes", "crosses_nodes")
 # ----------------------------------------------------------------------------------------
 # records
 # ----------------------------------------------------------------------------------------
-def load_records(path, method: str = "auto") -> pd.DataFrame:
+def load_records(path, method: str = "auto", rule: str = "model") -> pd.DataFrame:
     """The learning rows of a records CSV (one method), with ``ok`` (a usable fit: positive point,
-    band and distance finite) and ``z`` = log(y / t)."""
+    band and distance finite) and ``z`` = log(y / t), the point made by the point ``rule``."""
     r = pd.read_csv(path, keep_default_na=False, na_values=[""],
                     dtype={"series": str, "expression": str, "error": str})
-    return prepare(r[r["method"] == method])
+    return prepare(r[r["method"] == method], rule)
 
 
-def prepare(r: pd.DataFrame) -> pd.DataFrame:
+def structures(r: pd.DataFrame, rule: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(shift, below, above) of each row as :meth:`perfmodel.fitting.members.Uncertainty.structures`
+    computes them from the recorded shifts of the reference structures (a structure without a
+    record at a row, e.g. not fitted, is left out)."""
+    cols = [c for c in r.columns if c.startswith("shift_")]
+    a = np.column_stack([np.zeros(len(r))] + [pd.to_numeric(r[c], errors="coerce").to_numpy(float) for c in cols])
+    with np.errstate(all="ignore"):
+        m = np.nanmedian(a, axis=1) if rule == "structures-median" else np.zeros(len(r))
+        return m, np.maximum(m - np.nanmin(a, axis=1), 0.0), np.maximum(np.nanmax(a, axis=1) - m, 0.0)
+
+
+def prepare(r: pd.DataFrame, rule: str = "model") -> pd.DataFrame:
     r = r.reset_index(drop=True).copy()
     for c in ("y_true", "pred", "low", "high", "band_low", "band_high", "d_model", "evidence", "n_evidence",
               "distance"):
         r[c] = pd.to_numeric(r[c], errors="coerce")
+    shift, r["below"], r["above"] = structures(r, rule)
+    r["pred"] = r["pred"] * np.exp(shift)
     with np.errstate(all="ignore"):
         r["z"] = np.log(r["y_true"] / r["pred"])
     ok = (np.isfinite(r["pred"]) & (r["pred"] > 0) & np.isfinite(r["z"]) & np.isfinite(r["d_model"])
@@ -108,35 +125,47 @@ def training_rows(r: pd.DataFrame, held_out: str | None) -> pd.DataFrame:
 def kappas(r: pd.DataFrame, kappa_pop: np.ndarray | float, n0: float) -> np.ndarray:
     """Each row's κ: the population's (per row) combined with its series' evidence (combined_kappa)."""
     kp = np.broadcast_to(np.asarray(kappa_pop, float), (len(r),))
-    keys = np.column_stack([kp, r["evidence"].to_numpy(float), r["n_evidence"].to_numpy(float)])
-    uniq, inverse = np.unique(keys, axis=0, return_inverse=True)  # rows of a split share (S, n)
-    vals = np.array([combined_kappa(k, n0, s, int(m)) for k, s, m in uniq], float)
-    return vals[inverse.reshape(-1)]
+    S, n = r["evidence"].to_numpy(float), r["n_evidence"].to_numpy(float)
+    n0 = max(float(n0), 0.0)
+    with np.errstate(all="ignore"):  # combined_kappa, row by row (checked against it in _check_kappas)
+        return np.where(n0 + n > 0, np.sqrt((n0 * kp ** 2 + S) / (n0 + n)), kp)
 
 
-def halves(r: pd.DataFrame, kappa: np.ndarray, band_scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+def _check_kappas(r: pd.DataFrame) -> None:
+    """The vectorised :func:`kappas` is :func:`combined_kappa` itself (on a sample of rows)."""
+    sub = r.iloc[:: max(1, len(r) // 50)]
+    got = kappas(sub, 0.2, 3.0)
+    want = [combined_kappa(0.2, 3.0, S, int(n)) for S, n in zip(sub["evidence"], sub["n_evidence"])]
+    assert np.allclose(got, want), "kappas() departs from combined_kappa()"
+
+
+def halves(r: pd.DataFrame, kappa: np.ndarray, band_scale: float = 1.0, gamma: float = 0.0
+           ) -> tuple[np.ndarray, np.ndarray]:
     """(lower, upper) log half-widths of the widened 90 % interval at each row (the un-widened band
-    scaled by ``band_scale``, as :meth:`perfmodel.fitting.members.Uncertainty.interval` does)."""
+    scaled by ``band_scale``, widened by κ·d and by ``gamma`` × the structures' reach, as
+    :meth:`perfmodel.fitting.members.Uncertainty.interval` does)."""
     d = r["d_model"].to_numpy(float)
-    return (widen_band(band_scale * r["band_low"].to_numpy(float), kappa, d, LEVEL),
-            widen_band(band_scale * r["band_high"].to_numpy(float), kappa, d, LEVEL))
+    return (np.hypot(widen_band(band_scale * r["band_low"].to_numpy(float), kappa, d, LEVEL),
+                     gamma * r["below"].to_numpy(float)),
+            np.hypot(widen_band(band_scale * r["band_high"].to_numpy(float), kappa, d, LEVEL),
+                     gamma * r["above"].to_numpy(float)))
 
 
-def covered(r: pd.DataFrame, kappa: np.ndarray, band_scale: float = 1.0) -> np.ndarray:
-    lo, hi = halves(r, kappa, band_scale)
+def covered(r: pd.DataFrame, kappa: np.ndarray, band_scale: float = 1.0, gamma: float = 0.0) -> np.ndarray:
+    lo, hi = halves(r, kappa, band_scale, gamma)
     z = r["z"].to_numpy(float)
     return (z >= -lo) & (z <= hi)
 
 
-def interval_score(r: pd.DataFrame, kappa: np.ndarray, band_scale: float = 1.0) -> np.ndarray:
+def interval_score(r: pd.DataFrame, kappa: np.ndarray, band_scale: float = 1.0, gamma: float = 0.0) -> np.ndarray:
     """Gneiting & Raftery's interval score in log units: width + (2/α)·distance outside."""
-    lo, hi = halves(r, kappa, band_scale)
+    lo, hi = halves(r, kappa, band_scale, gamma)
     z = r["z"].to_numpy(float)
     return (lo + hi) + (2 / ALPHA) * (np.maximum(-lo - z, 0) + np.maximum(z - hi, 0))
 
 
 def solve_kappa(r: pd.DataFrame, n0: float, weights: np.ndarray | None = None, target: float = LEVEL,
-                band_scale: float = 1.0) -> float:
+                band_scale: float = 1.0, gamma: float = 0.0) -> float:
     """The population κ at which the weighted coverage of ``r`` is ``target`` (bisection; the
     coverage grows with κ). 0 when the un-widened bands already cover ``target``."""
     if not len(r):
@@ -145,7 +174,7 @@ def solve_kappa(r: pd.DataFrame, n0: float, weights: np.ndarray | None = None, t
     w = w / w.sum()
 
     def cov(k):
-        return float(w @ covered(r, kappas(r, k, n0), band_scale))
+        return float(w @ covered(r, kappas(r, k, n0), band_scale, gamma))
 
     if cov(0.0) >= target:
         return 0.0
@@ -158,24 +187,26 @@ def solve_kappa(r: pd.DataFrame, n0: float, weights: np.ndarray | None = None, t
     return hi
 
 
-def learn(r: pd.DataFrame, n0_grid=N0_GRID, band_scales=BAND_SCALE_GRID) -> dict:
-    """κ per crossing, n0 and the band scale from the training rows ``r`` (every source weighing the
-    same): for each (band scale, n0) the κ that give 90 % coverage, then the pair with the smallest
-    interval score."""
+def learn(r: pd.DataFrame, n0_grid=N0_GRID, band_scales=BAND_SCALE_GRID, gammas=GAMMA_GRID) -> dict:
+    """κ per crossing, n0, the band scale and the structure scale γ from the training rows ``r`` (every
+    source weighing the same): for each (band scale, n0, γ) the κ that give 90 % coverage, then the
+    triple with the smallest interval score."""
     best = None
     table = []
-    for scale in band_scales:
-        for n0 in n0_grid:
-            kap = {c: solve_kappa(r[r["crossing"] == c], n0, band_scale=scale) for c in KNOWN}
-            kap["unknown"] = solve_kappa(r, n0, band_scale=scale)
-            for c in KNOWN:  # a class without training rows: the pooled value
-                if not math.isfinite(kap[c]):
-                    kap[c] = kap["unknown"]
-            s = float(source_weights(r) @ interval_score(r, row_kappas(r, kap, n0, known=True), scale)) \
-                / r["source"].nunique()
-            table.append({"band_scale": scale, "n0": n0, **kap, "score": s})
-            if best is None or s < best["score"] - 1e-12:
-                best = {"n0": float(n0), "band_scale": float(scale), "kappa": kap, "score": s}
+    for gamma in gammas:
+        for scale in band_scales:
+            for n0 in n0_grid:
+                kap = {c: solve_kappa(r[r["crossing"] == c], n0, band_scale=scale, gamma=gamma) for c in KNOWN}
+                kap["unknown"] = solve_kappa(r, n0, band_scale=scale, gamma=gamma)
+                for c in KNOWN:  # a class without training rows: the pooled value
+                    if not math.isfinite(kap[c]):
+                        kap[c] = kap["unknown"]
+                s = float(source_weights(r) @ interval_score(r, row_kappas(r, kap, n0, known=True), scale, gamma)) \
+                    / r["source"].nunique()
+                table.append({"structure_scale": gamma, "band_scale": scale, "n0": n0, **kap, "score": s})
+                if best is None or s < best["score"] - 1e-12:
+                    best = {"n0": float(n0), "band_scale": float(scale), "structure_scale": float(gamma),
+                            "kappa": kap, "score": s}
     best["grid"] = table
     return best
 
@@ -189,25 +220,79 @@ def row_kappas(r: pd.DataFrame, kappa: dict, n0: float, known: bool = True) -> n
 # ----------------------------------------------------------------------------------------
 # leave-one-source-out
 # ----------------------------------------------------------------------------------------
-def loso(r: pd.DataFrame, n0_grid=N0_GRID, band_scales=BAND_SCALE_GRID) -> tuple[pd.DataFrame, dict]:
-    """Every row with the intervals of the prior learned without its source: columns
-    ``low_known``/``high_known`` (crossing known) and ``low_unknown``/``high_unknown``; and the prior
-    learned per held-out source."""
-    r = r.copy()
-    for c in ("low_known", "high_known", "low_unknown", "high_unknown"):
-        r[c] = np.nan
-    learned = {}
-    for src in sorted(r["source"].unique()):
-        fit = learn(training_rows(r, src), n0_grid, band_scales)
+def split_errors(r: pd.DataFrame) -> pd.DataFrame:
+    """One row per split: its source, family, training configurations and mean absolute percentage
+    error of the point predictions (a failed fit: NaN)."""
+    t = r["pred"].to_numpy(float)
+    with np.errstate(all="ignore"):
+        ape = 100 * np.abs(t / r["y_true"].to_numpy(float) - 1)
+    return (r.assign(ape=np.where(np.isfinite(t) & (t > 0), ape, np.nan))
+            .groupby(["source", "family", "series", "cut"], sort=False)
+            .agg(ape=("ape", "mean"), n_train_configs=("n_train_configs", "first")).reset_index())
+
+
+def choose_rule(frames: dict, held_out: str | None) -> str:
+    """The point rule with the smallest mean over the training sources of their median split error
+    (every source the same weight; ``held_out`` not seen); the only one when there is one."""
+    if len(frames) == 1:
+        return next(iter(frames))
+    def score(rule):
+        e = split_errors(frames[rule])
+        e = e[e["source"] != held_out] if held_out is not None else e
+        return float(e.groupby("source")["ape"].median().mean())
+    return min(frames, key=score)
+
+
+def loso(frames: dict, n0_grid=N0_GRID, band_scales=BAND_SCALE_GRID, gammas=GAMMA_GRID
+         ) -> tuple[pd.DataFrame, dict]:
+    """Every row with the point rule and the intervals learned without its source: columns
+    ``low_known``/``high_known`` (crossing known) and ``low_unknown``/``high_unknown``, ``pred`` by the
+    rule chosen without it; and what was learned per held-out source. ``frames``: {point rule: rows}."""
+    parts, learned = [], {}
+    first = next(iter(frames.values()))
+    for src in sorted(first["source"].unique()):
+        rule = choose_rule(frames, src)
+        r = frames[rule]
+        fit = learn(training_rows(r, src), n0_grid, band_scales, gammas)
+        fit["point_rule"] = rule
         learned[src] = fit
-        idx = np.flatnonzero((r["source"] == src).to_numpy() & r["ok"].to_numpy())
-        sub = r.iloc[idx]
+        sub = r[r["source"] == src].copy()
+        for c in ("low_known", "high_known", "low_unknown", "high_unknown"):
+            sub[c] = np.nan
+        ok = sub["ok"].to_numpy(bool)
         t = sub["pred"].to_numpy(float)
         for known, tag in ((True, "known"), (False, "unknown")):
-            lo, hi = halves(sub, row_kappas(sub, fit["kappa"], fit["n0"], known), fit["band_scale"])
-            r.loc[r.index[idx], f"low_{tag}"] = t * np.exp(-lo)
-            r.loc[r.index[idx], f"high_{tag}"] = t * np.exp(hi)
-    return r, learned
+            lo, hi = halves(sub, row_kappas(sub, fit["kappa"], fit["n0"], known), fit["band_scale"],
+                            fit["structure_scale"])
+            sub[f"low_{tag}"] = np.where(ok, t * np.exp(-lo), np.nan)
+            sub[f"high_{tag}"] = np.where(ok, t * np.exp(hi), np.nan)
+        parts.append(sub)
+    return pd.concat(parts, ignore_index=True), learned
+
+
+def point_report(frames: dict, scored: pd.DataFrame, peers: pd.DataFrame | None) -> str:
+    """Markdown: per family, the median split error of each point rule, of the rule chosen without the
+    family's source (LOSO), and of the peers recorded beside (e.g. pollux-ref); splits with ≥ 3
+    training configurations over 100 % error; the worst split."""
+    cols = {rule: split_errors(f) for rule, f in frames.items()}
+    cols["LOSO choice"] = split_errors(scored)
+    for name, g in (peers.groupby("method") if peers is not None and len(peers) else []):
+        cols[name] = split_errors(prepare(g))
+    fams = sorted(cols["LOSO choice"]["family"].unique()) + ["all"]
+    lines = ["| family | splits | " + " | ".join(f"{k}: median %" for k in cols) + " | "
+             + " | ".join(f"{k}: >100 % / worst" for k in cols) + " |",
+             "|---|---:|" + "---:|" * (2 * len(cols))]
+    for fam in fams:
+        cells, tails = [], []
+        n = None
+        for e in cols.values():
+            sub = e if fam == "all" else e[e["family"] == fam]
+            n = n or len(sub)
+            cells.append(f"{sub['ape'].median():.1f}")
+            bad = int(((sub["ape"] > 100) & (sub["n_train_configs"] >= 3)).sum())
+            tails.append(f"{bad} / {sub['ape'].max():.0f}")
+        lines.append(f"| {fam} | {n} | " + " | ".join(cells) + " | " + " | ".join(tails) + " |")
+    return "\n".join(lines)
 
 
 VARIANTS = {"no prior": ("low", "high"), "LOSO prior, crossing known": ("low_known", "high_known"),
@@ -248,12 +333,13 @@ def loso_report(r: pd.DataFrame, learned: dict) -> str:
              breakdown(r, "family · crossing")]
     sw = ["Source-weighted coverage over all rows (every source the same weight): " + ", ".join(
         f"{v} {metrics(r, *cols)['coverage_sw']:.1f} %" for v, cols in VARIANTS.items())]
-    lines = ["| held-out source | rows | κ same | κ cross | κ unknown | n0 | band scale |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| held-out source | rows | point rule | κ same | κ cross | κ unknown | n0 | band scale | γ |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for src, fit in learned.items():
         k = fit["kappa"]
-        lines.append(f"| {src} | {int((r['source'] == src).sum())} | {k['same_nodes']:.3f} | "
-                     f"{k['crosses_nodes']:.3f} | {k['unknown']:.3f} | {fit['n0']:g} | {fit['band_scale']:g} |")
+        lines.append(f"| {src} | {int((r['source'] == src).sum())} | {fit['point_rule']} | {k['same_nodes']:.3f} | "
+                     f"{k['crosses_nodes']:.3f} | {k['unknown']:.3f} | {fit['n0']:g} | {fit['band_scale']:g} | "
+                     f"{fit['structure_scale']:g} |")
     return "\n\n".join(parts + sw + ["Prior learned without each source:\n" + "\n".join(lines)])
 
 
@@ -271,6 +357,8 @@ def prior_document(r: pd.DataFrame, fit: dict) -> dict:
         "kappa": {c: round(float(fit["kappa"][c]), 5) for c in CROSSINGS},
         "pseudo_configurations": float(fit["n0"]),
         "band_scale": float(fit["band_scale"]),
+        "structure_scale": float(fit["structure_scale"]),
+        "point_rule": fit["point_rule"],
         "level": LEVEL,
         "n_series": int(train.groupby(["source", "series"]).ngroups),
         "n_splits": int(splits),
@@ -284,8 +372,11 @@ def prior_document(r: pd.DataFrame, fit: dict) -> dict:
                    "band t·exp(±sqrt(w² + (z·κ_c·d)²)), κ_c = combined_kappa(κ, n0, series evidence), "
                    "'unknown' pooled over every row, the members' and noise's band w scaled by band_scale; "
                    "(band_scale, n0) of " + ",".join(f"{v:g}" for v in BAND_SCALE_GRID) + " x "
-                   + ",".join(f"{v:g}" for v in N0_GRID)
-                   + " by the source-weighted mean interval score (log units)"),
+                   + ",".join(f"{v:g}" for v in N0_GRID) + " x structure scale γ of "
+                   + ",".join(f"{v:g}" for v in GAMMA_GRID)
+                   + " (the band widened by γ × the reference structures' reach, in quadrature)"
+                   + " by the source-weighted mean interval score (log units); the point rule of "
+                   + ", ".join(POINT_RULE_GRID) + " by the mean over sources of their median split error"),
     }
 
 
@@ -296,26 +387,41 @@ def main(argv=None) -> int:
     ap.add_argument("--n0", default=",".join(f"{v:g}" for v in N0_GRID), help="grid of pseudo-configurations")
     ap.add_argument("--band-scale", default=",".join(f"{v:g}" for v in BAND_SCALE_GRID),
                     help="grid of scales of the members' and the noise's band")
+    ap.add_argument("--structure-scale", default=",".join(f"{v:g}" for v in GAMMA_GRID),
+                    help="grid of scales of the reference structures' reach")
     ap.add_argument("--write", action="store_true", help=f"learn on every source and write {PRIOR_FILE.name}")
     ap.add_argument("--out", default=str(PRIOR_FILE), help="where --write writes (default: the package's file)")
     args = ap.parse_args(argv)
     grid = tuple(float(v) for v in args.n0.split(","))
     scales = tuple(float(v) for v in args.band_scale.split(","))
-    r = load_records(args.records, args.method)
+    gammas = tuple(float(v) for v in args.structure_scale.split(","))
+    raw = pd.read_csv(args.records, keep_default_na=False, na_values=[""],
+                      dtype={"series": str, "expression": str, "error": str})
+    frames = {rule: prepare(raw[raw["method"] == args.method], rule) for rule in POINT_RULE_GRID}
+    r = frames["model"]
     if not len(r):
         ap.error(f"no {args.method} records in {args.records}")
+    _check_kappas(r)
     print(f"{len(r)} held-out rows ({int(r['ok'].sum())} with a usable fit) of "
           f"{r.groupby(['source', 'series', 'cut']).ngroups} splits, {r['source'].nunique()} sources; "
           f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC\n")
-    scored, learned = loso(r, grid, scales)
+    scored, learned = loso(frames, grid, scales, gammas)
     print(loso_report(scored, learned))
-    fit = learn(training_rows(r, None), grid, scales)
-    print("\nLearned on every source (band scale × n0 grid, source-weighted mean interval score):")
+    peers = raw[raw["method"].isin(["pollux-ref", "optimus-ref"])]
+    print("\nPoint predictions (median of each split's MAPE; LOSO choice: the rule chosen without the source):\n"
+          + point_report(frames, scored, peers))
+    rule = choose_rule(frames, None)
+    fit = learn(training_rows(frames[rule], None), grid, scales, gammas)
+    fit["point_rule"] = rule
+    print(f"\nLearned on every source, point rule {rule} (γ × band scale × n0 grid, source-weighted mean "
+          "interval score):")
     for row in fit["grid"]:
-        print(f"  band scale {row['band_scale']:g}, n0 = {row['n0']:g}: κ same {row['same_nodes']:.4f}, cross "
-              f"{row['crosses_nodes']:.4f}, unknown {row['unknown']:.4f}; score {row['score']:.4f}")
-    doc = prior_document(r, fit)
-    print(f"\nprior: κ {doc['kappa']}, n0 = {doc['pseudo_configurations']:g}, band scale {doc['band_scale']:g}")
+        print(f"  γ {row['structure_scale']:g}, band scale {row['band_scale']:g}, n0 = {row['n0']:g}: κ same "
+              f"{row['same_nodes']:.4f}, cross {row['crosses_nodes']:.4f}, unknown {row['unknown']:.4f}; "
+              f"score {row['score']:.4f}")
+    doc = prior_document(frames[rule], fit)
+    print(f"\nprior: κ {doc['kappa']}, n0 = {doc['pseudo_configurations']:g}, band scale {doc['band_scale']:g}, "
+          f"structure scale {doc['structure_scale']:g}, point rule {doc['point_rule']}")
     if args.write:
         Path(args.out).write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
         print(f"written: {args.out}")

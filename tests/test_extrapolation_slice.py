@@ -108,7 +108,7 @@ def test_solver_recovers_a_known_spread_per_doubling(learn_prior):
     for crossing, s in (("same_nodes", 0.10), ("crosses_nodes", 0.25)):
         k = learn_prior.solve_kappa(r[r["crossing"] == crossing], n0=3.0)
         assert k == pytest.approx(s, rel=0.10), (crossing, k)
-    fit = learn_prior.learn(r, (1.0, 3.0))
+    fit = learn_prior.learn(r, (1.0, 3.0), gammas=(0.0,))
     assert fit["kappa"]["same_nodes"] < fit["kappa"]["unknown"] < fit["kappa"]["crosses_nodes"]
     # with the crossing known, the 90 % intervals cover about 90 % of either class
     for crossing in ("same_nodes", "crosses_nodes"):
@@ -135,12 +135,12 @@ def test_leave_one_source_out_never_uses_the_scored_source(learn_prior, monkeypa
     seen = []
     real = learn_prior.learn
 
-    def spy(rows, *grids):
+    def spy(rows, *grids, **kw):
         seen.append(set(rows["source"]))
-        return real(rows, *grids)
+        return real(rows, *grids, **kw)
 
     monkeypatch.setattr(learn_prior, "learn", spy)
-    scored, learned = learn_prior.loso(r, (1.0,))
+    scored, learned = learn_prior.loso({"model": r}, (1.0,), gammas=(0.0, 1.0))
     assert sorted(learned) == list("abcde")
     for src, used in zip(sorted(learned), seen):
         assert src not in used and used == set("abcde") - {src}

@@ -107,6 +107,7 @@ def prediction_warnings(result, env: dict) -> list[str]:
         if far_lo.size:
             out.append(f"{sym} = {far_lo.min():g} is far below the smallest measured {sym} ({lo:g})")
     out += _crossing_warnings(result, env)
+    out += _structure_warnings(result, env)
     if "b" in env:
         b = np.asarray(env["b"], float)
         if np.any(b < 1):
@@ -118,6 +119,34 @@ def prediction_warnings(result, env: dict) -> list[str]:
             out.append(f"per-worker batch B/p = {per[i]:.3g} is below one sample (global batch B = "
                        f"{np.asarray(env['B'])[i]:g} on p = {np.asarray(env['p'])[i]:g} workers)")
     return out
+
+
+#: The point prediction departs from the formula's own by more than this (relative) before it is said.
+STRUCTURE_NOTE = 0.05
+
+
+def _structure_warnings(result, env: dict) -> list[str]:
+    """Where the point prediction is not the formula's: the reference structures (data-parallel, Ernest,
+    Pollux) disagree with it beyond the measurements, and the prediction is their median with it."""
+    unc = result._uncertainty() if result.uncertainty else None
+    if unc is None or unc.point_rule() == "model":
+        return []
+    try:
+        env = {k: np.atleast_1d(np.asarray(v, float)) for k, v in env.items()}
+        formula = unc.point(unc.point_predictions(env))
+        with np.errstate(all="ignore"):
+            ratio = unc.predict_point(env) / formula
+    except (KeyError, TypeError, ValueError):
+        return []
+    off = np.flatnonzero(np.isfinite(ratio) & (np.abs(ratio - 1) > STRUCTURE_NOTE))
+    if not off.size:
+        return []
+    i = off[np.argmax(np.abs(np.log(ratio[off])))]
+    names = ", ".join(m.label for m in unc.references)
+    return [f"beyond the measurements the formula and the reference structures ({names}) disagree: the "
+            f"prediction is their median, {ratio[i]:.3g}× the formula's own at the farthest such "
+            f"configuration ({len(off)} of {len(ratio)} configuration(s) differ by more than "
+            f"{STRUCTURE_NOTE:.0%}); the interval spans the structures"]
 
 
 def _crossing_warnings(result, env: dict) -> list[str]:

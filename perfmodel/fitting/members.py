@@ -193,6 +193,8 @@ def distance(factor_ranges: dict, env: dict) -> np.ndarray:
 #: Where a target stands against the measured nodes: on no more nodes than measured, on more (a
 #: multi-node target from single-node data too), or unknown (the topology was not given).
 CROSSINGS = ("same_nodes", "crosses_nodes", "unknown")
+#: :meth:`Uncertainty.point_rule` values
+POINT_RULES = ("model", "structures-median")
 
 
 def series_evidence(points) -> tuple[float, int]:
@@ -274,6 +276,12 @@ class Uncertainty:
     prior: dict | None = None
     #: {"nodes_symbol", "gpus_per_node", "max_nodes", "guessed"}: how node crossings are told (see crossings)
     topology: dict | None = None
+    #: point fits of the reference structures (data-parallel, Ernest, Pollux) on the same measurements,
+    #: whose disagreement with the point prediction beyond the measurements widens the interval (by the
+    #: prior's ``structure_scale``; see :meth:`structure_spread`), and for each its largest disagreement
+    #: over the measured configurations (|log| of the ratio), which it does not add
+    references: list | None = None
+    reference_misfit: list | None = None
 
     # -- calibration --------------------------------------------------------------------------
     def kappa(self, level: float, crossing: str = "unknown") -> tuple[float, str]:
@@ -306,6 +314,66 @@ class Uncertainty:
         """How much wider (> 1) or narrower the members' and the noise's band must be to cover as often
         as it says on real series (the population's prior, ``band_scale``; 1 without it)."""
         return float(self.prior.get("band_scale", 1.0)) if self.prior else 1.0
+
+    def structure_scale(self, level: float) -> float:
+        """How much of the reference structures' disagreement the interval at ``level`` takes in: the
+        prior's ``structure_scale`` (learned at its level, scaled by the normal quantiles); 0 without it."""
+        g = float(self.prior.get("structure_scale", 0.0)) if self.prior else 0.0
+        if not g or not self.references:
+            return 0.0
+        return g * normal_quantile(level) / normal_quantile(float(self.prior.get("level", DEFAULT_LEVEL)))
+
+    def reference_logratios(self, env: dict, t: np.ndarray) -> np.ndarray:
+        """log(reference / t) of each reference structure at ``env``, shape (J, n) (NaN where a
+        structure gives no positive prediction or ``t`` is not positive)."""
+        with np.errstate(all="ignore"):
+            refs = np.vstack([m.predict(env, m.point_coefficients[None], m.point_params[None])[0]
+                              for m in self.references])
+            ok = np.isfinite(refs) & (refs > 0) & (np.asarray(t) > 0)[None, :]
+            return np.where(ok, np.log(np.where(ok, refs, 1.0) / np.where(t > 0, t, 1.0)[None, :]), np.nan)
+
+    def reference_shifts(self, env: dict, t: np.ndarray) -> np.ndarray:
+        """Where each reference structure puts the time at ``env`` beyond what the measurements already
+        showed, relative to ``t``: ``sign(l)·max(|l| − misfit, 0)`` of its log ratio ``l = log(r/t)``,
+        shape (J, n); 0 where it gives no positive prediction (and where it agrees within its misfit)."""
+        lr = self.reference_logratios(env, t)
+        rho = np.asarray(self.reference_misfit if self.reference_misfit else [0.0] * len(lr), float)[:, None]
+        with np.errstate(all="ignore"):
+            return np.nan_to_num(np.sign(lr) * np.maximum(np.abs(lr) - rho, 0.0))
+
+    def point_rule(self) -> str:
+        """How the point prediction is made from the model and the reference structures (the prior's
+        ``point_rule``): ``"model"`` (the model's own prediction) or ``"structures-median"`` (the median
+        of the model's prediction and the structures' :meth:`reference_shifts` around it, which is the
+        model's prediction wherever the structures agree with it as well as they do where measured)."""
+        rule = str(self.prior.get("point_rule", "model")) if self.prior and self.references else "model"
+        return rule if rule in POINT_RULES else "model"
+
+    def structures(self, env: dict, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(shift, below, above), shape (n,) each, around the model's prediction ``t``: the log shift of
+        the point prediction by :meth:`point_rule`, and how far the structures (the model's own
+        prediction, shift 0, among them) reach below and above the shifted point."""
+        n = len(t)
+        if not self.references:
+            return np.zeros(n), np.zeros(n), np.zeros(n)
+        a = np.vstack([np.zeros(n), self.reference_shifts(env, t)])
+        m = np.median(a, axis=0) if self.point_rule() == "structures-median" else np.zeros(n)
+        return m, np.maximum(m - a.min(axis=0), 0.0), np.maximum(a.max(axis=0) - m, 0.0)
+
+    def structure_spread(self, env: dict, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(below, above) of :meth:`structures` around the model's prediction ``t`` (no shift)."""
+        if not self.references:
+            return np.zeros(len(t)), np.zeros(len(t))
+        a = self.reference_shifts(env, t)
+        return np.maximum(-a, 0.0).max(axis=0), np.maximum(a, 0.0).max(axis=0)
+
+    def predict_point(self, env: dict, points: np.ndarray | None = None) -> np.ndarray:
+        """The point prediction at ``env`` (``points``: :meth:`point_predictions` there, if known)."""
+        t = self.point(self.point_predictions(env) if points is None else points)
+        if self.point_rule() == "model":
+            return t
+        with np.errstate(all="ignore"):
+            return t * np.exp(self.structures(env, t)[0])
 
     def kappas(self, env: dict, level: float, topology: dict | None = None) -> np.ndarray:
         """κ of each configuration of ``env`` (its node crossing decides which prior applies;
@@ -344,6 +412,7 @@ class Uncertainty:
         with np.errstate(all="ignore"):
             preds, weights, points = self.member_predictions(env) if predictions is None else predictions
             t = self.point(points)
+            shift, below, above = self.structures(env, t)
         a = (1 - level) / 2
         with np.errstate(all="ignore"):
             logs = np.log(np.where(preds > 0, preds, np.nan))
@@ -357,8 +426,12 @@ class Uncertainty:
             kappa = self.kappas(env, level) if widen else 0.0
             d = distance(self.factor_ranges, env)
             s = self.band_scale() if widen else 1.0
-            low = np.exp(lt - widen_band(s * np.sqrt(hl ** 2 + q ** 2), kappa, d, level))
-            high = np.exp(lt + widen_band(s * np.sqrt(hu ** 2 + q ** 2), kappa, d, level))
+            g = self.structure_scale(level) if widen else 0.0
+            # the members' and the noise's band around the model's prediction, moved with the point
+            lt = lt + shift
+            low = np.exp(lt - np.hypot(widen_band(s * np.sqrt(hl ** 2 + q ** 2), kappa, d, level), g * below))
+            high = np.exp(lt + np.hypot(widen_band(s * np.sqrt(hu ** 2 + q ** 2), kappa, d, level), g * above))
+            t = np.exp(lt)
         bad = ~(t > 0)
         low = np.where(bad, np.nan, low)
         high = np.where(bad, np.nan, high)
@@ -379,9 +452,15 @@ class Uncertainty:
         C = logs.shape[1]
         df = self.noise.df
         e = rng.standard_t(df, size=(int(n), C)) if df else rng.standard_normal((int(n), C))
-        extra = rng.standard_normal((int(n), 1)) * (self.kappas(env, level) * distance(self.factor_ranges, env))[None, :]
+        shared = rng.standard_normal((int(n), 1))
+        extra = shared * (self.kappas(env, level) * distance(self.factor_ranges, env))[None, :]
+        shift, below, above = self.structures(env, t)
+        g = self.structure_scale(level)
+        if g:  # the structures' disagreement, shared by the draw: a two-piece normal, z·σ = γ·reach per side
+            u = rng.standard_normal((int(n), 1))
+            extra = extra + u * (g / normal_quantile(level)) * np.where(u > 0, above[None, :], below[None, :])
         with np.errstate(all="ignore"):
-            return t[None, :] * np.exp(self.band_scale() * (dev[idx] + self.noise.sigma * e) + extra)
+            return (t * np.exp(shift))[None, :] * np.exp(self.band_scale() * (dev[idx] + self.noise.sigma * e) + extra)
 
     def constants(self, level: float = DEFAULT_LEVEL) -> dict[str, tuple[float, float]]:
         """{name: (low, high)} of the best member's constants and free parameters (percentile of the
@@ -418,7 +497,9 @@ class Uncertainty:
                 "members": [m.to_dict() for m in self.members],
                 "share_replicates": self.share_replicates or [],
                 **({"prior": self.prior} if self.prior else {}),
-                **({"topology": self.topology} if self.topology else {})}
+                **({"topology": self.topology} if self.topology else {}),
+                **({"references": [m.to_dict() for m in self.references],
+                    "reference_misfit": [float(v) for v in self.reference_misfit or []]} if self.references else {})}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Uncertainty":
@@ -438,7 +519,9 @@ class Uncertainty:
                       replicates=int(d.get("replicates", 0)), seed=int(d.get("seed", 0)),
                       seconds=float(d.get("seconds", 0.0)), method=str(d.get("method", "")),
                       share_replicates=d.get("share_replicates") or None, splits=cal.get("splits") or None,
-                      prior=d.get("prior") or None, topology=d.get("topology") or None)
+                      prior=d.get("prior") or None, topology=d.get("topology") or None,
+                      references=[Member.from_dict(m) for m in d.get("references") or []] or None,
+                      reference_misfit=[float(v) for v in d.get("reference_misfit") or []] or None)
         except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as exc:
             raise PerfModelError(f"the model file's intervals are malformed ({exc})") from None
         if not members:
@@ -455,6 +538,12 @@ class Uncertainty:
 
         if len(self.members) > MAX_MEMBERS:
             bad("members", f"has {len(self.members)} entries; at most {MAX_MEMBERS}")
+        if self.references and len(self.references) > MAX_MEMBERS:
+            bad("references", f"has {len(self.references)} entries; at most {MAX_MEMBERS}")
+        if self.references and self.reference_misfit is not None and (
+                len(self.reference_misfit) != len(self.references)
+                or not all(math.isfinite(v) and v >= 0 for v in self.reference_misfit)):
+            bad("reference_misfit", "must hold one finite number >= 0 per reference")
         if not sum(m.weight for m in self.members) > 0:
             bad("members' weights", "do not add up to a positive number")
         sg, df = self.noise.sigma, self.noise.df
@@ -484,8 +573,13 @@ class Uncertainty:
                 vals = [float(self.prior["kappa"][c]) for c in CROSSINGS] + [float(self.prior["pseudo_configurations"])]
             except (KeyError, TypeError, ValueError, OverflowError):
                 vals = [float("nan")]
+            try:
+                vals.append(float(self.prior.get("structure_scale", 0.0)))
+            except (TypeError, ValueError, OverflowError):
+                vals.append(float("nan"))
             if not all(math.isfinite(v) and 0 <= v < 1e6 for v in vals):
-                bad("prior", "needs finite κ >= 0 for same_nodes, crosses_nodes and unknown and pseudo_configurations")
+                bad("prior", "needs finite κ >= 0 for same_nodes, crosses_nodes and unknown, pseudo_configurations "
+                    "and structure_scale")
         if self.topology:
             for key in ("gpus_per_node", "max_nodes"):
                 v = self.topology.get(key)

@@ -195,7 +195,7 @@ class FitResult:
         ensemble of plausible models as its predictor (``--auto``), both use it.
         """
         unc = self._uncertainty(required=interval is not None)
-        if unc is None or (interval is None and unc.predictor != "ensemble"):
+        if unc is None or (interval is None and unc.predictor != "ensemble" and unc.point_rule() == "model"):
             expr = self._expression()
             if not expr.overlaps:
                 return np.array(list(self.coefficients.values())) @ self.term_values(data)
@@ -204,7 +204,7 @@ class FitResult:
                 return expr.predict_from(parts, theta)
         env = self._env(data)
         if interval is None:
-            return unc.point(unc.point_predictions(env))
+            return unc.predict_point(env)
         t, low, high = unc.interval(env, float(interval))
         return pd.DataFrame({"predicted_time": t, "predicted_low": low, "predicted_high": high})
 

@@ -59,7 +59,8 @@ def parity_intervals(result, meas: Measurements, level: float = DEFAULT_LEVEL):
 def speedup_interval(result, p0: float, x: np.ndarray, fixed: dict, level: float = DEFAULT_LEVEL):
     """(low, high) of the speedup T(p0)/T(p) along ``x``, or None: the weighted quantiles of each
     member replicate's own ratio (numerator and denominator from the same replicate, so their common
-    uncertainty cancels), widened by the extrapolation error at p (κ·d, as the time's interval)."""
+    uncertainty cancels), widened by the extrapolation error at p (κ·d, as the time's interval) and by
+    the reference structures' reach there (as the time's interval)."""
     if not getattr(result, "has_intervals", False):
         return None
     unc = result._uncertainty()
@@ -68,13 +69,18 @@ def speedup_interval(result, p0: float, x: np.ndarray, fixed: dict, level: float
     preds, weights, points = unc.member_predictions(env)
     with np.errstate(all="ignore"):
         ratio = np.log(preds[:, :1] / preds[:, 1:])  # (S, n)
-        point = np.log(unc.point(points)[0] / unc.point(points)[1:])
+        t = unc.predict_point(env, points)
+        point = np.log(t[0] / t[1:])
         ok = np.isfinite(ratio)
         ratio = np.where(ok, ratio, point[None, :])
         a = (1 - level) / 2
         lo_q, hi_q = weighted_quantile(ratio, weights, [a, 1 - a])
         d = distance(unc.factor_ranges, {k: v[1:] for k, v in env.items()})
         kappa = unc.kappas({k: v[1:] for k, v in env.items()}, level)
-        low = np.exp(point - widen_band(np.maximum(point - lo_q, 0.0), kappa, d, level))
-        high = np.exp(point + widen_band(np.maximum(hi_q - point, 0.0), kappa, d, level))
+        # the structures' reach at p: a time below the point is a speedup above it, and the reverse
+        sub = {k: v[1:] for k, v in env.items()}
+        _, below, above = unc.structures(sub, unc.point(points)[1:])
+        g = unc.structure_scale(level)
+        low = np.exp(point - np.hypot(widen_band(np.maximum(point - lo_q, 0.0), kappa, d, level), g * above))
+        high = np.exp(point + np.hypot(widen_band(np.maximum(hi_q - point, 0.0), kappa, d, level), g * below))
     return low, high

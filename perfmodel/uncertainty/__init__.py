@@ -56,7 +56,7 @@ from .calibration import compute, extrapolation_splits, refit_model, scale_axis,
 
 def compute_intervals(result, data, *, candidates: list | None = None, scores: list | None = None,
                       noise_scale: float | None = None, replicates: int | None = None, calibrate: bool = True,
-                      prior: dict | bool = True, gpus_per_node: float | None = None):
+                      prior: dict | bool = True, gpus_per_node: float | None = None, references: bool = True):
     """Fill ``result.uncertainty`` from ``data`` (the measurements it was fitted on); returns ``result``.
 
     ``candidates``, ``scores``, ``noise_scale``: other plausible fits with validation scores (this
@@ -67,7 +67,7 @@ def compute_intervals(result, data, *, candidates: list | None = None, scores: l
         raise PerfModelError("compute_intervals needs the Measurements the model was fitted on")
     unc = compute(result, data, candidates=candidates, scores=scores, noise_scale=noise_scale,
                   replicates=replicates or DEFAULT_REPLICATES, calibrate=calibrate, prior=prior,
-                  gpus_per_node=gpus_per_node)
+                  gpus_per_node=gpus_per_node, references=references)
     return result.attach_uncertainty(unc)
 
 

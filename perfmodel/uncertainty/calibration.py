@@ -19,6 +19,7 @@ from ..errors import PerfModelError
 from ..fitting.members import DEFAULT_LEVEL, DEFAULT_REPLICATES, Member, Noise, PRIOR_SIGMA, Uncertainty, distance
 from .bootstrap import bootstrap
 from .prior import load_prior, topology
+from .references import reference_members
 from ..fitting.model import refit_model
 
 #: Most "train small, test large" splits used for the calibration.
@@ -106,13 +107,15 @@ def _bands(results: list, weights: list, meas: Measurements, replicates: int, se
 def compute(result, meas: Measurements, *, candidates: list | None = None, scores: list | None = None,
             noise_scale: float | None = None, replicates: int = DEFAULT_REPLICATES, seed: int | None = None,
             calibrate: bool = True, calibration_replicates: int = 100, prior: dict | bool = True,
-            gpus_per_node: float | None = None) -> Uncertainty:
+            gpus_per_node: float | None = None, references: bool = True) -> Uncertainty:
     """The :class:`Uncertainty` of ``result`` fitted on ``meas``.
 
     ``prior``: the population's prior on extrapolation error (True, the default: the one learned from the corpus,
     :func:`perfmodel.uncertainty.prior.load_prior`; a dict of that form; False: none, the stated
     ``PRIOR_KAPPA`` as before it existed). ``gpus_per_node``: to tell a target on more nodes than
     measured when ``nodes`` is not a factor (see :func:`perfmodel.uncertainty.prior.topology`).
+    ``references``: fit the reference structures too (:mod:`perfmodel.uncertainty.references`), whose
+    disagreement with the point prediction widens the interval as the prior says.
 
     ``candidates``: other plausible fits of ``meas`` (FitResults, e.g. the automatic search's runners-up)
     with ``scores`` (validation scores, ``result``'s first; lower is better) and the score noise
@@ -124,6 +127,14 @@ def compute(result, meas: Measurements, *, candidates: list | None = None, score
                        calibration_replicates)
     unc.prior = load_prior() if prior is True else (dict(prior) if prior else None)
     unc.topology = topology(meas, gpus_per_node)
+    if references:
+        t0 = _time.perf_counter()
+        unc.references = reference_members(meas, unc.seed) or None
+        if unc.references:
+            env = meas.env()
+            lr = unc.reference_logratios(env, unc.point(unc.point_predictions(env)))
+            unc.reference_misfit = [float(np.nanmax(np.abs(v))) if np.isfinite(v).any() else 0.0 for v in lr]
+        unc.seconds += _time.perf_counter() - t0
     return unc
 
 

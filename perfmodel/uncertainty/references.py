@@ -1,0 +1,51 @@
+"""Reference structures: the models any series is compared with, fitted beside the user's.
+
+An interval must include the structures the data cannot rule out. Beside the search's plausible
+candidates (the members), every fit carries the point fits of three fixed structures of the field on
+the same measurements: ``data-parallel`` (start-up + compute + tree all-reduce + per-worker cost),
+``ernest`` (Venkataraman et al. 2016: θ0 + θ1·N/p + θ2·log p + θ3·p) and ``pollux`` (Qiao et al. 2021:
+compute and synchronisation with their overlap). Where they and the point prediction disagree beyond
+the measured range, the interval widens towards them by the prior's ``structure_scale`` (learned
+from the corpus, ``scripts/learn_prior.py``): see
+:meth:`perfmodel.fitting.members.Uncertainty.structure_spread`.
+
+Imports from the data and fitting layers only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..data.measurements import Measurements
+from ..errors import PerfModelError
+from ..fitting.members import Member
+from ..fitting.model import Model
+
+#: The reference structures (presets of :data:`perfmodel.language.terms.PRESETS`), fitted with the
+#: defaults of ``perfmodel fit --preset NAME``.
+REFERENCE_PRESETS = ("data-parallel", "ernest", "pollux")
+
+
+def point_member(result, label: str) -> Member:
+    """``result``'s point fit as a :class:`Member` of weight 0 with one replicate, the point itself."""
+    expr = result._expression()
+    c = np.array(list(result.coefficients.values()), float)
+    theta = result._theta(expr)
+    return Member(expression=result.expression, param_bounds=dict(result.param_bounds),
+                  factors=list(result.factors), weight=0.0, point_coefficients=c, point_params=theta,
+                  coefficients=c[None, :], params=theta[None, :], label=label)
+
+
+def reference_members(meas: Measurements, seed: int = 0, presets=REFERENCE_PRESETS) -> list[Member]:
+    """Point fits of the reference structures on ``meas`` (a structure that cannot be fitted on these
+    factors, or whose fit is not finite, is left out)."""
+    out = []
+    for name in presets:
+        try:
+            res = Model(preset=name, seed=seed).fit(meas)
+        except PerfModelError:
+            continue
+        m = point_member(res, name)
+        if np.isfinite(m.point_coefficients).all() and np.isfinite(m.point_params).all():
+            out.append(m)
+    return out

@@ -1,0 +1,118 @@
+"""Reference structures in the point and the band (issue #22, item 5 and 6).
+
+The definitions are checked on members written by hand, with the numbers worked out from their
+formulas: a model T = 10 measured at p = 1..8 and three reference structures, one agreeing with it and
+two linear in p that fit it within 17–19 % where measured and reach 24 s and 40 s at p = 64.
+"""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from perfmodel import Model, PerfModelError, compute_intervals
+from perfmodel.data.datasets import load_dataset
+from perfmodel.fitting.members import Member, Noise, Uncertainty
+from perfmodel.uncertainty.references import REFERENCE_PRESETS
+
+
+def member(expr, coefs, label="", weight=0.0):
+    c = np.asarray(coefs, float)
+    return Member(expression=expr, param_bounds={}, factors=["p"], weight=weight, point_coefficients=c,
+                  point_params=np.zeros(0), coefficients=c[None, :], params=np.zeros((1, 0)), label=label)
+
+
+def hand_made(rule="structures-median", gamma=1.0):
+    refs = [member("1", [10.0], "same"), member("1 + p", [8.0, 0.25], "slow"), member("1 + p", [8.0, 0.5], "slower")]
+    # misfit where measured (p = 1..8): |log(r/10)| largest at p = 1
+    misfit = [0.0, math.log(10 / 8.25), math.log(10 / 8.5)]
+    return Uncertainty(members=[member("1", [10.0], "fit", 1.0)], noise=Noise(0.0, None, "residuals"),
+                       calibration=[], factor_ranges={"p": (1.0, 8.0)},
+                       prior={"kappa": {"same_nodes": 0.0, "crosses_nodes": 0.0, "unknown": 0.0},
+                              "pseudo_configurations": 1.0, "band_scale": 1.0, "level": 0.9,
+                              "structure_scale": gamma, "point_rule": rule},
+                       references=refs, reference_misfit=misfit)
+
+
+def test_structures_follow_their_formulas_beyond_the_measurements():
+    unc = hand_made()
+    env = {"p": np.array([4.0, 64.0])}
+    shift, below, above = unc.structures(env, np.array([10.0, 10.0]))
+    # at p = 64: shifts 0, 0, log(24/10) - log(10/8.25), log(40/10) - log(10/8.5); the median of
+    # {0, 0, a, b} is a / 2
+    a = math.log(2.4) - math.log(10 / 8.25)
+    b = math.log(4.0) - math.log(10 / 8.5)
+    assert shift == pytest.approx([0.0, a / 2])
+    assert below == pytest.approx([0.0, a / 2]) and above == pytest.approx([0.0, b - a / 2])
+    t = unc.predict_point(env)
+    assert t == pytest.approx([10.0, 10.0 * math.exp(a / 2)])
+    point, low, high = unc.interval(env, 0.9)
+    assert point == pytest.approx(t)
+    # no noise, no κ: the band is the structures' reach (γ = 1), around the shifted point
+    assert low == pytest.approx([10.0, t[1] * math.exp(-a / 2)]) and high == pytest.approx([10.0, t[1] * math.exp(b - a / 2)])
+    assert low[1] == pytest.approx(10.0)  # the model's own prediction is the band's lower end
+
+
+def test_the_model_rule_keeps_the_formula_and_gamma_zero_keeps_the_band():
+    env = {"p": np.array([64.0])}
+    unc = hand_made(rule="model", gamma=0.0)
+    assert unc.predict_point(env) == pytest.approx([10.0])
+    t, low, high = unc.interval(env, 0.9)
+    assert t == pytest.approx([10.0]) and low == pytest.approx([10.0]) and high == pytest.approx([10.0])
+    widened = hand_made(rule="model", gamma=1.0).interval(env, 0.9)
+    assert widened[2][0] == pytest.approx(10.0 * 4.0 * 8.5 / 10)  # up to the slower structure, less its misfit
+
+
+def test_references_are_fitted_stored_and_used_alike_everywhere():
+    meas = load_dataset("tf-cnn-resnet50-dgx1")
+    res = compute_intervals(Model(preset="data-parallel").fit(meas), meas, replicates=30)
+    unc = res._uncertainty()
+    assert [m.label for m in unc.references] == list(REFERENCE_PRESETS)
+    assert len(unc.reference_misfit) == 3 and all(v >= 0 for v in unc.reference_misfit)
+    # where measured, every structure agrees within its misfit: the prediction is the formula's
+    env = meas.env()
+    assert np.allclose(unc.reference_shifts(env, unc.point(unc.point_predictions(env))), 0.0)
+    far = {"p": np.array([64.0, 256.0]), **{k: np.full(2, v[0]) for k, v in env.items() if k != "p"}}
+    out = res.predict(far, interval=0.9)
+    assert np.allclose(res.predict(far), out["predicted_time"])  # with and without an interval
+    assert np.all(out["predicted_low"] <= out["predicted_time"]) and np.all(out["predicted_time"] <= out["predicted_high"])
+    again = Uncertainty.from_dict(json.loads(json.dumps(unc.to_dict())))
+    assert np.allclose(again.interval(far, 0.9), unc.interval(far, 0.9))
+
+
+def test_malformed_references_are_refused():
+    d = hand_made().to_dict()
+    d["reference_misfit"] = [0.0]
+    with pytest.raises(PerfModelError, match="reference_misfit"):
+        Uncertainty.from_dict(d)
+    d = hand_made().to_dict()
+    d["prior"]["structure_scale"] = float("nan")
+    with pytest.raises(PerfModelError, match="structure_scale"):
+        Uncertainty.from_dict(d)
+    d = hand_made().to_dict()
+    d["references"][1]["point"]["coefficients"] = [1.0]
+    with pytest.raises(PerfModelError, match="malformed|do not match"):
+        Uncertainty.from_dict(d)
+
+
+def test_the_learning_script_computes_the_structures_as_the_product(learn_prior_module=None):
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    import pandas as pd
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("learn_prior_structures", root / "scripts" / "learn_prior.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["learn_prior_structures"] = mod
+    spec.loader.exec_module(mod)
+    unc = hand_made()
+    env = {"p": np.array([2.0, 16.0, 64.0, 512.0])}
+    t = np.full(4, 10.0)
+    shifts = unc.reference_shifts(env, t)
+    rec = pd.DataFrame({f"shift_{m.label}": a for m, a in zip(unc.references, shifts)})
+    got = mod.structures(rec, "structures-median")
+    for g, w in zip(got, unc.structures(env, t)):
+        assert np.allclose(g, w)
