@@ -117,18 +117,24 @@ def _interval(res, test: Measurements):
             out["predicted_high"].to_numpy(float), learn)
 
 
+def _with_prior() -> bool:
+    """``--with-prior`` (set in the environment, so the worker processes see it too): the shipped prior,
+    as the product uses it — to check the product against what scripts/learn_prior.py computes."""
+    return os.environ.get("PERFMODEL_BENCH_PRIOR") == "1"
+
+
 def run_auto(train: Measurements, test: Measurements):
     """``fit --auto`` (one process) then ``predict --interval 0.9``."""
     selection = auto_select(train, final_de=dict(CLI_DE), workers=1, **CLI_AUTO)
     res, _, averaging = plausible(selection)
-    compute_intervals(res, train, replicates=CLI_REPLICATES, prior=False, **averaging)
+    compute_intervals(res, train, replicates=CLI_REPLICATES, prior=_with_prior(), **averaging)
     return (*_interval(res, test), res.expression)
 
 
 def run_preset(name: str, train: Measurements, test: Measurements):
     """``fit --preset NAME`` then ``predict --interval 0.9``."""
     res = Model(preset=name, seed=CLI_AUTO["seed"], **CLI_DE).fit(train)
-    compute_intervals(res, train, replicates=CLI_REPLICATES, prior=False)
+    compute_intervals(res, train, replicates=CLI_REPLICATES, prior=_with_prior())
     return (*_interval(res, test), res.expression)
 
 
@@ -384,7 +390,12 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=None, help="CSV of one record per held-out row and method")
     ap.add_argument("--records", default=None, help="print the tables of saved records instead of fitting")
     ap.add_argument("--by-source", action="store_true", help="also print one table row per source and method")
+    ap.add_argument("--with-prior", action="store_true",
+                    help="intervals with the shipped prior, as the product gives them (default: without, the "
+                         "baseline scripts/learn_prior.py learns from)")
     args = ap.parse_args(argv)
+    if args.with_prior:
+        os.environ["PERFMODEL_BENCH_PRIOR"] = "1"
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     for m in methods:
         if m not in METHODS:

@@ -48,10 +48,10 @@ from perfmodel.uncertainty.prior import FORMAT, PRIOR_FILE  # noqa: E402
 
 LEVEL = 0.9
 ALPHA = 1 - LEVEL
-N0_GRID = (0.5, 1.0, 2.0, 3.0, 5.0, 8.0)
+N0_GRID = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
 #: Scales of the members' and the noise's own band tried (1: as the bootstrap gives it; below 1: the
 #: bootstrap and the noise quantiles are wider than the held-out errors need where κ·d is small).
-BAND_SCALE_GRID = (0.6, 0.7, 0.8, 0.9, 1.0)
+BAND_SCALE_GRID = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 #: Scales of the reference structures' reach tried (0: the structures do not widen the band).
 GAMMA_GRID = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5)
 #: Point rules tried (:data:`perfmodel.fitting.members.POINT_RULES`).

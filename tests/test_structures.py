@@ -116,3 +116,45 @@ def test_the_learning_script_computes_the_structures_as_the_product(learn_prior_
     got = mod.structures(rec, "structures-median")
     for g, w in zip(got, unc.structures(env, t)):
         assert np.allclose(g, w)
+
+
+def test_the_product_gives_the_intervals_the_learning_script_emulates():
+    """scripts/learn_prior.py learns on records made without the prior and emulates the product's
+    intervals with it; the product, given the shipped prior, must give those very intervals."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    import pandas as pd
+
+    from perfmodel.fitting.members import distance, series_evidence
+    from perfmodel.uncertainty.prior import load_prior
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("learn_prior_fidelity", root / "scripts" / "learn_prior.py")
+    lp = importlib.util.module_from_spec(spec)
+    sys.modules["learn_prior_fidelity"] = lp
+    spec.loader.exec_module(lp)
+    meas = load_dataset("tf-cnn-resnet50-dgx1")
+    train = meas.subset(meas.values("p") <= 2)
+    far = {"p": np.array([4.0, 8.0, 64.0]), **{k: np.full(3, meas.values(k)[0]) for k in meas.factors if k != "p"}}
+    prior = load_prior()
+    base = compute_intervals(Model(preset="data-parallel").fit(train), train, replicates=40, prior=False)
+    unc = base._uncertainty()
+    t, lo0, hi0 = unc.interval(far, 0.9, widen=False)
+    S, n = series_evidence(unc.calibration)
+    rec = pd.DataFrame({"source": "s", "family": "f", "series": "x", "cut": 2.0, "n_train_configs": 2,
+                        "y_true": t, "pred": t, "low": np.nan, "high": np.nan, "band_low": np.log(t / lo0),
+                        "band_high": np.log(hi0 / t), "d_model": distance(unc.factor_ranges, far),
+                        "evidence": S, "n_evidence": n, "distance": 1.0, "crossing": "unknown", "bucket": ""})
+    for m, a in zip(unc.references, unc.reference_shifts(far, t)):
+        rec[f"shift_{m.label}"] = a
+    r = lp.prepare(rec, prior["point_rule"])
+    with_prior = compute_intervals(Model(preset="data-parallel").fit(train), train, replicates=40, prior=True)
+    got = with_prior.predict(far, interval=0.9)
+    crossing = with_prior._uncertainty().kappas(far, 0.9)  # the product's κ per row (its crossing class)
+    lo, hi = lp.halves(r, crossing, prior["band_scale"], prior["structure_scale"])
+    tp = r["pred"].to_numpy(float)
+    assert np.allclose(got["predicted_time"], tp, rtol=1e-9)
+    assert np.allclose(got["predicted_low"], tp * np.exp(-lo), rtol=1e-9)
+    assert np.allclose(got["predicted_high"], tp * np.exp(hi), rtol=1e-9)

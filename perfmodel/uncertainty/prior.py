@@ -3,8 +3,10 @@
 ``extrapolation_prior.json`` beside this module is data, not code: how fast the log error of an
 extrapolation grows per doubling beyond the measured range (κ), for targets on no more nodes than
 measured, for targets on more nodes, and when the topology is unknown; how many configurations
-of a series the population counts as (``pseudo_configurations``); and how much the members' and the
-noise's own band must be scaled to cover as often as it says (``band_scale``). It is written by
+of a series the population counts as (``pseudo_configurations``); how much the members' and the
+noise's own band must be scaled to cover as often as it says (``band_scale``); how much of the reference
+structures' reach beyond the measurements the band takes in (``structure_scale``) and how the point
+prediction is made from the model and those structures (``point_rule``). It is written by
 ``scripts/learn_prior.py`` from the corpus of ``benchmarks/corpus.py`` (its sources and date are in
 the file) and read when intervals are computed; :func:`perfmodel.fitting.members.combined_kappa`
 combines it with what the series shows about itself.
@@ -12,7 +14,7 @@ combines it with what the series shows about itself.
 :func:`topology` records, at fit time, how node crossings of a later target are told: the ``nodes``
 factor when mapped, else ``gpus_per_node`` (given, e.g. ``--gpus-per-node 8``) and ``p``.
 
-Imports from the data layer only.
+Imports from the data and fitting layers only.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import numpy as np
 
 from ..data import Measurements
 from ..errors import PerfModelError
+from ..fitting.members import POINT_RULES
 
 PRIOR_FILE = Path(__file__).resolve().parent / "extrapolation_prior.json"
 FORMAT = "perfmodel.prior/1"
@@ -42,9 +45,12 @@ def _load(path: str) -> dict:
         raise PerfModelError(f"{path} is not an extrapolation prior ({FORMAT})")
     kappa = d.get("kappa", {})
     vals = ([kappa.get(k) for k in ("same_nodes", "crosses_nodes", "unknown")]
-            + [d.get("pseudo_configurations"), d.get("band_scale", 1.0)])
+            + [d.get("pseudo_configurations"), d.get("band_scale", 1.0), d.get("structure_scale", 0.0)])
     if not all(isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 for v in vals):
-        raise PerfModelError(f"{path}: κ and pseudo_configurations must be finite numbers >= 0")
+        raise PerfModelError(f"{path}: κ, pseudo_configurations, band_scale and structure_scale must be finite "
+                             "numbers >= 0")
+    if d.get("point_rule", "model") not in POINT_RULES:
+        raise PerfModelError(f"{path}: point_rule must be one of {', '.join(POINT_RULES)}")
     return d
 
 
@@ -52,8 +58,8 @@ def load_prior(path: str | Path | None = None) -> dict:
     """The prior as stored with a fit's intervals: κ per crossing, pseudo-configurations, and where it
     came from (sources, date, series)."""
     d = _load(str(path or PRIOR_FILE))
-    keep = ("format", "kappa", "pseudo_configurations", "band_scale", "level", "n_series", "n_splits", "created",
-            "sources")
+    keep = ("format", "kappa", "pseudo_configurations", "band_scale", "structure_scale", "point_rule", "level",
+            "n_series", "n_splits", "created", "sources")
     return {k: d[k] for k in keep if k in d}
 
 

@@ -19,10 +19,11 @@ import numpy as np
 from ..data.measurements import Measurements
 from ..errors import PerfModelError
 from ..fitting.members import Member
-from ..fitting.model import Model
+from ..fitting.model import Model, exact_settings
 
-#: The reference structures (presets of :data:`perfmodel.language.terms.PRESETS`), fitted with the
-#: defaults of ``perfmodel fit --preset NAME``.
+#: The reference structures (presets of :data:`perfmodel.language.terms.PRESETS`), fitted as
+#: ``perfmodel fit --preset NAME`` fits them (a linear one by its exact solution, the same fit in one
+#: generation).
 REFERENCE_PRESETS = ("data-parallel", "ernest", "pollux")
 
 
@@ -42,7 +43,8 @@ def reference_members(meas: Measurements, seed: int = 0, presets=REFERENCE_PRESE
     out = []
     for name in presets:
         try:
-            res = Model(preset=name, seed=seed).fit(meas)
+            model = Model(preset=name, seed=seed)
+            res = model.clone(**exact_settings(model, meas)).fit(meas)  # a linear structure: solved exactly
         except PerfModelError:
             continue
         m = point_member(res, name)
