@@ -50,8 +50,11 @@ LEVEL = 0.9
 ALPHA = 1 - LEVEL
 N0_GRID = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
 #: Scales of the members' and the noise's own band tried (1: as the bootstrap gives it; below 1: the
-#: bootstrap and the noise quantiles are wider than the held-out errors need where κ·d is small).
-BAND_SCALE_GRID = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+#: bootstrap and the noise quantiles are wider than the held-out errors need where κ·d is small). The
+#: corpus's held-out runs all lie beyond the measured range, so they cannot say how narrow the band may
+#: get inside it: below 0.7 a correct model's 90 % intervals on a known formula cover less than 85 %
+#: (tests/test_uncertainty.py: 79.5 % at 0.5), so the grid stops there.
+BAND_SCALE_GRID = (0.7, 0.8, 0.9, 1.0)
 #: Scales of the reference structures' reach tried (0: the structures do not widen the band).
 GAMMA_GRID = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5)
 #: Point rules tried (:data:`perfmodel.fitting.members.POINT_RULES`).

@@ -158,3 +158,10 @@ def test_the_product_gives_the_intervals_the_learning_script_emulates():
     assert np.allclose(got["predicted_time"], tp, rtol=1e-9)
     assert np.allclose(got["predicted_low"], tp * np.exp(-lo), rtol=1e-9)
     assert np.allclose(got["predicted_high"], tp * np.exp(hi), rtol=1e-9)
+
+
+def test_the_ernest_reference_keeps_a_term_for_each_other_varying_factor():
+    from perfmodel.uncertainty.references import ernest_spec
+
+    # the corpus's prior was learned with this structure: Ernest's four terms and the batch size
+    assert ernest_spec(load_dataset("tf-cnn-resnet50-dgx1")) == "1 + N/p + log(p) + p + b"

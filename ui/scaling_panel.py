@@ -98,7 +98,8 @@ def headline(data, view: View) -> str:
     for s, t in zip(data.styles, data.contributions.columns):
         cats[s.category] = cats.get(s.category, 0.0) + float(data.contributions[t].iloc[-1])
     top = max(cats, key=cats.get) if cats else None
-    share = cats[top] / t_end * 100 if top and t_end else float("nan")
+    total = sum(cats.values())  # the formula's own total: the point may lean towards the reference structures
+    share = cats[top] / total * 100 if top and total else float("nan")
     unit = time_unit(t_hi, t_end)
 
     def at(t: float, where: float) -> str:  # the prediction and, once computed, its 90 % interval

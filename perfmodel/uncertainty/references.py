@@ -3,7 +3,8 @@
 An interval must include the structures the data cannot rule out. Beside the search's plausible
 candidates (the members), every fit carries the point fits of three fixed structures of the field on
 the same measurements: ``data-parallel`` (start-up + compute + tree all-reduce + per-worker cost),
-``ernest`` (Venkataraman et al. 2016: θ0 + θ1·N/p + θ2·log p + θ3·p) and ``pollux`` (Qiao et al. 2021:
+``ernest`` (Venkataraman et al. 2016: θ0 + θ1·N/p + θ2·log p + θ3·p, and a linear term for each other
+factor that varies) and ``pollux`` (Qiao et al. 2021:
 compute and synchronisation with their overlap). Where they and the point prediction disagree beyond
 the measured range, the interval widens towards them by the prior's ``structure_scale`` (learned
 from the corpus, ``scripts/learn_prior.py``): see
@@ -20,6 +21,7 @@ from ..data.measurements import Measurements
 from ..errors import PerfModelError
 from ..fitting.members import Member
 from ..fitting.model import Model, exact_settings
+from ..language.terms import preset_spec
 
 #: The reference structures (presets of :data:`perfmodel.language.terms.PRESETS`), fitted as
 #: ``perfmodel fit --preset NAME`` fits them (a linear one by its exact solution, the same fit in one
@@ -37,13 +39,24 @@ def point_member(result, label: str) -> Member:
                   coefficients=c[None, :], params=theta[None, :], label=label)
 
 
+def ernest_spec(meas: Measurements) -> str:
+    """Ernest's terms (the ``ernest`` preset) and a linear term for each other factor that varies (the
+    batch size, say): a structure for the whole of the data, as the corpus's prior was learned with."""
+    symbols = list(meas.factors)
+    vary = meas.varying()
+    positive = [s for s in symbols if meas.values(s).min() >= 1]
+    spec = preset_spec("ernest", symbols, positive, vary, env=meas.env())
+    have = {t.strip() for t in spec.split("+")}
+    return " + ".join([spec] + [x for x in symbols if x not in ("p", "N") and x in vary and x not in have])
+
+
 def reference_members(meas: Measurements, seed: int = 0, presets=REFERENCE_PRESETS) -> list[Member]:
     """Point fits of the reference structures on ``meas`` (a structure that cannot be fitted on these
     factors, or whose fit is not finite, is left out)."""
     out = []
     for name in presets:
         try:
-            model = Model(preset=name, seed=seed)
+            model = Model(terms=ernest_spec(meas), seed=seed) if name == "ernest" else Model(preset=name, seed=seed)
             res = model.clone(**exact_settings(model, meas)).fit(meas)  # a linear structure: solved exactly
         except PerfModelError:
             continue
