@@ -48,6 +48,7 @@ from .search import auto_select, plausible
 from .uncertainty import compute_intervals
 from .fitting.model import exact_settings
 from .data.measurements import Measurements
+from .data.writers import to_csv
 from .errors import PerfModelError, did_you_mean
 from .fitting.evaluate import cross_validate
 from .language.expression import ITERATIONS, _lex_check, _names, parse_expression, parse_bounds
@@ -151,7 +152,7 @@ class GroupFits:
             files.append(name)
         summary["model_file"] = files
         path = out / "summary.csv"
-        summary.to_csv(path, index=False, encoding="utf-8")
+        to_csv(summary, path, encoding="utf-8")
         return path
 
 

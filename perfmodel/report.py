@@ -22,6 +22,7 @@ import plotly.graph_objects as go
 
 from .version import __version__
 from .data.measurements import Measurements
+from .data.writers import to_csv
 from .errors import PerfModelError
 from .fitting.evaluate import METRIC_LABELS
 from .plots.style import TIME_UNIT, fmt_num, term_styles
@@ -135,7 +136,7 @@ def predictions_frame(result, meas: Measurements, cv_predicted: np.ndarray | Non
 
 
 def predictions_csv(result, meas: Measurements, cv_predicted: np.ndarray | None = None) -> str:
-    return predictions_frame(result, meas, cv_predicted).to_csv(index=False, float_format="%.6g")
+    return to_csv(predictions_frame(result, meas, cv_predicted), float_format="%.6g")
 
 
 def latex_snippet(result) -> str:
