@@ -39,6 +39,18 @@ def candidate_columns(frame: pd.DataFrame, time: str, factors: dict) -> list[str
     return out
 
 
+def group_columns() -> list[str]:
+    """The current data's columns that split it into groups (a bundled dataset's own group columns
+    when it names them), for pointing a poor single fit to the Groups page."""
+    ss = st.session_state
+    data = ss.get("data")
+    if data is None:
+        return []
+    cols = candidate_columns(data["frame"], data["time"], data["factors"])
+    suggested = get_dataset(data["name"]).groups if data.get("source") == "bundled" else ()
+    return [c for c in suggested if c in cols] or cols
+
+
 def tables() -> dict[str, dict]:
     """{label: table} to choose from; the first is the default.
 
@@ -97,7 +109,7 @@ def run(table: dict, by: list[str], terms: str) -> GroupFits:
     """Fit ``terms`` to every group of ``table`` by the ``by`` columns (cached; raises PerfModelError)."""
     settings = settings_for(table, terms)
     return _fit(str(table["key"]), json.dumps(list(by)), json.dumps(settings, sort_keys=True), table["time"],
-                json.dumps(table["factors"], sort_keys=True), table["frame"])
+                json.dumps(table["factors"]), table["frame"])  # in the mapping's order: it numbers the folds
 
 
 def default_shown(fits: GroupFits, most: int = 8) -> list[str]:
