@@ -145,8 +145,8 @@ def empty_figure(message: str, x_title: str = "", y_title: str = "", title: str 
     return style(fig, title)
 
 
-def time_title(what: str = "time") -> str:
-    return f"{what} ({TIME_UNIT})"
+def time_title(what: str = "time", unit: str = TIME_UNIT) -> str:
+    return f"{what} ({unit})"
 
 
 def factor_title(symbol: str, column: str | None = None) -> str:
@@ -190,6 +190,27 @@ def time_unit(*values: float) -> str:
     below 2 h, else h."""
     a = max((abs(float(v)) for v in values if math.isfinite(float(v))), default=0.0)
     return "ms" if a < 1 else "s" if a < 120 else "min" if a < 7200 else "h"
+
+
+def unit_seconds(unit: str) -> float:
+    """Seconds in one ``unit`` (ms, s, min, h)."""
+    return dict(_TIME_UNITS)[unit]
+
+
+def view_unit(*arrays) -> str:
+    """One time unit for a whole view (headline, axes, tables), chosen by :func:`time_unit` from the
+    largest finite value of ``arrays`` (seconds)."""
+    values = [np.asarray(a, float).ravel() for a in arrays if a is not None]
+    values = [v[np.isfinite(v)] for v in values]
+    return time_unit(max((float(np.abs(v).max()) for v in values if v.size), default=0.0))
+
+
+def log_scale_default(values, ratio: float = 10.0) -> bool:
+    """A log axis by default when the positive ``values`` span ``ratio`` (a decade) or more: on a
+    linear axis the small end, and a band around it, would be a few pixels tall."""
+    v = np.asarray(values, float)
+    v = v[np.isfinite(v)]
+    return bool(v.size and v.min() > 0 and v.max() / v.min() >= ratio)
 
 
 def fmt_seconds(v: float, unit: str | None = None) -> str:
@@ -273,9 +294,7 @@ def config_label(values: dict, sep: str = " · ") -> str:
 
 
 def _log_axis(values: np.ndarray) -> bool:
-    v = np.asarray(values, float)
-    v = v[np.isfinite(v)]
-    return bool(v.size and v.min() > 0 and v.max() / v.min() >= 8)
+    return log_scale_default(values, 8.0)
 
 
 #: Mantissas tried for log-axis ticks, sparsest first.

@@ -1,0 +1,121 @@
+"""Issue 21: every figure from one source, a poor fit not quoted, one unit per view, a visible band.
+
+AppTests (what a person sees) and the library functions behind them."""
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from perfmodel import Model, cross_validate
+from perfmodel.advise import advise
+from perfmodel.data.datasets import get_dataset, load_dataset
+from perfmodel.fitting.quality import POOR_MAPE, POOR_MAX_ERROR, POOR_R2, judge, judge_result
+from perfmodel.uncertainty import compute_intervals
+from perfmodel.uncertainty.ranges import range_at
+from tests.cli_run import run
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+pytestmark = pytest.mark.usefixtures("served_like_a_server")
+
+
+def plain(markdown: str) -> str:
+    return re.sub(r"\\(.)", r"\1", markdown)
+
+
+def app_on(**query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=240)
+    at.query_params.update(query)
+    at.run()
+    assert not at.exception
+    return at
+
+
+# -- guardrails ------------------------------------------------------------------------------------
+def test_judge_names_each_value_past_its_threshold():
+    good = judge({"mape": 2.0, "r2": 0.99, "max_pct_error": 5.0}, {"mape": 3.0})
+    assert not good.poor and good.reasons == []
+    bad = judge({"mape": 60.0, "r2": 0.04, "max_pct_error": 146.0}, {"mape": 62.0})
+    assert bad.poor and bad.sentence() == (f"cross-validated error 62 % (above {POOR_MAPE:.0f} %), "
+                                           f"R² 0.04 (below {POOR_R2:g}), largest error 146 % "
+                                           f"(above {POOR_MAX_ERROR:.0f} %)")
+    # without a cross-validation, the in-sample error is judged and called what it is
+    assert judge({"mape": 30.0, "r2": 0.9, "max_pct_error": 50.0}).reasons == ["typical error 30 % (above 25 %)"]
+    assert not judge({"mape": float("nan"), "r2": float("nan")}).poor  # nothing known: nothing claimed
+
+
+def test_one_model_over_every_cnn_and_platform_is_judged_poor_the_default_is_not():
+    ds = get_dataset("tf-cnn-all")
+    meas = load_dataset("tf-cnn-all")
+    model = Model(ds.terms)
+    res = model.fit(meas)
+    res.validation["5-fold"] = cross_validate(model, meas, k=5).metrics
+    assert judge_result(res).poor
+    default = get_dataset("tf-cnn-resnet50-dgx1")
+    ok = Model(default.terms).fit(load_dataset(default.name))
+    assert not judge_result(ok).poor
+
+
+def test_scaling_page_says_a_poor_fit_is_poor_instead_of_quoting_it():
+    at = app_on(dataset="tf-cnn-all")
+    at.switch_page("pages/scaling.py").run()
+    assert not at.exception
+    warnings = [plain(w.value) for w in at.warning]
+    poor = [w for w in warnings if "too poor to quote a prediction" in w]
+    assert poor, warnings
+    assert "R² 0.04" in poor[0] and "Groups" in poor[0] and "model" in poor[0]
+    assert not any("the model predicts" in plain(i.value) for i in at.info)  # no headline
+    assert any("No best speedup is quoted" in c.value for c in at.caption)
+
+
+# -- one unit, a visible band ----------------------------------------------------------------------
+def test_scaling_page_uses_one_unit_and_a_log_time_axis_when_the_curve_spans_a_decade():
+    at = app_on()
+    at.switch_page("pages/scaling.py").run()
+    assert not at.exception
+    [head] = [plain(i.value) for i in at.info if "the model predicts" in i.value]
+    units = set(re.findall(r"\d (ms|s|min|h)\b", head))
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    contrib = json.loads(at.get("plotly_chart")[1].proto.spec)
+    # ResNet-50 from 98 min at p = 1 to 3 min at p = 32: minutes, in the sentence and on both axes
+    assert units == {"min"}, head
+    assert spec["layout"]["yaxis"]["title"]["text"] == "predicted time (min)"
+    assert contrib["layout"]["yaxis"]["title"]["text"] == "predicted time (min)"
+    assert spec["layout"]["yaxis"]["type"] == "log"  # 98 -> 3 min: more than a decade
+    assert at.toggle(key="w:logy").value is True
+
+
+# -- one source -----------------------------------------------------------------------------------
+def test_groups_results_and_cli_agree_on_the_cross_validated_error(tmp_path, capsys):
+    """ResNet-50 on dgx1-p100: the Groups page's group, the Results page's default dataset and the
+    CLI's `fit --cv 5` are the same 8 runs with the same terms, settings, folds and seed."""
+    at = app_on()
+    at.switch_page("pages/results.py").run()
+    results = at.session_state["result"].validation
+    [(label, metrics)] = results.items()
+    at.switch_page("pages/groups.py").run()
+    assert not at.exception
+    table = at.dataframe[0].value.set_index("group")
+    on_groups = float(table.loc["ResNet-50 / dgx1-p100", "CV MAPE (%)"])
+    model = tmp_path / "m.json"
+    code, _, err = run(["fit", "tf-cnn-resnet50-dgx1", "--cv", "5", "--replicates", "0", "--maxiter", "300",
+                        "--out", model], capsys)
+    assert code == 0, err
+    on_cli = json.loads(model.read_text())["validation"]["5-fold"]["mape"]
+    assert on_groups == pytest.approx(metrics["mape"], rel=1e-9) == pytest.approx(on_cli, rel=1e-9)
+
+
+def test_advise_quotes_the_range_the_headline_quotes():
+    ds = get_dataset("tf-cnn-resnet50-dgx1")
+    meas = load_dataset(ds.name)
+    res = compute_intervals(Model(ds.terms).fit(meas), meas, replicates=100)
+    target = {"p": 32.0, "b": 64.0, "N": 1281167.0}
+    r = range_at(res, target)
+    a = advise(res, target, {"p": [1, 2, 4, 8, 16]}).attrs
+    assert a["target_time"] == pytest.approx(r.point, rel=1e-12)
+    assert a["target_halfwidth_pct"] == pytest.approx(r.halfwidth_pct, rel=1e-12)
+    assert r.low < r.point < r.high
