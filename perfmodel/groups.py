@@ -30,6 +30,7 @@ perfmodel.parallel, never from plots, report or the CLI.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import hashlib
 import inspect
 import math
@@ -136,6 +137,23 @@ class GroupFits:
         other = [c for c in rest if c not in coef and c not in share]
         tail = [c for c in ("notes", "model_file") if c in frame.columns]
         return frame[[c for c in lead if c in frame.columns] + coef + share + other + tail]
+
+    def with_intervals(self, labels=None, replicates: int = 200, gpus_per_node: float | None = None) -> "GroupFits":
+        """A copy in which the fitted groups named in ``labels`` (default: all) carry prediction
+        intervals, computed as ``fit_groups(..., replicates=...)`` computes them (the same
+        :func:`~perfmodel.uncertainty.compute_intervals` on the same rows), for a view that needs
+        the bands of a few groups only; groups that already have intervals are kept as they are."""
+        outcomes = []
+        for o, meas in zip(self.outcomes, self.data):
+            r = o.result
+            if r is not None and not r.has_intervals and (labels is None or o.label in labels) and replicates:
+                r = FitResult.from_dict(r.to_dict())
+                fitted = Measurements(meas.frame, meas.time, {s: c for s, c in meas.factors.items() if s in r.factors},
+                                      [], meas.name)  # without the factors left out as constant, as it was fitted
+                compute_intervals(r, fitted, replicates=int(replicates), gpus_per_node=gpus_per_node)
+                o = dataclasses.replace(o, result=r)
+            outcomes.append(o)
+        return dataclasses.replace(self, outcomes=outcomes)
 
     def save(self, directory) -> Path:
         """Write ``DIRECTORY/summary.csv`` and one model JSON per fitted group; returns the CSV path."""

@@ -119,3 +119,44 @@ def test_advise_quotes_the_range_the_headline_quotes():
     assert a["target_time"] == pytest.approx(r.point, rel=1e-12)
     assert a["target_halfwidth_pct"] == pytest.approx(r.halfwidth_pct, rel=1e-12)
     assert r.low < r.point < r.high
+
+
+# -- groups: ranges, fair ranking, readable table ---------------------------------------------------
+def test_groups_headline_carries_ranges_and_leaves_poor_fits_unranked():
+    at = app_on()
+    at.switch_page("pages/groups.py").run()
+    assert not at.exception
+    text = " ".join(plain(m.value) for m in at.markdown)
+    best = re.search(r"scales best \((\d+\.?\d*)× \((\d+\.?\d*)–(\d+\.?\d*)×\) speedup", text)
+    assert best, text
+    v, lo, hi = map(float, best.groups())
+    assert lo < v < hi
+    shown = at.dataframe[0].value
+    assert "None" not in shown.astype(str).to_numpy() and "—" in shown.to_numpy()
+    assert not any(c.startswith("c[") for c in shown.columns)
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    from perfmodel.plots.style import GROUP_COLORS
+    lines = [tr for tr in spec["data"] if tr.get("mode") == "lines" and tr.get("showlegend", True)
+             and "interval" not in tr.get("name", "")]
+    assert {tr["line"]["color"] for tr in lines} <= set(GROUP_COLORS)  # Okabe–Ito
+    assert sum(tr.get("fill") == "tonexty" for tr in spec["data"]) == len(lines)  # a band per charted group
+    # grouped by model only, every group mixes 4 platforms: 42-58 % CV error, too poor to rank
+    at.multiselect(key="w:g:by:tf-cnn-all").set_value(["model"]).run()
+    assert not at.exception
+    text = " ".join(plain(m.value) for m in at.markdown)
+    assert "scales best" not in text and "too poor to compare" in text and "InceptionV3: cross-validated error" in text
+
+
+def test_group_intervals_added_later_are_the_ones_fit_groups_computes():
+    from perfmodel import fit_groups
+    from perfmodel.data.datasets import load_frame
+
+    ds = get_dataset("tf-cnn-all")
+    frame = load_frame("tf-cnn-all")
+    frame = frame[frame["platform"].isin(["dgx1-p100"]) & frame["model"].isin(["ResNet-50", "AlexNet"])]
+    kw = dict(time=ds.time_column, factors=dict(ds.factors), terms=ds.terms, cv=0, executor="serial", maxiter=300)
+    direct = fit_groups(frame, ["model", "platform"], replicates=40, **kw)
+    later = fit_groups(frame, ["model", "platform"], **kw).with_intervals(replicates=40)
+    env = {"p": [32.0], "b": [32.0], "N": [1281167.0]}
+    for a, b in zip(direct.outcomes, later.outcomes):
+        assert np.array_equal(a.result.predict(env, interval=0.9).to_numpy(), b.result.predict(env, interval=0.9).to_numpy())

@@ -69,6 +69,18 @@ DISCRETE = ["#2563eb", "#ea580c", "#059669", "#9333ea", "#dc2626", "#0891b2", "#
             "#4b5563", "#65a30d"]
 
 
+#: One colour per group (the Groups page): Okabe & Ito's colour-blind-safe palette (2008), its yellow
+#: last (faint on white), its black kept for the ideal line's neighbours to stay apart.
+GROUP_COLORS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#000000", "#F0E442"]
+
+
+def translucent(hex_color: str, alpha: float) -> str:
+    """``#RRGGBB`` as an ``rgba(...)`` string with opacity ``alpha`` (a band in a curve's colour)."""
+    h = hex_color.lstrip("#")
+    r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
+    return f"rgba({r}, {g}, {b}, {alpha:g})"
+
+
 CONTINUOUS = "Viridis"
 
 
