@@ -326,9 +326,10 @@ def html_report(result, meas: Measurements, figures: dict[str, go.Figure] | None
         _table(constants_table(result)),
     ]
     if result.has_intervals:
+        facts = pd.DataFrame(result.interval_facts(0.9), columns=["", "how the 90 % intervals were made"])
         parts += ["<h2>Intervals</h2>",
-                  "<p>90 % intervals: low and high in the table above, bands on the charts below.</p>",
-                  f"<pre>{html.escape(result.intervals_report().split(chr(10), 1)[1])}</pre>"]
+                  "<p>90 % intervals: each constant's low and high in the table above, bands on the charts "
+                  "below.</p>", _table(facts)]
     else:
         parts.append("<p class='meta'>This fit carries no intervals (fitted with <code>--replicates 0</code>).</p>")
     notes = list(result.warnings) + _scaling_warnings(result, meas, scaling or {})
