@@ -160,3 +160,38 @@ def test_group_intervals_added_later_are_the_ones_fit_groups_computes():
     env = {"p": [32.0], "b": [32.0], "N": [1281167.0]}
     for a, b in zip(direct.outcomes, later.outcomes):
         assert np.array_equal(a.result.predict(env, interval=0.9).to_numpy(), b.result.predict(env, interval=0.9).to_numpy())
+
+
+# -- error positions point into what the user typed ------------------------------------------------
+@pytest.mark.parametrize("text,position", [("I*b^e1 + )", 10), ("b^e1 + (N/p", 8), ("  N/p ++* p", 9)])
+def test_a_syntax_error_names_the_position_in_the_users_text(text, position):
+    from perfmodel import PerfModelError
+    from perfmodel.language.expression import parse_expression
+
+    with pytest.raises(PerfModelError, match=rf"at position {position}:"):
+        parse_expression(text, ["p", "N", "b"])
+
+
+def test_the_custom_terms_error_points_into_the_box(tmp_path, capsys):
+    box = "I*b^e1 + )"  # 10 characters; the ')' is the 10th
+    at = app_on()
+    at.switch_page("pages/model.py").run()
+    at.text_input(key="w:custom").set_value(box).run()
+    assert not at.exception
+    [err] = [plain(e.value) for e in at.error if "cannot be used" in e.value]
+    assert "at position 10" in err and "custom terms box" in err, err
+    code, _, cli = run(["fit", "tf-cnn-resnet50-dgx1", "--terms", box, "--out", tmp_path / "m.json"], capsys)
+    assert code == 2 and "at position 10" in cli  # the CLI counts the same characters
+
+
+def test_lambda_path_legend_names_the_terms_in_plain_words():
+    from perfmodel.plots.selection import lambda_path_figure, term_names
+    from perfmodel.search import lambda_path
+
+    meas = load_dataset("tf-cnn-resnet50-dgx1")
+    model = Model("1 + I*b^0.75 + I*log2(p)", maxiter=100)
+    path = lambda_path(model, meas, [0, 1e-3, 1e-1], k=3, workers=1)
+    fig = lambda_path_figure(path, names=term_names(model.fit(meas)))
+    legend = [tr.name for tr in fig.data if tr.name and "MAPE" not in tr.name]
+    assert legend[0] == "Start-up (fixed)" and legend[2].startswith("All-reduce, tree (log p)"), legend
+    assert not any("*" in name for name in legend)

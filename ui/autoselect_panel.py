@@ -26,7 +26,7 @@ import streamlit as st
 from perfmodel import Measurements, PerfModelError
 from perfmodel.search import Selection, auto_select, lambda_path, plausible
 from perfmodel.fitting import DEFAULT_LAM
-from perfmodel.plots.selection import lambda_path_figure, selection_figure
+from perfmodel.plots.selection import lambda_path_figure, selection_figure, term_names
 from ui import fitting, lambda_live, state
 from ui.widgets import flash, fmt_lambda, fmt_pct, md, show_flash
 
@@ -235,7 +235,9 @@ def _choose_lambda(meas: Measurements) -> None:
     if found["key"] != key:
         st.caption(f"This path is for other terms or settings ({md(path.expression)}); compute it again for the "
                    "current ones.")
-    st.plotly_chart(lambda_path_figure(path), key="auto:lampath_chart")
+    res = st.session_state.get("result")
+    names = term_names(res) if res is not None and set(path.terms) <= set(res.terms) else None
+    st.plotly_chart(lambda_path_figure(path, names=names), key="auto:lampath_chart")
     i = list(path.lams).index(path.chosen)
     c = st.columns([1, 1, 2])
     c[0].metric("λ picked by validation", fmt_lambda(path.chosen),

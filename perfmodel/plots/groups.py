@@ -24,7 +24,7 @@ import plotly.graph_objects as go
 from ..errors import PerfModelError
 from ..groups import GroupFits
 from .bands import add_band, speedup_interval
-from .style import CATEGORY_COLORS, CATEGORY_ORDER, GROUP_COLORS, IDEAL, set_log_ticks, translucent, empty_figure, factor_title, fmt_num, style, term_styles, time_title
+from .style import CATEGORY_COLORS, CATEGORY_ORDER, GROUP_COLORS, IDEAL, set_log_ticks, term_name, translucent, empty_figure, factor_title, fmt_num, style, term_styles, time_title
 from .scaling import scaling_data, typical_value
 
 
@@ -39,16 +39,13 @@ def _ok(fits: GroupFits, labels=None) -> list[tuple]:
 
 
 def term_names(fits: GroupFits) -> dict[str, str]:
-    """{term as written: its plain-word name with its formula}, over every fitted group
-    (``I*b^e1`` -> ``Compute per batch I·b^e1``; a term without a name keeps its formula)."""
+    """{term as written: its plain-word name with the term} over every fitted group
+    (``I*b^e1`` -> ``Compute per batch I·b^e1``; :func:`perfmodel.plots.style.term_name`)."""
     names: dict[str, str] = {}
     for o in fits.outcomes:
-        if o.result is None:
-            continue
-        for s in term_styles(o.result):
-            shown = s.text.replace("*", "·")
-            names.setdefault(s.text, s.label if s.label in (shown, s.formula) or s.text == "1"
-                             else f"{s.label} {shown}")
+        if o.result is not None:
+            for s in term_styles(o.result):
+                names.setdefault(s.text, term_name(s))
     return names
 
 

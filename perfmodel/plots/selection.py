@@ -22,7 +22,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .style import DISCRETE, IDEAL, MEASURED, PREDICTED, set_log_ticks, empty_figure, fmt_num, style, time_title
+from .style import DISCRETE, IDEAL, MEASURED, PREDICTED, set_log_ticks, empty_figure, fmt_num, style, term_name, term_styles, time_title
 from .parity import add_parity_guides, square_log_axes
 
 CHOSEN = "#dc2626"
@@ -78,16 +78,25 @@ def lambda_path_data(path) -> LambdaPathData:
                           float(path.lam_min), path.rule)
 
 
-def lambda_path_figure(path, title: str | None = "Regularisation path: choosing λ by validation") -> go.Figure:
+def term_names(result) -> dict[str, str]:
+    """{term as written: its legend name} (:func:`perfmodel.plots.style.term_name`)."""
+    return {s.text: term_name(s, grey_html=True) for s in term_styles(result)}
+
+
+def lambda_path_figure(path, title: str | None = "Regularisation path: choosing λ by validation",
+                       names: dict | None = None) -> go.Figure:
     """Top: each term's share of the mean time against λ; bottom: k-fold CV MAPE ± one
     standard error and in-sample MAPE. The chosen λ is marked (red), and the λ with the lowest
-    CV error (grey) when they differ. λ = 0 is drawn one decade left of the smallest λ > 0."""
+    CV error (grey) when they differ. λ = 0 is drawn one decade left of the smallest λ > 0.
+    ``names``: {term: legend name} (:func:`term_names` of a fit of the same terms)."""
     d = lambda_path_data(path)
+    names = names or {}
     if d.lams.size == 0:
         return empty_figure("No λ values to show", "λ", "MAPE (%)", title)
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.55, 0.45])
     for j, term in enumerate(d.terms):
-        fig.add_trace(go.Scatter(x=d.x, y=d.shares[:, j] * 100, mode="lines+markers", name=term,
+        fig.add_trace(go.Scatter(x=d.x, y=d.shares[:, j] * 100, mode="lines+markers",
+                                 name=names.get(term, term.replace("*", "·")),
                                  line=dict(color=DISCRETE[j % len(DISCRETE)], width=2), marker=dict(size=6),
                                  customdata=d.lams,
                                  hovertemplate=f"{term}<br>λ %{{customdata:.3g}}<br>share %{{y:.2f}} %<extra></extra>"),

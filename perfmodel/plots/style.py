@@ -259,6 +259,18 @@ class TermStyle:
         return f"{self.label} <span style='color:#6b7280'>{self.formula}</span>"
 
 
+def term_name(s: TermStyle, grey_html: bool = False) -> str:
+    """A term's name for a legend or a column: its plain-word label and the term as written
+    (``Compute per batch I·b^e1``; the term in grey HTML with ``grey_html``), the label alone for the
+    intercept, the term alone when it has no label of its own."""
+    shown = s.text.replace("*", "·")
+    if s.text == "1":
+        return s.label
+    if s.label in (s.formula, shown):
+        return shown
+    return f"{s.label} <span style='color:#6b7280'>{shown}</span>" if grey_html else f"{s.label} {shown}"
+
+
 def _pretty(term_text: str, params: dict) -> str:
     out = term_text
     for name, v in sorted(params.items(), key=lambda kv: -len(kv[0])):
