@@ -195,3 +195,17 @@ def test_lambda_path_legend_names_the_terms_in_plain_words():
     legend = [tr.name for tr in fig.data if tr.name and "MAPE" not in tr.name]
     assert legend[0] == "Start-up (fixed)" and legend[2].startswith("All-reduce, tree (log p)"), legend
     assert not any("*" in name for name in legend)
+
+
+# -- λ: the exception explained where it happens ---------------------------------------------------
+def test_raising_lambda_that_brings_a_term_back_says_why():
+    """The default model drops its start-up term at the default λ and has it back (10.6 s) at 0.01."""
+    at = app_on()
+    at.switch_page("pages/model.py").run()
+    assert not any("brought back" in i.value for i in at.info)
+    at.select_slider(key="w:lam").set_value(0.01).run()
+    assert not at.exception
+    [note] = [plain(i.value) for i in at.info if "brought back" in i.value]
+    assert "Start-up (fixed) (10.6 s)" in note and "λ = 1e-5" in note and "share of the time" in note, note
+    at.select_slider(key="w:lam").set_value(1e-3).run()  # 1e-3 keeps the same terms as 1e-5: nothing to explain
+    assert not any("brought back" in i.value for i in at.info)
