@@ -4,7 +4,6 @@ AppTests (what a person sees) and the library functions behind them."""
 
 import json
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,21 +16,16 @@ from perfmodel.fitting.quality import POOR_MAPE, POOR_MAX_ERROR, POOR_R2, judge,
 from perfmodel.uncertainty import compute_intervals
 from perfmodel.uncertainty.ranges import range_at
 from tests.cli_run import run
+from tests.test_app import new_app, plain
 
-ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
 pytestmark = pytest.mark.usefixtures("served_like_a_server")
 
 
-def plain(markdown: str) -> str:
-    return re.sub(r"\\(.)", r"\1", markdown)
-
-
 def app_on(**query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=240)
-    at.query_params.update(query)
-    at.run()
-    assert not at.exception
+    """A first run of the app (``tests.test_app.new_app``) with time for the group fits on a loaded machine."""
+    at = new_app(**query)
+    at.default_timeout = 240
+    assert not at.run().exception
     return at
 
 
