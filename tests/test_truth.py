@@ -203,3 +203,18 @@ def test_raising_lambda_that_brings_a_term_back_says_why():
     assert "Start-up (fixed) (10.6 s)" in note and "λ = 1e-5" in note and "share of the time" in note, note
     at.select_slider(key="w:lam").set_value(1e-3).run()  # 1e-3 keeps the same terms as 1e-5: nothing to explain
     assert not any("brought back" in i.value for i in at.info)
+
+
+# -- the search explains its choice ---------------------------------------------------------------
+def test_the_search_says_why_its_first_candidate_is_first():
+    """The default dataset: #1 (I·b^0.8, score 1.44) is first although #2 scores 1.12: all three are within
+    the score's noise, and #1 is the simplest; the page says so in plain words, the jargon in a tooltip."""
+    at = app_on()
+    at.switch_page("pages/model.py").run()
+    at.button(key="auto:go").click().run()
+    assert not at.exception
+    [why] = [plain(i.value) for i in at.info if plain(i.value).startswith("#1")]
+    assert "is listed first although its score (1.43) is not the lowest (1.12, #2)" in why, why
+    assert "#1 has 1 fitted parameter (constants and exponents), #2 has 2 fitted parameters" in why
+    captions = [c for c in at.caption if c.value.startswith("Tries sums")]
+    assert captions and "PMNF" not in captions[0].value and "readability cost" in captions[0].proto.help
