@@ -167,7 +167,7 @@ def test_group_fit_prints_a_table_per_group(tmp_path, capsys):
     table = {line.split()[0]: line for line in lines[head + 1:head + 6]}
     assert set(table) == {"InceptionV3", "ResNet-50", "ResNet-152", "AlexNet", "VGG16"}
     assert "skipped" in table["AlexNet"] and "fewer than the 6 required" in table["AlexNet"]
-    assert " ok " in table["VGG16"] and "T = " in table["VGG16"] and re.search(r"\d+\.\d\d\s+\d+\.\d\d", table["VGG16"])
+    assert " ok, poor fit " in table["VGG16"] and "T = " in table["VGG16"] and re.search(r"\d+\.\d\d\s+\d+\.\d\d", table["VGG16"])
 
 
 def test_dask_local_prints_its_dashboard_not_a_port_warning(tmp_path, capsys):
@@ -185,3 +185,19 @@ def test_dask_local_prints_its_dashboard_not_a_port_warning(tmp_path, capsys):
                             "--dask", "local", "--workers", "1", "--out", tmp_path / "g"], capsys)
     assert code == 0, err
     assert "already in use" not in err and re.search(r"Dask dashboard: http://127\.0\.0\.1:\d+/status", err), err
+
+
+def test_a_poor_fit_is_called_poor_on_the_command_line(tmp_path, capsys):
+    """tf-cnn-all as one model (MAPE 60 %, R² 0.04) warns and points to --group-by; grouped by model
+    only, every group (42-57 % CV error) is marked a poor fit in the table."""
+    code, _, err = run(["fit", "tf-cnn-all", "--replicates", "0", "--maxiter", "300", "--out", tmp_path / "m.json"],
+                       capsys)
+    assert code == 0 and "warning: this fit is too poor to quote its predictions" in err and "--group-by" in err
+    code, text, err = run(["fit", "tf-cnn-all", "--group-by", "model", "--replicates", "0", "--cv", "3",
+                           "--workers", "1", "--out", tmp_path / "g"], capsys)
+    assert code == 0, err
+    rows = [line for line in text.splitlines() if line.split()[:1] in (["VGG16"], ["AlexNet"])]
+    assert len(rows) == 2 and all("ok, poor fit" in r for r in rows) and "(poor fit: CV MAPE above 25 %" in text
+    code, text, _ = run(["fit", "tf-cnn-all", "--group-by", "model", "--group-by", "platform", "--replicates", "0",
+                         "--cv", "3", "--workers", "1", "--out", tmp_path / "g2"], capsys)
+    assert code == 0 and "poor fit" not in text  # one model per model and platform fits within a few %

@@ -23,6 +23,7 @@ from ..errors import PerfModelError
 from ..language.expression import parse_bounds
 from ..fitting.model import DEFAULT_LAM, LOSSES, MAX_SEED, PENALTIES, Model
 from ..fitting.problem import STRATEGIES
+from ..fitting.quality import judge_result
 from ..fitting.result import FitResult
 from ..uncertainty import compute_intervals
 from ..uncertainty.prior import describe
@@ -304,6 +305,10 @@ def _cmd_fit(args) -> int:
         print(result.intervals_report())
     if result.has_intervals:
         print(f"topology: {describe(result._uncertainty().topology)}")
+    verdict = judge_result(result)
+    if verdict.poor:
+        print(f"warning: this fit is too poor to quote its predictions: {verdict.sentence()}; fit one model per "
+              "group (--group-by COL), add terms (or --auto), or map a factor the time depends on", file=sys.stderr)
     for name in result.params:
         if any(w.startswith(f"{name} = ") and "at its bound" in w for w in result.warnings):
             print(f"hint: widen the bounds of {name} with --bounds {name}=LO:HI", file=sys.stderr)

@@ -17,6 +17,7 @@ from ..data.readers import read_table
 from ..errors import PerfModelError, did_you_mean
 from ..language.expression import parse_bounds
 from ..groups import fit_groups
+from ..fitting.quality import POOR_MAPE, POOR_R2, judge
 from ..parallel import dashboard_address, dask_client, executor_name
 
 
@@ -82,15 +83,22 @@ def group_table(summary: pd.DataFrame, limit: int = TABLE_ROWS) -> str:
     def column(name: str) -> list:
         return list(summary[name]) if name in summary else [None] * len(summary)
 
-    rows = [(str(g), str(s), pct(m), pct(cv), str(f) if s == "ok" else str(r))
-            for g, s, m, cv, f, r in zip(column("group"), column("status"), column("mape"), column("cv_mape"),
-                                         column("formula"), column("reason"))][:limit]
+    def status(s, m, cv, r2) -> str:  # a fitted group too poor to compare is marked so
+        poor = s == "ok" and judge({"mape": m, "r2": r2}, {"mape": cv}).poor
+        return f"{s}, poor fit" if poor else str(s)
+
+    rows = [(str(g), status(s, m, cv, r2), pct(m), pct(cv), str(f) if s == "ok" else str(r))
+            for g, s, m, cv, r2, f, r in zip(column("group"), column("status"), column("mape"), column("cv_mape"),
+                                             column("r2"), column("formula"), column("reason"))][:limit]
     head = ("group", "status", "MAPE %", "CV MAPE %", "formula (or reason skipped)")
     widths = [max(len(x[i]) for x in [head, *rows]) for i in range(4)]
     lines = []
     for row in [head, *rows]:
         cells = [row[0].ljust(widths[0]), row[1].ljust(widths[1]), row[2].rjust(widths[2]), row[3].rjust(widths[3])]
         lines.append("  ".join([*cells, row[4]]).rstrip())
+    if any(", poor fit" in row[1] for row in rows):
+        lines.append(f"(poor fit: CV MAPE above {POOR_MAPE:g} % or R² below {POOR_R2:g}, too poor to compare; "
+                     "group by more columns or change the terms)")
     return "\n".join(lines)
 
 
