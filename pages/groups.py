@@ -1,10 +1,10 @@
 """Groups: the same terms fitted to every framework, model or GPU type, compared side by side."""
 
-import numpy as np
 import streamlit as st
 
 from perfmodel import PerfModelError
-from perfmodel.plots.groups import MODES, best_scaling, common_range_end, group_scaling_data, group_scaling_figure, group_split_data, group_split_figure, group_table
+from perfmodel.data.writers import to_csv
+from perfmodel.plots.groups import MODES, common_range_end, group_scaling_data, group_scaling_figure, group_split_figure, group_table
 from perfmodel.plots.style import FACTOR_WORDS, fmt_num
 from ui import groups_panel
 from ui.nav import guard
@@ -70,19 +70,11 @@ mode = c[2].radio("Curves", MODES, key="w:g:mode", horizontal=True,
                   format_func=lambda m: {"time": "predicted time", "speedup": "speedup"}[m],
                   help="Speedup is each group's time at its smallest measured value over its time at x.")
 
+fits = groups_panel.with_intervals(table, by, terms, fits, shown)  # the charted groups' bands
 curves = group_scaling_data(fits, x, "speedup", labels=shown)
 at = common_range_end(curves)
 if at is not None and len(curves) > 1:
-    best = best_scaling(curves, at, "speedup")
-    worst = min(((cv.label, float(np.interp(at, cv.x, cv.y))) for cv in curves), key=lambda e: e[1])
-    split = group_split_data(fits, {x: at}, labels=[best[0], worst[0]])
-    why = {lab: {k: v[i] / split.total[i] * 100 for k, v in split.parts.items()} for i, lab in enumerate(split.labels)}
-    st.markdown(f"At {x} = {fmt_num(at)} (measured in every group shown), **{best[0]}** scales best "
-                f"({best[1]:.2f}× speedup; its time {why[best[0]]['compute']:.0f} % compute, "
-                f"{why[best[0]]['communication']:.0f} % communication) and **{worst[0]}** least "
-                f"({worst[1]:.2f}×; {why[worst[0]]['compute']:.0f} % compute, "
-                f"{why[worst[0]]['communication']:.0f} % communication, "
-                f"{why[worst[0]]['start-up']:.0f} % start-up).")
+    st.markdown(groups_panel.headline(fits, curves, x, at))
 
 scaling_curves = curves if mode == "speedup" else None
 st.plotly_chart(group_scaling_figure(fits, x, mode, labels=shown, curves=scaling_curves), width="stretch")
@@ -99,6 +91,7 @@ st.subheader("Constants and shares per group")
 summary_table = group_table(fits)
 st.dataframe(summary_table, hide_index=True, width="stretch",
              column_config={c_: st.column_config.NumberColumn(format="%.4g") for c_ in summary_table.columns
-                            if c_ not in ("group", "status", "reason / notes", "configurations")})
-st.download_button("Download summary.csv", fits.summary.to_csv(index=False).encode("utf-8"), "summary.csv",
+                            if c_ != "configurations" and summary_table[c_].dtype.kind == "f"})
+st.caption("—: the term is not in that group's model (a factor constant within the group left it out; see the notes).")
+st.download_button("Download summary.csv", to_csv(fits.summary).encode("utf-8"), "summary.csv",
                    "text/csv", icon=":material/download:")

@@ -3,6 +3,7 @@ and the recommendation a manager reads first (perfmodel.plan on the shown fit)."
 
 import streamlit as st
 
+from perfmodel.data.writers import to_csv
 from perfmodel.plots.plan import plan_deadline_figure, plan_frontier_figure
 from ui import intervals, plan_panel
 from ui.nav import guard
@@ -41,6 +42,6 @@ left.plotly_chart(plan_frontier_figure(frame), width="stretch", theme=None, key=
 right.plotly_chart(plan_deadline_figure(frame, measured_max=res.factor_ranges["p"][1]), width="stretch",
                    theme=None, key="plan_deadline")
 plan_panel.show_table(frame)
-st.download_button("Download the plan (CSV)", frame.to_csv(index=False, float_format="%.6g"),
+st.download_button("Download the plan (CSV)", to_csv(frame, float_format="%.6g"),
                    file_name="plan.csv", mime="text/csv", key="dl:plan_page", on_click="ignore",
                    icon=":material/table_view:", help="The same table as `perfmodel plan --out plan.csv`.")

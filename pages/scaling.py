@@ -3,7 +3,9 @@
 import streamlit as st
 
 from perfmodel.plots.scaling import scaling_contributions_figure, scaling_data, scaling_figure, speedup_data, speedup_figure, typical_value
+from perfmodel.plots.style import view_unit
 from ui import advise_panel, intervals, scaling_panel
+from ui.groups_panel import group_columns
 from ui.nav import guard
 from ui.text import md
 from ui.widgets import require_result
@@ -22,13 +24,18 @@ if not res.factors:
 view = scaling_panel.controls(res, meas)
 x = view.symbol
 data = scaling_data(res, x, view.fixed, meas, x_max=view.x_max)
-st.info(scaling_panel.headline(data, view), icon=":material/lightbulb:")
+unit = view_unit(data.total, data.high, data.points_y)  # one unit for the headline, the axes and the tables
+poor = scaling_panel.poor_fit_message(res, group_columns())
+if poor:
+    st.warning(poor, icon=":material/report:")
+else:
+    st.info(scaling_panel.headline(res, data, view, unit), icon=":material/lightbulb:")
 for w in res.prediction_warnings({x: data.x[-1:], **{s: [v] for s, v in view.fixed.items()}}):
     st.warning(md(w), icon=":material/warning:")
 
-st.plotly_chart(scaling_figure(res, x, meas=meas, log_x=view.log_x, log_y=view.log_y, data=data),
+st.plotly_chart(scaling_figure(res, x, meas=meas, log_x=view.log_x, log_y=view.log_y, data=data, unit=unit),
                 width="stretch", theme=None, key="scaling")
-st.plotly_chart(scaling_contributions_figure(res, x, meas=meas, log_x=view.log_x, data=data),
+st.plotly_chart(scaling_contributions_figure(res, x, meas=meas, log_x=view.log_x, data=data, unit=unit),
                 width="stretch", theme=None, key="scaling_contrib")
 
 if "p" in res.factors:
@@ -42,10 +49,10 @@ if "p" in res.factors:
         sp = speedup_data(res, data=pdata)
         fig = speedup_figure(res, log_x=bool(p_lo > 0 and p_hi * view.extend / p_lo >= 8), data=pdata)
     st.plotly_chart(fig, width="stretch", theme=None, key="speedup")
-    st.caption(scaling_panel.speedup_caption(sp))
+    st.caption("No best speedup is quoted: the fit is too poor (above)." if poor else scaling_panel.speedup_caption(sp))
 else:
     st.caption("Speedup and parallel efficiency need the symbol p (workers) mapped on the Data page.")
 
 st.divider()
 if intervals.ready():
-    advise_panel.show(res, meas, x, view.fixed, float(data.x[-1]))
+    advise_panel.show(res, meas, x, view.fixed, float(data.x[-1]), unit)

@@ -31,6 +31,7 @@ import pandas as pd
 from .errors import PerfModelError
 from .plan import Pricing
 from .fitting.members import DEFAULT_LEVEL, distance, extended, normal_quantile
+from .uncertainty.ranges import range_at
 
 _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 
@@ -160,7 +161,8 @@ def advise(result, target: dict, grid: dict | pd.DataFrame, *, budget: float | N
     # (each member thinned in proportion, its weight kept), the truths taken in chunks of TRUTH_CHUNK.
     small = thinned(unc, MAX_REPLICATES)
     preds_t, w, points_t = small.member_predictions(tgt)  # (S, 1) replicates at the target
-    t_point = float(unc.predict_point(tgt, points_t)[0])
+    today = range_at(result, target, level)  # the interval every view quotes for the target
+    t_point = today.point
     if not t_point > 0:
         raise PerfModelError("the model predicts no positive time at the target")
     lt = np.log(np.maximum(preds_t[:, 0], 1e-300))
@@ -173,6 +175,11 @@ def advise(result, target: dict, grid: dict | pd.DataFrame, *, budget: float | N
     _, below, above = unc.structures(tgt, unc.point(points_t))
     reach = unc.structure_scale(level) * float(max(below[0], above[0]))
     half0 = float(np.sqrt(scale ** 2 * (z * z * var0 + q * q) + (z * kappa * d0) ** 2 + reach ** 2))
+    # The thinned sample's half-width differs from the full ensemble's by sampling noise: every
+    # "after" is shifted by the same amount, so today's figure is range_at's and the gains keep
+    # their size.
+    shift = today.halfwidth_log - half0
+    half0 = today.halfwidth_log
     env = {s: cand[s].to_numpy(float) for s in result.factors}
     t_c, low_c, high_c = _intervals(unc, env, level)
     sigma = max(unc.noise.sigma, 1e-3)
@@ -204,6 +211,7 @@ def advise(result, target: dict, grid: dict | pd.DataFrame, *, budget: float | N
     out["predicted_time"] = t_c
     out["predicted_low"] = low_c
     out["predicted_high"] = high_c
+    after = after + shift
     out["target_halfwidth_pct"] = (np.exp(after) - 1) * 100
     out["gain_pct"] = np.maximum((np.exp(half0) - np.exp(after)) * 100, 0.0)  # estimator noise can dip below 0
     p = out["p"].to_numpy(float) if "p" in out else np.ones(len(out))

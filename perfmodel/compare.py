@@ -65,6 +65,7 @@ from .errors import PerfModelError
 from .fitting.evaluate import cross_validate, holdout, largest_scale_query
 from .fitting.model import DEFAULT_LAM, Model
 from .fitting.result import FitResult
+from .language.terms import preset_spec
 
 #: Extra-P's default single-parameter building blocks ``x^(i/j)·log2(x)^k`` as (i, j, k),
 #: from ``extrap/modelers/single_parameter/basic.py::create_default_building_blocks``
@@ -77,6 +78,11 @@ EXTRAP_EXPONENTS = (
     (5, 2, 1), (5, 2, 2), (8, 3, 0), (11, 4, 0), (3, 1, 0), (3, 1, 1),
 )
 _EPSILON = 0.0005  # Extra-P's minimum term contribution
+def ernest_extra_factors(meas: Measurements) -> list[str]:
+    """The varying factors that Ernest's four terms (N, p) leave out, each a term of the variant."""
+    return [s for s in meas.factors if s not in ("p", "N") and np.ptp(meas.values(s)) > 0]
+
+
 #: The preset peers of :func:`compare`, in the table's order.
 PRESET_PEERS = ("ernest", "data-parallel", "pollux", "optimus")
 
@@ -291,7 +297,7 @@ class Comparison:
         for col in METRIC_COLUMNS:
             flag = "best_" + col.split("_")[0]
             hits = self.table.loc[self.table[flag], "model"].tolist()
-            out[col] = hits[0] if hits else None
+            out[col] = " = ".join(hits) if hits else None  # a tie names every model in it
         return out
 
     def merged(self, other: "Comparison", after: str | None = "your model") -> "Comparison":
@@ -326,14 +332,44 @@ class Comparison:
         return "\n".join(lines)
 
 
+#: Two errors within this fraction of the lowest (1 %: 1.87 % and 1.885 %) are a tie: far below what
+#: another fold assignment or seed moves a cross-validated MAPE, and the same number as shown.
+TIE_RTOL = 0.01
+
+
 def _flag_best(table: pd.DataFrame) -> pd.DataFrame:
-    """Add the ``best_fit``/``best_cv``/``best_holdout`` columns: the lowest value of each metric."""
+    """Add the ``best_fit``/``best_cv``/``best_holdout`` columns: the lowest value of each metric and
+    every value tied with it (within :data:`TIE_RTOL`); and ``note``: for rows whose expression another
+    row also has, the settings in which their fits differ (why their numbers differ)."""
     for col in METRIC_COLUMNS:
         v = table[col].to_numpy(float)
         flag = "best_" + col.split("_")[0]
-        table[flag] = (np.isclose(v, np.nanmin(v), rtol=1e-9, atol=1e-12) & np.isfinite(v)
+        table[flag] = (np.isfinite(v) & (v <= np.nanmin(v) * (1 + TIE_RTOL) + 1e-12)
                        if np.isfinite(v).any() else False)
     return table
+
+
+#: The fit settings that make two fits of one expression differ, with their names in a note.
+_SETTING_NAMES = {"lam": "λ", "penalty": "penalty", "loss": "loss", "seed": "seed", "maxiter": "generations",
+                  "popsize": "population", "nonneg": "non-negative"}
+
+
+def same_expression_notes(table: pd.DataFrame, results: dict) -> dict[str, str]:
+    """{model: note} for rows that share their expression with an earlier row: what differs in their
+    fits' settings (``same terms as your model; λ = 0 here, 1e-05 there``), or that nothing does."""
+    notes = {}
+    seen: dict[str, str] = {}
+    for name, expr in zip(table["model"], table["expression"]):
+        if not expr or name not in results:
+            continue
+        first = seen.setdefault(expr, name)
+        if first == name:
+            continue
+        a, b = results[name].settings, results[first].settings
+        diff = [f"{label} = {a.get(k)!s} here, {b.get(k)!s} there" for k, label in _SETTING_NAMES.items()
+                if a.get(k) != b.get(k)]
+        notes[name] = f"same terms as {first}; " + ("; ".join(diff) if diff else "fitted alike")
+    return notes
 
 
 def model_from_result(result: FitResult) -> Model:
@@ -423,6 +459,12 @@ def compare(meas: Measurements, user_model=None, auto=None, holdout_query: str |
         peers.append({"name": "automatic", "error": auto_error})
     for name in presets:
         add(name, Model(preset=name, **base))
+        if name == "ernest" and ernest_extra_factors(meas):  # Ernest is its four terms; other factors: a variant
+            extra = ernest_extra_factors(meas)
+            add(f"ernest + {' + '.join(extra)}", Model(preset_spec("ernest", list(meas.factors)) + " + "
+                                                       + " + ".join(extra), **base))
+            notes.append(f"ernest + {', '.join(extra)}: Ernest's four terms with a term for each factor Ernest does "
+                         "not model (a variant, not Ernest's model)")
     if pmnf:
         search = pmnf_search(meas)
         add("PMNF search", Model(search.spec, nonneg=False, **base),

@@ -30,6 +30,7 @@ perfmodel.parallel, never from plots, report or the CLI.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import hashlib
 import inspect
 import math
@@ -48,6 +49,7 @@ from .search import auto_select, plausible
 from .uncertainty import compute_intervals
 from .fitting.model import exact_settings
 from .data.measurements import Measurements
+from .data.writers import to_csv
 from .errors import PerfModelError, did_you_mean
 from .fitting.evaluate import cross_validate
 from .language.expression import ITERATIONS, _lex_check, _names, parse_expression, parse_bounds
@@ -136,6 +138,23 @@ class GroupFits:
         tail = [c for c in ("notes", "model_file") if c in frame.columns]
         return frame[[c for c in lead if c in frame.columns] + coef + share + other + tail]
 
+    def with_intervals(self, labels=None, replicates: int = 200, gpus_per_node: float | None = None) -> "GroupFits":
+        """A copy in which the fitted groups named in ``labels`` (default: all) carry prediction
+        intervals, computed as ``fit_groups(..., replicates=...)`` computes them (the same
+        :func:`~perfmodel.uncertainty.compute_intervals` on the same rows), for a view that needs
+        the bands of a few groups only; groups that already have intervals are kept as they are."""
+        outcomes = []
+        for o, meas in zip(self.outcomes, self.data):
+            r = o.result
+            if r is not None and not r.has_intervals and (labels is None or o.label in labels) and replicates:
+                r = FitResult.from_dict(r.to_dict())
+                fitted = Measurements(meas.frame, meas.time, {s: c for s, c in meas.factors.items() if s in r.factors},
+                                      [], meas.name)  # without the factors left out as constant, as it was fitted
+                compute_intervals(r, fitted, replicates=int(replicates), gpus_per_node=gpus_per_node)
+                o = dataclasses.replace(o, result=r)
+            outcomes.append(o)
+        return dataclasses.replace(self, outcomes=outcomes)
+
     def save(self, directory) -> Path:
         """Write ``DIRECTORY/summary.csv`` and one model JSON per fitted group; returns the CSV path."""
         out = Path(directory)
@@ -151,7 +170,7 @@ class GroupFits:
             files.append(name)
         summary["model_file"] = files
         path = out / "summary.csv"
-        summary.to_csv(path, index=False, encoding="utf-8")
+        to_csv(summary, path, encoding="utf-8")
         return path
 
 

@@ -22,6 +22,7 @@ import os
 import signal
 import threading
 import time as _time
+import warnings
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Callable
 from .errors import PerfModelError
@@ -391,8 +392,13 @@ def dask_client(address: str, workers: int | None = None):
         raise PerfModelError("the Dask backend needs dask.distributed: pip install 'perfmodel[dask]'") from None
 
     if address == "local":
-        with LocalCluster(n_workers=n_workers(workers), threads_per_worker=1, processes=True,
-                          dashboard_address=None) as cluster, Client(cluster) as client:
+        # The dashboard on a free port (":0"): Dask's default 8787 is often taken on a shared machine,
+        # and Dask then warns "Port 8787 is already in use" without saying what it means.
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r"Port \d+ is already in use")
+            cluster = LocalCluster(n_workers=n_workers(workers), threads_per_worker=1, processes=True,
+                                   dashboard_address=":0")
+        with cluster, Client(cluster) as client:
             yield client
         return
     host, port = check_dask_address(address)
@@ -403,3 +409,17 @@ def dask_client(address: str, workers: int | None = None):
         raise PerfModelError(f"cannot reach the Dask scheduler at {address!r}: {exc}") from None
     with client:
         yield client
+
+
+def dashboard_address(client) -> str | None:
+    """Where a Dask client's dashboard is served (``http://127.0.0.1:PORT/status``), with a note
+    when the page cannot draw (Dask's dashboard needs bokeh); None when the scheduler serves none."""
+    try:
+        link = client.dashboard_link
+    except Exception:  # a scheduler without a dashboard service
+        return None
+    if not link:
+        return None
+    import importlib.util
+
+    return link if importlib.util.find_spec("bokeh") else f"{link} (its pages need bokeh: pip install bokeh)"

@@ -22,6 +22,7 @@ import plotly.graph_objects as go
 
 from .version import __version__
 from .data.measurements import Measurements
+from .data.writers import to_csv
 from .errors import PerfModelError
 from .fitting.evaluate import METRIC_LABELS
 from .plots.style import TIME_UNIT, fmt_num, term_styles
@@ -135,7 +136,7 @@ def predictions_frame(result, meas: Measurements, cv_predicted: np.ndarray | Non
 
 
 def predictions_csv(result, meas: Measurements, cv_predicted: np.ndarray | None = None) -> str:
-    return predictions_frame(result, meas, cv_predicted).to_csv(index=False, float_format="%.6g")
+    return to_csv(predictions_frame(result, meas, cv_predicted), float_format="%.6g")
 
 
 def latex_snippet(result) -> str:
@@ -325,9 +326,10 @@ def html_report(result, meas: Measurements, figures: dict[str, go.Figure] | None
         _table(constants_table(result)),
     ]
     if result.has_intervals:
+        facts = pd.DataFrame(result.interval_facts(0.9), columns=["", "how the 90 % intervals were made"])
         parts += ["<h2>Intervals</h2>",
-                  "<p>90 % intervals: low and high in the table above, bands on the charts below.</p>",
-                  f"<pre>{html.escape(result.intervals_report().split(chr(10), 1)[1])}</pre>"]
+                  "<p>90 % intervals: each constant's low and high in the table above, bands on the charts "
+                  "below.</p>", _table(facts)]
     else:
         parts.append("<p class='meta'>This fit carries no intervals (fitted with <code>--replicates 0</code>).</p>")
     notes = list(result.warnings) + _scaling_warnings(result, meas, scaling or {})

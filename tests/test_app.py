@@ -168,16 +168,16 @@ def test_fit_model_applies_the_other_settings_and_says_so_beside_the_result(app)
 def test_presets_and_library_checkboxes_edit_the_terms(app):
     app.switch_page("pages/model.py").run()
     app.button(key="preset:ernest").click().run()
-    assert app.session_state["custom_terms"] == "log(p) + b"
+    assert app.session_state["custom_terms"] == "log(p)"  # Ernest's four terms: no term for b
     for key in ("constant", "data-parallel", "worker-startup"):
         assert app.checkbox(key=f"lib:{key}").value
     app.checkbox(key="lib:tree-allreduce").check().run()
     assert app.session_state["lib_terms"]["tree-allreduce"] == "I*log2(p)"
     assert not errors(app)
     latex = app.get("latex")[0].value
-    assert "c_{5}" in latex and "\\log_2" in latex
+    assert "c_{4}" in latex and "\\log_2" in latex
     submit(app, "Fit model")
-    assert app.session_state["result"].terms == ["1", "N/p", "I*log2(p)", "p", "log(p)", "b"]
+    assert app.session_state["result"].terms == ["1", "N/p", "I*log2(p)", "p", "log(p)"]
 
 
 def test_pollux_preset_keeps_its_overlap_and_fits(app):

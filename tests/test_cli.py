@@ -1,6 +1,8 @@
 """The CLI contract: fit / predict / show, exit 2 with one line on bad input."""
 
+import io
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -77,3 +79,125 @@ def test_bundled_dataset_by_name_or_option(tmp_path, capsys):
     assert code == 2 and "'nope' is neither a bundled dataset" in err
     code, _, err = run(["fit", "ernest-rcv1", "--dataset", "ernest-rcv1", "--out", out], capsys)
     assert code == 2 and "either DATA" in err
+
+
+def _ernest_model(tmp_path, capsys):
+    model = tmp_path / "m.json"
+    code, _, err = run(["fit", RCV1, "--time", "time_s", "--factor", "m=cores", "--factor", "s=input_fraction",
+                        "--terms", "1 + s/m + log(m) + m", "--lambda", "0", "--replicates", "20", "--out", model],
+                       capsys)
+    assert code == 0, err
+    return model
+
+
+@pytest.mark.parametrize("out", [[], ["--out", "-"]])
+def test_predict_prints_the_csv_to_stdout(out, tmp_path, capsys, monkeypatch):
+    """Without --out (or with --out -) the CSV goes to stdout and nothing else does: it pipes."""
+    model = _ernest_model(tmp_path, capsys)
+    new = tmp_path / "new.csv"
+    new.write_text("cores,input_fraction\n4,1\n8,0.5\n")
+    monkeypatch.chdir(tmp_path)
+    code, text, err = run(["predict", model, new, *out], capsys)
+    assert code == 0, err
+    frame = pd.read_csv(io.StringIO(text))
+    assert list(frame.columns) == ["cores", "input_fraction", "predicted_time"] and len(frame) == 2
+    assert [r.split(",")[:2] for r in text.splitlines()[1:]] == [["4", "1.0"], ["8", "0.5"]]
+    assert "outside the measured range" in err and not (tmp_path / "-").exists()
+
+
+def test_messages_name_the_program_as_invoked(tmp_path):
+    """`perfmodel ...` says perfmodel; `python -m perfmodel ...` says python -m perfmodel."""
+    from perfmodel.cli import program_name
+
+    assert program_name("/usr/local/bin/perfmodel") == "perfmodel"
+    assert program_name("/site-packages/perfmodel/__main__.py") == "python -m perfmodel"
+    script = tmp_path / "perfmodel"  # what pip's console script is: a file named perfmodel calling main
+    script.write_text("import sys\nfrom perfmodel.cli import main\nsys.exit(main())\n")
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    as_script = subprocess.run([sys.executable, str(script), "fit", "--bogus"], capture_output=True, text=True,
+                               env=env, cwd=tmp_path)
+    as_module = subprocess.run([sys.executable, "-m", "perfmodel", "fit", "--bogus"], capture_output=True,
+                               text=True, env=env, cwd=tmp_path)
+    assert as_script.returncode == as_module.returncode == 2
+    assert as_script.stderr.startswith("error: perfmodel fit: "), as_script.stderr
+    assert as_module.stderr.startswith("error: python -m perfmodel fit: "), as_module.stderr
+
+
+def test_every_csv_writes_integers_as_integers(tmp_path, capsys):
+    """advise's plan (a grid parsed as floats), plan --out and a group summary: `32`, never `32.0`
+    (sweep --plan would pass `--gpus 32.0` to the job)."""
+    model = tmp_path / "m.json"
+    code, _, err = run(["fit", "tf-cnn-resnet50-dgx1", "--preset", "data-parallel", "--replicates", "20",
+                        "--out", model], capsys)
+    assert code == 0, err
+    plan = tmp_path / "plan.csv"
+    code, text, err = run(["advise", model, "--target", "p=32,b=64,N=1281167", "--grid", "p=1,2,4,8,16,32",
+                           "--grid", "b=32,64", "--out", plan], capsys)
+    assert code == 0, err
+    rows = plan.read_text().splitlines()
+    head = rows[0].split(",")
+    first = dict(zip(head, rows[1].split(",")))
+    assert first["p"] in {"1", "2", "4", "8", "16", "32"} and first["b"] in {"32", "64"} and first["N"] == "1281167"
+    assert first["rank"] == "1"
+    assert "python -m perfmodel sweep --plan" in text or "perfmodel sweep --plan" in text
+    out = tmp_path / "p.csv"
+    code, _, err = run(["plan", model, "--at", "N=1281167,b=64", "--grid", "p=8,16,32", "--out", out], capsys)
+    assert code == 0, err
+    first = dict(zip(*[r.split(",") for r in out.read_text().splitlines()[:2]]))
+    assert first["p"] == "8" and first["N"] == "1281167"
+
+
+def test_integers_as_integers_keeps_what_is_not_whole():
+    from perfmodel.data.writers import integers_as_integers, to_csv
+
+    frame = pd.DataFrame({"p": [1.0, 32.0, float("nan")], "t": [1.5, 2.0, 3.0], "big": [1e300, 2.0, 3.0],
+                          "inf": [1.0, float("inf"), 2.0], "name": ["a", "b", "c"]})
+    text = to_csv(frame)
+    assert text.splitlines()[1:] == ["1,1.5,1e+300,1.0,a", "32,2.0,2.0,inf,b", ",3.0,3.0,2.0,c"]
+    assert integers_as_integers(frame)["p"].dtype == "Int64" and frame["p"].dtype == float  # a copy
+
+
+def test_group_fit_prints_a_table_per_group(tmp_path, capsys):
+    code, text, err = run(["fit", "tf-cnn-all", "--group-by", "model", "--replicates", "0", "--cv", "2",
+                           "--workers", "1", "--min-configurations", "6", "--out", tmp_path / "g"], capsys)
+    assert code == 0, err
+    lines = text.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("group"))
+    assert lines[head].split()[:4] == ["group", "status", "MAPE", "%"] and "CV MAPE %" in lines[head]
+    table = {line.split()[0]: line for line in lines[head + 1:head + 6]}
+    assert set(table) == {"InceptionV3", "ResNet-50", "ResNet-152", "AlexNet", "VGG16"}
+    assert "skipped" in table["AlexNet"] and "fewer than the 6 required" in table["AlexNet"]
+    assert " ok, poor fit " in table["VGG16"] and "T = " in table["VGG16"] and re.search(r"\d+\.\d\d\s+\d+\.\d\d", table["VGG16"])
+
+
+def test_dask_local_prints_its_dashboard_not_a_port_warning(tmp_path, capsys):
+    """Port 8787 taken (a shared machine): no 'already in use' warning; the dashboard's address."""
+    pytest.importorskip("distributed")
+    import socket
+
+    with socket.socket() as busy:
+        try:
+            busy.bind(("127.0.0.1", 8787))
+            busy.listen()
+        except OSError:
+            pass  # already taken by someone else: the same situation
+        code, _, err = run(["fit", "tf-cnn-all", "--group-by", "model", "--replicates", "0", "--cv", "0",
+                            "--dask", "local", "--workers", "1", "--out", tmp_path / "g"], capsys)
+    assert code == 0, err
+    assert "already in use" not in err and re.search(r"Dask dashboard: http://127\.0\.0\.1:\d+/status", err), err
+
+
+def test_a_poor_fit_is_called_poor_on_the_command_line(tmp_path, capsys):
+    """tf-cnn-all as one model (MAPE 60 %, R² 0.04) warns and points to --group-by; grouped by model
+    only, every group (42-57 % CV error) is marked a poor fit in the table."""
+    code, _, err = run(["fit", "tf-cnn-all", "--replicates", "0", "--maxiter", "300", "--out", tmp_path / "m.json"],
+                       capsys)
+    assert code == 0 and "warning: this fit is too poor to quote its predictions" in err and "--group-by" in err
+    code, text, err = run(["fit", "tf-cnn-all", "--group-by", "model", "--replicates", "0", "--cv", "3",
+                           "--workers", "1", "--out", tmp_path / "g"], capsys)
+    assert code == 0, err
+    rows = [line for line in text.splitlines() if line.split()[:1] in (["VGG16"], ["AlexNet"])]
+    assert len(rows) == 2 and all("ok, poor fit" in r for r in rows) and "(poor fit: CV MAPE above 25 %" in text
+    code, text, _ = run(["fit", "tf-cnn-all", "--group-by", "model", "--group-by", "platform", "--replicates", "0",
+                         "--cv", "3", "--workers", "1", "--out", tmp_path / "g2"], capsys)
+    assert code == 0 and "poor fit" not in text  # one model per model and platform fits within a few %

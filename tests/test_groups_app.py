@@ -26,7 +26,8 @@ def test_groups_page_fits_and_compares_every_group():
     [table] = at.dataframe
     shown = table.value
     assert len(shown) == n and set(shown["status"]) == {"ok"}
-    assert {"c[1]", "c[I*log2(p)]", "communication (%)"} <= set(shown.columns)
+    assert {"Start-up (fixed): constant", "All-reduce, tree (log p) I·log2(p): constant", "communication (%)"} <= set(shown.columns)
+    assert "None" not in shown.astype(str).to_numpy() and "—" in shown.to_numpy()  # a term a group lacks
     # one group per model: 5 groups, each spanning several platforms
     at.multiselect(key="w:g:by:tf-cnn-all").set_value(["model"]).run()
     assert not at.exception and not at.error

@@ -345,5 +345,20 @@ def test_speedup_and_efficiency_carry_bands_from_the_members():
     assert np.all(d.speedup_low <= d.speedup + 1e-9) and np.all(d.speedup <= d.speedup_high + 1e-9)
     width = (d.speedup_high - d.speedup_low) / d.speedup
     assert width[-1] > width[len(width) // 4]  # wider beyond the measured range
-    fills = [tr for tr in speedup_figure(res, {}, meas, x_max=64).data if tr.fill == "tonexty"]
-    assert [tr.name for tr in fills] == ["90 % interval"] * 2 and sorted(tr.showlegend for tr in fills) == [False, True]
+    fig = speedup_figure(res, {}, meas, x_max=64)
+    fills = [tr for tr in fig.data if tr.fill == "tonexty"]
+    assert [tr.name for tr in fills] == ["90 % interval"] * 2 and not any(tr.showlegend for tr in fills)
+    # one legend entry for both panels: a square swatch strong enough to be seen (the band itself is pale)
+    [swatch] = [tr for tr in fig.data if tr.name == "90 % interval" and tr.mode == "markers"]
+    assert swatch.marker.symbol == "square" and float(swatch.marker.color.rsplit(",", 1)[1].rstrip(")")) >= 0.4
+
+
+def test_parity_interval_legend_swatch_is_visible(res, meas):
+    """The error bars' own legend entry is an invisible 1 px marker: a vertical-bar swatch stands for them."""
+    from perfmodel.uncertainty import compute_intervals
+
+    r = compute_intervals(type(res).from_dict(res.to_dict()), meas, replicates=20)
+    fig = plots.parity_figure(r, meas)
+    bars = [t for t in fig.data if t.name == "90 % interval"]
+    assert [t.showlegend for t in bars] == [False, None] and bars[0].error_y.array is not None
+    assert bars[1].marker.symbol == "line-ns-open" and bars[1].marker.line.width >= 2

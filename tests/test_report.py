@@ -113,3 +113,23 @@ def test_html_report_with_given_figures(res, meas):
 
     page = report.html_report(res, meas, figures={"only": parity_figure(res, meas)}, title="Custom")
     assert page.count('class="plotly-graph-div"') == 1 and "<title>Custom</title>" in page
+
+
+def test_html_report_intervals_are_a_table_and_its_scaling_axes_are_the_apps(tf):
+    """Issue 21: no 8-digit text dump; log x as on the Scaling page (1-8 GPUs), log y where the curve
+    spans a decade, one time unit for both scaling charts."""
+    from perfmodel.plots import report_figures
+    from perfmodel.uncertainty import compute_intervals
+
+    m, fitted = tf
+    res = FitResult.from_dict(fitted.to_dict())
+    compute_intervals(res, m, replicates=40)
+    page = report.html_report(res, m, figures={})
+    section = page[page.index("<h2>Intervals</h2>"):page.index("<h2>", page.index("<h2>Intervals</h2>") + 5)]
+    assert "<pre>" not in section and "<table" in section and "per doubling" in section
+    assert not re.search(r"\d\.\d{6,}", section)  # nothing printed to 7+ decimals
+    figs = report_figures(res, m)
+    assert figs["Scaling"].layout.xaxis.type == "log" and figs["Speedup and parallel efficiency"].layout.xaxis.type == "log"
+    assert figs["Scaling"].layout.yaxis.type == "log"  # 98 min at p = 1 to 3 min at p = 32
+    assert figs["Scaling"].layout.yaxis.title.text == figs["Scaling: term contributions"].layout.yaxis.title.text \
+        == "predicted time (min)"

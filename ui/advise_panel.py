@@ -8,6 +8,7 @@ import streamlit as st
 
 from perfmodel import PerfModelError
 from perfmodel.advise import advise
+from perfmodel.data.writers import to_csv
 from perfmodel.plots.style import fmt_num, fmt_seconds
 
 from .text import md
@@ -24,8 +25,9 @@ def candidate_values(values, target: float) -> list[float]:
     return sorted(x for x in vals if x < target or x in values)
 
 
-def show(res, meas, symbol: str, fixed: dict, target_x: float) -> None:
-    """Rank the runs worth measuring next for the prediction at ``symbol = target_x``."""
+def show(res, meas, symbol: str, fixed: dict, target_x: float, unit: str | None = None) -> None:
+    """Rank the runs worth measuring next for the prediction at ``symbol = target_x``; times in
+    ``unit`` (the page's one unit; by default each time's own)."""
     sym = md(symbol)
     st.subheader("What to measure next")
     st.caption(f"Which run would narrow the interval at {sym} = {fmt_num(target_x)} most, per GPU-hour it uses "
@@ -52,12 +54,12 @@ def show(res, meas, symbol: str, fixed: dict, target_x: float) -> None:
     if top["gain_pct"] > 0:
         c[1].success(f"Measure **{sym} = {fmt_num(top[symbol])}** next: the interval at {sym} = "
                      f"{fmt_num(target_x)} would shrink from ±{a['target_halfwidth_pct']:.0f} % to about "
-                     f"±{top['target_halfwidth_pct']:.0f} %, for a run of about {fmt_seconds(top['predicted_time'])}.",
+                     f"±{top['target_halfwidth_pct']:.0f} %, for a run of about {fmt_seconds(top['predicted_time'], unit)}.",
                      icon=":material/science:")
     else:
         c[1].info("No candidate run would narrow the interval at the target noticeably.", icon=":material/info:")
     view = pd.DataFrame({
-        symbol: table[symbol], "predicted run time": [fmt_seconds(v) for v in table["predicted_time"]],
+        symbol: table[symbol], "predicted run time": [fmt_seconds(v, unit) for v in table["predicted_time"]],
         "interval at the target after it (±%)": table["target_halfwidth_pct"].round(1),
         "narrower by (points)": table["gain_pct"].round(1),
         "GPU-hours": table["gpu_hours"].round(2),
@@ -66,5 +68,5 @@ def show(res, meas, symbol: str, fixed: dict, target_x: float) -> None:
     if "in_plan" in table:
         view["in the plan"] = table["in_plan"]
     st.dataframe(view.head(8), hide_index=True, width="stretch")
-    st.download_button("Download the ranked runs (CSV, for `sweep --plan`)", table.to_csv(index=False),
+    st.download_button("Download the ranked runs (CSV, for `sweep --plan`)", to_csv(table),
                        file_name="measure_next.csv", mime="text/csv", key="advise_csv")

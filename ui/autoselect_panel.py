@@ -26,11 +26,24 @@ import streamlit as st
 from perfmodel import Measurements, PerfModelError
 from perfmodel.search import Selection, auto_select, lambda_path, plausible
 from perfmodel.fitting import DEFAULT_LAM
-from perfmodel.plots.selection import lambda_path_figure, selection_figure
+from perfmodel.plots.selection import lambda_path_figure, selection_figure, term_names
 from ui import fitting, lambda_live, state
 from ui.widgets import flash, fmt_lambda, fmt_pct, md, show_flash
 
 K = 5
+#: The search in full, for the help tooltip of its one-line description.
+SEARCH_DETAILS = (
+    "Searches sums of terms from the term library (iterations, per-iteration compute I·b^e, data-parallel "
+    "N/p, all-reduce, parameter server, start-up), Extra-P's blocks x^i·log2(x)^j of each factor (also with "
+    "negative i, for time that falls with p) and products of two or three factors' blocks; every term set "
+    f"is scored by {K}-fold cross-validation and by predicting the largest scales from the smaller ones. "
+    "The best few are refitted with free exponents where that helps, and as compute overlapping the "
+    "synchronisation (Pollux's structure); the presets data-parallel, pollux and optimus are validated beside "
+    "them. Among those within noise of the best, "
+    "the simplest is listed first: fewest parameters plus a readability cost (0 for library terms, 1 for a "
+    "one-factor block, k for a product of k factors). With more than three factors, those that do not change "
+    "the score get no terms. Uses the loss and seed of the fit settings below, at the default λ = 1e-5 as the "
+    "CLI does (then choose λ with the λ path).")
 
 
 class _Stopped(Exception):
@@ -149,20 +162,16 @@ def _stored(store: str, error_key: str, failed: str) -> dict | None:
     return found
 
 
+def _search_caption() -> None:
+    st.caption(
+        "Tries sums of start-up, compute and communication terms, scores each by how well it predicts runs it "
+        "was not fitted on (the largest scales among them), and lists the simplest of those that predict about "
+        "equally well first.", help=SEARCH_DETAILS)
+
+
 def _find_terms(meas: Measurements) -> None:
     ss = st.session_state
-    st.caption(
-        "Searches sums of terms from the term library (iterations, per-iteration compute I·b^e, data-parallel "
-        "N/p, all-reduce, parameter server, start-up), Extra-P's blocks x^i·log2(x)^j of each factor (also with "
-        "negative i, for time that falls with p) and products of two or three factors' blocks; every term set "
-        f"is scored by {K}-fold cross-validation and by predicting the largest scales from the smaller ones. "
-        "The best few are refitted with free exponents where that helps, and as compute overlapping the "
-        "synchronisation (Pollux's structure); the presets data-parallel, pollux and optimus are validated beside "
-        "them. Among those within noise of the best, "
-        "the simplest is listed first: fewest parameters plus a readability cost (0 for library terms, 1 for a "
-        "one-factor block, k for a product of k factors). With more than three factors, those that do not change "
-        "the score get no terms. Uses the loss and seed of the fit settings below, at the default λ = 1e-5 as the "
-        "CLI does (then choose λ with the λ path).")
+    _search_caption()
     c = st.columns([2, 1, 1])
     max_terms = c[0].slider("Most terms per model", 2, 6, 5, key="auto:max_terms",
                             help="Largest number of terms (the intercept included) a candidate may have. "
@@ -199,8 +208,8 @@ def _find_terms(meas: Measurements) -> None:
                      "score": st.column_config.NumberColumn(
                          "score", format="%.2f", help="½·CV MAPE + ½·held-out MAPE: lower is better"),
                  })
-    if sel.prior:
-        st.info(f"Too few measurements to choose by validation: {sel.prior}.", icon=":material/info:")
+    for line in sel.explain():
+        st.info(md(line), icon=":material/info:")
     show_flash("auto")
     cols = st.columns(len(sel.candidates))
     for i, (col, cand) in enumerate(zip(cols, sel.candidates)):
@@ -235,7 +244,9 @@ def _choose_lambda(meas: Measurements) -> None:
     if found["key"] != key:
         st.caption(f"This path is for other terms or settings ({md(path.expression)}); compute it again for the "
                    "current ones.")
-    st.plotly_chart(lambda_path_figure(path), key="auto:lampath_chart")
+    res = st.session_state.get("result")
+    names = term_names(res) if res is not None and set(path.terms) <= set(res.terms) else None
+    st.plotly_chart(lambda_path_figure(path, names=names), key="auto:lampath_chart")
     i = list(path.lams).index(path.chosen)
     c = st.columns([1, 1, 2])
     c[0].metric("λ picked by validation", fmt_lambda(path.chosen),

@@ -13,7 +13,7 @@ import json
 import streamlit as st
 
 from perfmodel import PerfModelError
-from perfmodel.compare import METRIC_COLUMNS, PRESET_PEERS, compare
+from perfmodel.compare import METRIC_COLUMNS, PRESET_PEERS, TIE_RTOL, compare, same_expression_notes
 from perfmodel.plots.selection import PARITY_KINDS, comparison_parity_figure
 from ui import fitting
 from ui.text import md
@@ -46,16 +46,20 @@ def _run(bar, part: str, key: dict, meas, res, auto):
 
 def _table(cmp, pending: bool) -> None:
     table = cmp.table.rename(columns=METRIC_COLUMNS)
+    same = same_expression_notes(cmp.table, cmp.results)
+    table["error"] = ["; ".join(x for x in (e, same.get(m, "")) if x) for m, e in zip(table["model"], table["error"])]
     shown = table[["model", "expression", "n_params", *METRIC_COLUMNS.values(), "error"]]
     metric_cols = list(METRIC_COLUMNS.values())
-    styled = shown.style.highlight_min(subset=metric_cols, props="background-color: #dcfce7; font-weight: 700") \
+    best = {label: cmp.table["best_" + col.split("_")[0]].to_numpy(bool) for col, label in METRIC_COLUMNS.items()}
+    green = "background-color: #dcfce7; font-weight: 700"
+    styled = shown.style.apply(lambda column: [green if b else "" for b in best[column.name]], subset=metric_cols) \
         .format("{:.2f}", subset=metric_cols, na_rep="–")
     st.dataframe(styled, hide_index=True, width="stretch",
                  column_config={"n_params": st.column_config.NumberColumn("parameters",
                                                                           help="Constants plus free exponents"),
                                 "error": st.column_config.TextColumn("note", help="Why a model could not be fitted")})
     winners = cmp.winners()
-    st.caption("Green: the lowest error in its column. "
+    st.caption(f"Green: the lowest error in its column, and every error within {TIE_RTOL:.0%} of it (a tie). "
                + " · ".join(f"{label}: **{md(winners[col] or '–')}**" for col, label in METRIC_COLUMNS.items())
                + f" · hold-out: {md(cmp.holdout_query or 'none')}")
     if pending:

@@ -14,10 +14,14 @@ import pandas as pd
 import streamlit as st
 
 from perfmodel import fit_groups
+from perfmodel.fitting.quality import judge_result
+from perfmodel.plots.groups import best_scaling, group_split_data
+from perfmodel.plots.style import fmt_num, fmt_range
 from perfmodel.data.datasets import get_dataset, load_frame
 from perfmodel.groups import GroupFits
 
 from . import state
+from .text import md
 
 GROUP_DATASET = "tf-cnn-all"
 #: A column with more distinct values than this (or than half the rows) is an identifier, not a group.
@@ -37,6 +41,18 @@ def candidate_columns(frame: pd.DataFrame, time: str, factors: dict) -> list[str
         if 2 <= n <= min(MAX_GROUPS, max(2, len(frame) // 2)) and (not numeric or n <= 50):
             out.append(str(c))
     return out
+
+
+def group_columns() -> list[str]:
+    """The current data's columns that split it into groups (a bundled dataset's own group columns
+    when it names them), for pointing a poor single fit to the Groups page."""
+    ss = st.session_state
+    data = ss.get("data")
+    if data is None:
+        return []
+    cols = candidate_columns(data["frame"], data["time"], data["factors"])
+    suggested = get_dataset(data["name"]).groups if data.get("source") == "bundled" else ()
+    return [c for c in suggested if c in cols] or cols
 
 
 def tables() -> dict[str, dict]:
@@ -97,7 +113,7 @@ def run(table: dict, by: list[str], terms: str) -> GroupFits:
     """Fit ``terms`` to every group of ``table`` by the ``by`` columns (cached; raises PerfModelError)."""
     settings = settings_for(table, terms)
     return _fit(str(table["key"]), json.dumps(list(by)), json.dumps(settings, sort_keys=True), table["time"],
-                json.dumps(table["factors"], sort_keys=True), table["frame"])
+                json.dumps(table["factors"]), table["frame"])  # in the mapping's order: it numbers the folds
 
 
 def default_shown(fits: GroupFits, most: int = 8) -> list[str]:
@@ -112,3 +128,59 @@ def default_shown(fits: GroupFits, most: int = 8) -> list[str]:
         if len(same) >= 2:
             return same[:most]
     return [o.label for o in ok[:most]]
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _with_intervals(key: str, by_json: str, settings_json: str, labels_json: str, _fits: GroupFits) -> GroupFits:
+    return _fits.with_intervals(json.loads(labels_json))
+
+
+def with_intervals(table: dict, by: list[str], terms: str, fits: GroupFits, labels: list[str]) -> GroupFits:
+    """``fits`` with the 90 % intervals of the groups in ``labels`` (the charted ones; cached), computed
+    as ``perfmodel fit --group-by`` computes every group's (its default 200 replicates)."""
+    settings = json.dumps(settings_for(table, terms), sort_keys=True)
+    return _with_intervals(str(table["key"]), json.dumps(list(by)), settings, json.dumps(sorted(labels)), fits)
+
+
+def too_poor(fits: GroupFits) -> dict[str, str]:
+    """{label: why} of the fitted groups whose fit is too poor to rank (:func:`judge_result`)."""
+    out = {}
+    for o in fits.outcomes:
+        if o.result is not None:
+            verdict = judge_result(o.result)
+            if verdict.poor:
+                out[o.label] = verdict.sentence()
+    return out
+
+
+def headline(fits: GroupFits, curves: list, x: str, at: float) -> str:
+    """Which charted group scales best and which least at ``x = at`` (speedups with their ranges,
+    each one's split), leaving out groups whose fit is too poor to rank, and saying so."""
+    poor = too_poor(fits)
+    ranked = [c for c in curves if c.label not in poor]
+    left_out = [c.label for c in curves if c.label in poor]
+    note = ""
+    if left_out:
+        named = "; ".join(f"{md(lab)}: {md(poor[lab])}" for lab in left_out[:4]) + (
+            f"; and {len(left_out) - 4} more" if len(left_out) > 4 else "")
+        note = f" Not ranked, as their fit is too poor to compare: {named}."
+    if len(ranked) < 2:
+        return ("Too few of the groups shown are fitted well enough to say which scales better." + note
+                + " Try other terms, or group by more columns so that each group is one kind of run.")
+    best_label = best_scaling(ranked, at, "speedup")[0]
+    worst_label = min(((c.label, c.range_at(at)[0]) for c in ranked), key=lambda e: e[1])[0]
+    best = next(c for c in ranked if c.label == best_label)
+    worst = next(c for c in ranked if c.label == worst_label)
+    split = group_split_data(fits, {x: at}, labels=[best.label, worst.label])
+    why = {lab: {k: v[i] / split.total[i] * 100 for k, v in split.parts.items()} for i, lab in enumerate(split.labels)}
+    (b, b_lo, b_hi), (w, w_lo, w_hi) = best.range_at(at), worst.range_at(at)
+    text = (f"At {md(x)} = {fmt_num(at)} (measured in every group shown), **{md(best.label)}** scales best "
+            f"({fmt_range(b, b_lo, b_hi, '×')} speedup; its time {why[best.label]['compute']:.0f} % compute, "
+            f"{why[best.label]['communication']:.0f} % communication) and **{md(worst.label)}** least "
+            f"({fmt_range(w, w_lo, w_hi, '×')}; {why[worst.label]['compute']:.0f} % compute, "
+            f"{why[worst.label]['communication']:.0f} % communication, {why[worst.label]['start-up']:.0f} % start-up)")
+    if b_lo is not None and w_hi is not None and b_lo <= w_hi:
+        text += "; their 90 % ranges overlap, so the order is not certain"
+    elif b_lo is not None:
+        text += " (90 % ranges)"
+    return text + "." + note

@@ -14,7 +14,7 @@ import json
 
 import streamlit as st
 
-from perfmodel.plots.style import FACTOR_WORDS
+from perfmodel.plots.style import FACTOR_WORDS, fmt_num, term_name, term_styles
 from perfmodel.plots.parity import parity_figure
 from perfmodel.plots.scaling import scaling_figure
 from perfmodel.plots.selection import lambda_strip_figure
@@ -45,6 +45,39 @@ def record_current() -> None:
     strips = ss.setdefault("lam:strips", {})
     strips.setdefault(_series(key), {})[float(res.settings["lam"])] = (
         float(res.metrics["mape"]), float(cv.get("mape", float("nan"))))
+    kept = ss.setdefault("lam:kept", {})
+    kept.setdefault(_series(key), {})[float(res.settings["lam"])] = kept_terms(res)
+
+
+def kept_terms(res) -> tuple:
+    """The terms of ``res`` that carry time (a coefficient that is not 0)."""
+    return tuple(t for k, t in enumerate(res.terms) if res.coefficients[f"c{k}"] != 0)
+
+
+def revived(kept_by_lam: dict, lam: float) -> tuple[list, float] | None:
+    """(terms kept at ``lam`` but dropped at a smaller λ tried before, that smaller λ), or None: the
+    exception to "a larger λ, a simpler formula" that the page explains where it happens."""
+    now = set(kept_by_lam.get(lam, ()))
+    for smaller in sorted((v for v in kept_by_lam if v < lam), reverse=True):
+        back = [t for t in kept_by_lam[lam] if t in now - set(kept_by_lam[smaller])]
+        if back:
+            return back, smaller
+    return None
+
+
+def revived_note(res, back: list, smaller: float) -> str:
+    """One sentence: why raising λ brought ``back`` (dropped at ``smaller``) into ``res``."""
+    names = {s.text: term_name(s) for s in term_styles(res)}
+    what = []
+    for term in back:
+        k = list(res.terms).index(term)
+        size = (f"{fmt_num(res.coefficients[f'c{k}'])} s" if term == "1"
+                else f"{res.shares.get(term, 0.0) * 100:.1f} % of the time")
+        what.append(f"{md(names.get(term, term))} ({size})")
+    return (f"Raising λ to {fmt_lambda(res.settings['lam'])} brought back {', '.join(what)}, dropped at "
+            f"λ = {fmt_lambda(smaller)}: λ weighs each term by its share of the time, so a larger λ lowers the "
+            "largest term most, and the fit makes up the shortest runs' time with a small term it had no use "
+            "for before; a larger λ does not always mean fewer terms.")
 
 
 def _strip_points() -> dict:
@@ -154,6 +187,10 @@ def render() -> None:
                     icon=":material/update:")
         for w in res.warnings:
             st.warning(md(w), icon=":material/warning:")
+        back = revived(ss.get("lam:kept", {}).get(_series(ss["fit_key"]), {}), float(res.settings["lam"])) \
+            if ss.get("fit_key") else None
+        if back:
+            st.info(revived_note(res, *back), icon=":material/lightbulb:")
         if cv.get("error"):
             st.warning(f"Cross-validation was not possible: {md(cv['error'])}", icon=":material/warning:")
     if refitted and not full_run:

@@ -13,8 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from perfmodel.plots.style import FACTOR_WORDS, fmt_num, fmt_range, fmt_seconds, time_unit
-from perfmodel.plots.scaling import typical_value
+from perfmodel.fitting.quality import judge_result
+from perfmodel.plots.style import FACTOR_WORDS, fmt_num, fmt_range, fmt_seconds, log_scale_default, unit_seconds
+from perfmodel.uncertainty.ranges import range_at
+from perfmodel.plots.scaling import scaling_grid, typical_value
 from ui.text import md
 
 EXTEND = [1, 1.5, 2, 4, 8, 16, 32, 64]
@@ -57,11 +59,26 @@ def controls(res, meas) -> View:
                  f"{fmt_num(hi)})")
     log_x = c[2].toggle("Log x", value=hi / lo >= 8 if lo > 0 else False, key=f"w:logx:{x}",
                         help="Logarithmic x-axis (useful when the factor doubles from step to step).")
-    log_y = c[3].toggle("Log y", value=False, key="w:logy", help="Logarithmic time axis.")
+    log_y = c[3].toggle("Log y", value=_spans_a_decade(res, meas, x, lo, hi * extend), key="w:logy",
+                        help="Logarithmic time axis (on at first when the curve spans a decade or more: on a "
+                             "linear axis its small end and its range would be a few pixels tall).")
     view = View(x, float(extend), bool(log_x), bool(log_y), _fixed_values(res, meas, x), float(hi))
     ss["scaling_view"] = {"symbol": x, "fixed": dict(view.fixed), "x_max": view.x_max, "log_x": view.log_x,
                           "log_y": view.log_y}
     return view
+
+
+def _spans_a_decade(res, meas, x: str, lo: float, x_max: float) -> bool:
+    """Whether the predicted time along ``x`` (the other factors at their chosen or typical values)
+    spans a factor of 10 or more: then the time axis is logarithmic by default."""
+    ss = st.session_state
+    fixed = {s: ss.get(f"w:fix:{s}", typical_value(res, s, meas)) for s in res.factors if s != x}
+    grid = scaling_grid(lo, max(x_max, lo), False, 24)
+    try:
+        t = res.predict({x: grid, **{s: np.full(grid.size, float(v)) for s, v in fixed.items()}})
+    except Exception:  # noqa: BLE001 - a default only; the page reports a failing prediction itself
+        return False
+    return log_scale_default(t)
 
 
 def _fixed_values(res, meas, x: str) -> dict:
@@ -88,35 +105,53 @@ def _fixed_values(res, meas, x: str) -> dict:
     return fixed
 
 
-def headline(data, view: View) -> str:
-    """The predicted time at the largest measured value and at the end of the curve, one unit for
-    both, what most of it is, and where communication overtakes compute."""
+def headline(res, data, view: View, unit: str) -> str:
+    """The predicted time at the largest measured value and at the end of the curve, in the view's
+    ``unit``, each with the range :func:`perfmodel.uncertainty.ranges.range_at` gives (the one the
+    advise panel quotes), what most of it is, and where communication overtakes compute."""
     x, hi = view.symbol, view.measured_max
-    t_hi = float(np.interp(hi, data.x, data.total))
-    t_end, x_end = float(data.total[-1]), float(data.x[-1])
+    x_end = float(data.x[-1])
     cats: dict = {}
     for s, t in zip(data.styles, data.contributions.columns):
         cats[s.category] = cats.get(s.category, 0.0) + float(data.contributions[t].iloc[-1])
     top = max(cats, key=cats.get) if cats else None
     total = sum(cats.values())  # the formula's own total: the point may lean towards the reference structures
     share = cats[top] / total * 100 if top and total else float("nan")
-    unit = time_unit(t_hi, t_end)
+    k = unit_seconds(unit)
 
-    def at(t: float, where: float) -> str:  # the prediction and, once computed, its 90 % interval
-        text = f"**{fmt_seconds(t, unit)}**"
-        if data.low is not None:
-            lo, up = (float(np.interp(where, data.x, v)) for v in (data.low, data.high))
-            text += f" ({fmt_seconds(lo, unit).split(' ')[0]}–{fmt_seconds(up, unit)})"
-        return text
+    def at(where: float) -> str:  # the prediction and, once computed, its 90 % interval
+        r = range_at(res, {x: where, **view.fixed})
+        if r is None:
+            return f"**{fmt_seconds(float(np.interp(where, data.x, data.total)), unit)}**"
+        value, _, rest = fmt_range(r.point / k, r.low / k, r.high / k, f" {unit}").partition(" (")
+        return f"**{value}** ({rest}" if rest else f"**{value}**"
 
-    msg = (f"At the largest measured {md(x)} = {fmt_num(hi)} the model predicts {at(t_hi, hi)}; "
-           f"at {md(x)} = {fmt_num(x_end)} it predicts {at(t_end, x_end)}"
+    has_range = getattr(res, "has_intervals", False)
+    msg = (f"At the largest measured {md(x)} = {fmt_num(hi)} the model predicts {at(hi)}; "
+           f"at {md(x)} = {fmt_num(x_end)} it predicts {at(x_end)}"
            + (f", {share:.0f} % of it {top}" if top else "") + ".")
-    if data.low is not None:
+    if has_range:
         msg += " Ranges are 90 % intervals."
     if data.crossover is not None:
         msg += f" Communication overtakes compute from {md(x)} ≈ {fmt_num(data.crossover)}."
     return msg
+
+
+def poor_fit_message(res, group_columns: list[str]) -> str | None:
+    """What the page says in the headline's place when the fit is too poor to quote
+    (:func:`perfmodel.fitting.quality.judge_result`), with what to do; None for a usable fit."""
+    verdict = judge_result(res)
+    if not verdict.poor:
+        return None
+    todo = []
+    if group_columns:
+        cols = ", ".join(f"*{md(c)}*" for c in group_columns[:4])
+        todo.append(f"the data has columns that split it into groups ({cols}): fit one model per group on "
+                    "the **Groups** page")
+    todo.append("add terms or let **Find terms for me** search them on the **Model** page")
+    todo.append("map a factor the time depends on that is not mapped yet (**Data** page)")
+    return (f"**This fit is too poor to quote a prediction**: {md(verdict.sentence())}. The curves below show "
+            f"what it predicts, not what a run will take. To do: " + "; or ".join(todo) + ".")
 
 
 def speedup_caption(sp) -> str:

@@ -428,8 +428,23 @@ def parsed_expression():
                                    columns=list(meas.frame.columns))
         expr.check_domain(meas.env(), meas.rows)
     except PerfModelError as exc:
-        return None, str(exc)
+        return None, _in_the_box(str(exc), meas)
     return expr, None
+
+
+def _in_the_box(message: str, meas) -> str:
+    """A position in an error refers to the whole expression (library terms first); when the custom
+    terms alone fail with a position, that error is the one to show: its position is in the box the
+    user typed in."""
+    custom = (st.session_state.get("custom_terms") or "").strip()
+    if "position" not in message or not custom:
+        return message
+    try:
+        parse_expression(custom, list(meas.factors), columns=list(meas.frame.columns))
+    except PerfModelError as exc:
+        if "position" in str(exc):
+            return f"{exc} (in the custom terms box)"
+    return message
 
 
 def effective_bounds(spec: str | None = None) -> dict:

@@ -18,10 +18,12 @@ from tqdm import tqdm
 
 from ..data.measurements import Measurements, measurements_from_extrap
 from ..data.readers import READERS, read_csv, read_table
+from ..data.writers import to_csv
 from ..errors import PerfModelError
 from ..language.expression import parse_bounds
 from ..fitting.model import DEFAULT_LAM, LOSSES, MAX_SEED, PENALTIES, Model
 from ..fitting.problem import STRATEGIES
+from ..fitting.quality import judge_result
 from ..fitting.result import FitResult
 from ..uncertainty import compute_intervals
 from ..uncertainty.prior import describe
@@ -84,8 +86,18 @@ def _auto_progress(stream, enabled: bool = True):
         yield progress
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m perfmodel",
+def program_name(argv0: str | None = None) -> str:
+    """The command as the user typed it: ``python -m perfmodel`` when run as a module (argv[0] is
+    the package's ``__main__.py``), else the script's name (``perfmodel``)."""
+    argv0 = sys.argv[0] if argv0 is None else argv0
+    name = Path(argv0 or "perfmodel").name
+    if name in ("__main__.py", "-m", "-c", "") or name.endswith((".py", ".pyc")):
+        return "python -m perfmodel"
+    return name
+
+
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
+    parser = _Parser(prog=prog or program_name(),
                      description="Fit interpretable execution-time models to measured run times.")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, required=True)
 
@@ -141,7 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("predict", help="predict times for new configurations")
     p.add_argument("model", help="model JSON written by `fit`")
     p.add_argument("data", help="CSV with the factor columns (or symbol names)")
-    p.add_argument("--out", required=True, help="CSV to write: DATA's rows plus predicted_time")
+    p.add_argument("--out", default="-", help="CSV to write: DATA's rows plus predicted_time (default or '-': "
+                   "print it to stdout; messages go to stderr)")
     p.add_argument("--contributions", action="store_true", help="add one column per term")
     p.add_argument("--interval", type=float, metavar="LEVEL",
                    help="add predicted_low and predicted_high, a LEVEL prediction interval (e.g. 0.9)")
@@ -292,6 +305,10 @@ def _cmd_fit(args) -> int:
         print(result.intervals_report())
     if result.has_intervals:
         print(f"topology: {describe(result._uncertainty().topology)}")
+    verdict = judge_result(result)
+    if verdict.poor:
+        print(f"warning: this fit is too poor to quote its predictions: {verdict.sentence()}; fit one model per "
+              "group (--group-by COL), add terms (or --auto), or map a factor the time depends on", file=sys.stderr)
     for name in result.params:
         if any(w.startswith(f"{name} = ") and "at its bound" in w for w in result.warnings):
             print(f"hint: widen the bounds of {name} with --bounds {name}=LO:HI", file=sys.stderr)
@@ -320,8 +337,11 @@ def _cmd_predict(args) -> int:
               "(extrapolation)", file=sys.stderr)
     for w in result.prediction_warnings(frame):
         print(f"warning: {w}", file=sys.stderr)
-    out.to_csv(args.out, index=False)
-    print(f"wrote {len(out)} predictions to {args.out}")
+    if args.out == "-":
+        to_csv(out, sys.stdout)
+    else:
+        to_csv(out, args.out)
+        print(f"wrote {len(out)} predictions to {args.out}")
     return 0
 
 
@@ -393,8 +413,9 @@ def _cmd_advise(args) -> int:
           "target_halfwidth_pct: the half-width expected after measuring that configuration")
     if args.out:
         keep = table[table["in_plan"]] if args.budget is not None else table
-        keep.to_csv(args.out, index=False)
-        print(f"wrote {len(keep)} configurations to {args.out} (run them with `sweep --plan {args.out}`)")
+        to_csv(keep, args.out)
+        print(f"wrote {len(keep)} configurations to {args.out} (run them with "
+              f"`{program_name()} sweep --plan {args.out}`)")
     return 0
 
 

@@ -17,7 +17,8 @@ from ..data.readers import read_table
 from ..errors import PerfModelError, did_you_mean
 from ..language.expression import parse_bounds
 from ..groups import fit_groups
-from ..parallel import dask_client, executor_name
+from ..fitting.quality import POOR_MAPE, POOR_R2, judge
+from ..parallel import dashboard_address, dask_client, executor_name
 
 
 @dataclass
@@ -69,10 +70,40 @@ def load_table(data: str | None, dataset: str | None = None, time: str | None = 
     return Table(frame, time, factors, path.name)
 
 
+#: Groups printed in the terminal's table; summary.csv has every group.
+TABLE_ROWS = 50
+
+
+def group_table(summary: pd.DataFrame, limit: int = TABLE_ROWS) -> str:
+    """The terminal's per-group table: group, status, MAPE and cross-validated MAPE in %, and the
+    formula (or why the group was skipped), one row per group (the first ``limit``)."""
+    def pct(v) -> str:
+        return "–" if v is None or pd.isna(v) else f"{v:.2f}"
+
+    def column(name: str) -> list:
+        return list(summary[name]) if name in summary else [None] * len(summary)
+
+    def status(s, m, cv, r2) -> str:  # a fitted group too poor to compare is marked so
+        poor = s == "ok" and judge({"mape": m, "r2": r2}, {"mape": cv}).poor
+        return f"{s}, poor fit" if poor else str(s)
+
+    rows = [(str(g), status(s, m, cv, r2), pct(m), pct(cv), str(f) if s == "ok" else str(r))
+            for g, s, m, cv, r2, f, r in zip(column("group"), column("status"), column("mape"), column("cv_mape"),
+                                             column("r2"), column("formula"), column("reason"))][:limit]
+    head = ("group", "status", "MAPE %", "CV MAPE %", "formula (or reason skipped)")
+    widths = [max(len(x[i]) for x in [head, *rows]) for i in range(4)]
+    lines = []
+    for row in [head, *rows]:
+        cells = [row[0].ljust(widths[0]), row[1].ljust(widths[1]), row[2].rjust(widths[2]), row[3].rjust(widths[3])]
+        lines.append("  ".join([*cells, row[4]]).rstrip())
+    if any(", poor fit" in row[1] for row in rows):
+        lines.append(f"(poor fit: CV MAPE above {POOR_MAPE:g} % or R² below {POOR_R2:g}, too poor to compare; "
+                     "group by more columns or change the terms)")
+    return "\n".join(lines)
+
+
 def run_cli(args) -> int:
     """``perfmodel fit DATA --group-by COL ... --out DIR`` (the arguments of ``fit``)."""
-
-
     if args.holdout:
         raise PerfModelError("--holdout is not available with --group-by; use --cv K")
     table = load_table(args.data, args.dataset, args.time, dict(args.factor), args.format)
@@ -99,6 +130,9 @@ def run_cli(args) -> int:
         executor = "processes" if args.workers is None or args.workers > 1 else "serial"
         if args.dask:
             executor = stack.enter_context(dask_client(args.dask, args.workers))
+            link = dashboard_address(executor)
+            if link:
+                print(f"Dask dashboard: {link}", file=sys.stderr)
         bar = stack.enter_context(tqdm(total=None, unit="group", desc="fitting groups", file=sys.stderr,
                                        disable=not sys.stderr.isatty(), dynamic_ncols=True))
 
@@ -114,10 +148,9 @@ def run_cli(args) -> int:
         where = executor_name(executor)
     path = fits.save(args.out)
     skipped = [o for o in fits.outcomes if o.status != "ok"]
-    for o in skipped[:10]:
-        print(f"skipped {o.label}: {o.reason}", file=sys.stderr)
-    if len(skipped) > 10:
-        print(f"... and {len(skipped) - 10} more skipped group(s); see {path}", file=sys.stderr)
+    print(group_table(fits.summary, TABLE_ROWS))
+    if len(fits) > TABLE_ROWS:
+        print(f"... and {len(fits) - TABLE_ROWS} more group(s); see {path}")
     if fits.dropped:
         print(f"warning: {len(fits.dropped)} row(s) dropped (see the notes and reasons in {path})", file=sys.stderr)
     rate = len(fits) / fits.seconds if fits.seconds > 0 else float("inf")

@@ -11,6 +11,7 @@ import argparse
 import pandas as pd
 
 from ..advise import parse_assignments, parse_grid
+from ..data.writers import to_csv
 from ..fitting.result import FitResult
 from ..plan import fmt_cost, fmt_duration, parse_duration, plan, recommend
 
@@ -53,7 +54,7 @@ def run(args) -> int:
     for line in recommend(table):
         print(line)
     if args.out:
-        table.to_csv(args.out, index=False)
+        to_csv(table, args.out)
         print(f"wrote {len(table)} configurations to {args.out}")
     return 0
 

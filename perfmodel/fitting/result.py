@@ -381,19 +381,27 @@ class FitResult:
             lines += [f"    dropped {d}" for d in self.dropped]
         return "\n".join(lines)
 
-    def intervals_report(self, level: float = 0.9) -> str:
-        """The [[Intervals]] section: how the intervals were made and each constant's interval."""
+    def interval_facts(self, level: float = 0.9) -> list[tuple[str, str]]:
+        """How the intervals were made, as (what, value) pairs: method and replicates, the noise of
+        one run, the widening per doubling beyond the measured range, and the predictor's note."""
         unc = self._uncertainty(required=True)
         kappa, how = unc.kappa(level)
         nz = unc.noise
-        lines = ["[[Intervals]]",
-                 f"    {unc.method}; {sum(m.coefficients.shape[0] for m in unc.members)} replicates over "
-                 f"{len(unc.members)} model(s); seed {unc.seed}",
-                 f"    noise of one run: {nz.sigma * 100:.2g} % ({nz.source}"
-                 + (f", {nz.df:g} degrees of freedom)" if nz.df else ")"),
-                 f"    extrapolation: widens by {kappa * 100:.3g} % per doubling beyond the measured range ({how})"]
+        facts = [("method", f"{unc.method}; {sum(m.coefficients.shape[0] for m in unc.members)} replicates over "
+                            f"{len(unc.members)} model(s); seed {unc.seed}"),
+                 ("noise of one run", f"{nz.sigma * 100:.2g} % ({nz.source}"
+                                      + (f", {nz.df:g} degrees of freedom)" if nz.df else ")")),
+                 ("extrapolation", f"widens by {kappa * 100:.3g} % per doubling beyond the measured range ({how})")]
         if unc.predictor_note:
-            lines.append(f"    {unc.predictor_note}")
+            facts.append(("predictor", unc.predictor_note))
+        return facts
+
+    def intervals_report(self, level: float = 0.9) -> str:
+        """The [[Intervals]] section: how the intervals were made and each constant's interval."""
+        unc = self._uncertainty(required=True)
+        facts = self.interval_facts(level)
+        lines = ["[[Intervals]]", f"    {facts[0][1]}"] + [
+            f"    {what}: {text}" if what != "predictor" else f"    {text}" for what, text in facts[1:]]
         for name, (lo, hi) in unc.constants(level).items():
             value = self.coefficients.get(name, self.params.get(name))
             lines.append(f"    {name}: {value:<14.8g} {level:.0%} interval [{lo:.6g}, {hi:.6g}]")

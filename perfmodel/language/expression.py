@@ -107,6 +107,18 @@ def _lex_check(spec: str) -> str:
     return _ov.pretokenise(spec).replace("^", "**")
 
 
+def _user_position(spec: str, offset: int) -> int:
+    """The 1-based position in the user's ``spec`` of ``offset`` (1-based) in the parsed source, which
+    is ``spec`` with its leading blanks stripped and each ``^`` written as ``**``."""
+    target = offset + (len(spec) - len(spec.lstrip()))  # the source was stripped
+    length = 0
+    for i, ch in enumerate(spec):
+        length += 2 if ch == "^" else 1
+        if length >= target:
+            return i + 1
+    return len(spec) + 1  # past the end: where a missing piece would go
+
+
 def _number(value) -> float:
     """A literal's value as a float; integers too large for a float are infinite."""
     try:
@@ -451,7 +463,7 @@ def parse_expression(spec: str, symbols, bounds: dict | None = None,
     try:
         tree = ast.parse(source.strip(), mode="eval")
     except SyntaxError as exc:
-        where = f" at position {exc.offset}" if exc.offset else ""
+        where = f" at position {_user_position(spec, exc.offset)}" if exc.offset else ""
         raise PerfModelError(f"cannot parse the expression{where}: {exc.msg}") from None
     except (RecursionError, MemoryError):
         raise PerfModelError("the expression is nested too deeply; simplify it") from None

@@ -172,8 +172,7 @@ def preset_spec(name: str, symbols, positive_symbols=None, varying=None, env=Non
             terms = ["1", work, "log(p)", "p"]
         else:
             terms = ["1", "N"] if "N" in vary else ["1"]
-        terms += [x for x in s if x not in ("p", "N") and x in vary]
-        return " + ".join(terms)
+        return " + ".join(terms)  # Ernest's own terms only: a term for another factor is a variant
     if name == "pmnf":
         pos = set(s if positive_symbols is None else positive_symbols)
         terms = ["1"]

@@ -33,19 +33,29 @@ def scaling_interval(result, data, level: float = DEFAULT_LEVEL):
     return interval_at(result, env, level)
 
 
+#: The legend's swatch for a band: the band's colour, opaque enough to be seen at legend size (the
+#: band itself is pale so that the curve stays readable; a swatch of that paleness is invisible).
+BAND_SWATCH = "rgba(31, 119, 180, 0.45)"
+
+
 def add_band(fig: go.Figure, x, low, high, *, level: float = DEFAULT_LEVEL, name: str | None = None,
-             row=None, col=None, below: bool = True, legend: bool = True,
+             row=None, col=None, below: bool = True, legend: bool = True, fill: str = BAND_FILL,
              hover: str = "%{x:.4g}: %{customdata[0]:.4g} – %{customdata[1]:.4g} s") -> None:
-    """A shaded band between ``low`` and ``high``, drawn beneath the other traces by default."""
+    """A shaded band between ``low`` and ``high`` (colour ``fill``), drawn beneath the other traces by
+    default; its legend entry (``legend``) is a square swatch in a stronger shade of the band."""
     name = name or f"{level * 100:.0f} % interval"
     kw = dict(row=row, col=col) if row is not None else {}
     n_before = len(fig.data)
     fig.add_trace(go.Scatter(x=x, y=high, mode="lines", line=dict(width=0, color=BAND_LINE), showlegend=False,
-                             hoverinfo="skip", name=name), **kw)
+                             hoverinfo="skip", name=name, legendgroup=name), **kw)
     fig.add_trace(go.Scatter(x=x, y=low, mode="lines", line=dict(width=0, color=BAND_LINE), fill="tonexty",
-                             fillcolor=BAND_FILL, name=name, showlegend=legend,
+                             fillcolor=fill, name=name, showlegend=False, legendgroup=name,
                              customdata=np.column_stack([low, high]),
                              hovertemplate=hover + "<extra>" + name + "</extra>"), **kw)
+    if legend:
+        swatch = BAND_SWATCH if fill == BAND_FILL else fill.rsplit(",", 1)[0] + ", 0.45)"
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name, legendgroup=name, hoverinfo="skip",
+                                 marker=dict(symbol="square", size=15, color=swatch)), **kw)
     if below and n_before:
         fig.data = fig.data[n_before:] + fig.data[:n_before]
 
@@ -56,16 +66,18 @@ def parity_intervals(result, meas: Measurements, level: float = DEFAULT_LEVEL):
     return None if got is None else (got[1], got[2])
 
 
-def speedup_interval(result, p0: float, x: np.ndarray, fixed: dict, level: float = DEFAULT_LEVEL):
+def speedup_interval(result, p0: float, x: np.ndarray, fixed: dict, level: float = DEFAULT_LEVEL,
+                     symbol: str = "p"):
     """(low, high) of the speedup T(p0)/T(p) along ``x``, or None: the weighted quantiles of each
     member replicate's own ratio (numerator and denominator from the same replicate, so their common
     uncertainty cancels), widened by the extrapolation error at p (κ·d, as the time's interval) and by
-    the reference structures' reach there (as the time's interval)."""
+    the reference structures' reach there (as the time's interval). ``symbol``: the factor that grows
+    (p by default; the Groups page scales along any factor)."""
     if not getattr(result, "has_intervals", False):
         return None
     unc = result._uncertainty()
     x = np.asarray(x, float)
-    env = {"p": np.concatenate([[float(p0)], x]), **{s: np.full(x.size + 1, v) for s, v in fixed.items()}}
+    env = {symbol: np.concatenate([[float(p0)], x]), **{s: np.full(x.size + 1, v) for s, v in fixed.items()}}
     preds, weights, points = unc.member_predictions(env)
     with np.errstate(all="ignore"):
         ratio = np.log(preds[:, :1] / preds[:, 1:])  # (S, n)
@@ -75,10 +87,10 @@ def speedup_interval(result, p0: float, x: np.ndarray, fixed: dict, level: float
         ratio = np.where(ok, ratio, point[None, :])
         a = (1 - level) / 2
         lo_q, hi_q = weighted_quantile(ratio, weights, [a, 1 - a])
-        d = distance(unc.factor_ranges, {k: v[1:] for k, v in env.items()})
-        kappa = unc.kappas({k: v[1:] for k, v in env.items()}, level)
-        # the structures' reach at p: a time below the point is a speedup above it, and the reverse
         sub = {k: v[1:] for k, v in env.items()}
+        d = distance(unc.factor_ranges, sub)
+        kappa = unc.kappas(sub, level)
+        # the structures' reach at p: a time below the point is a speedup above it, and the reverse
         _, below, above = unc.structures(sub, unc.point(points)[1:])
         g = unc.structure_scale(level)
         low = np.exp(point - np.hypot(widen_band(np.maximum(point - lo_q, 0.0), kappa, d, level), g * above))

@@ -23,7 +23,8 @@ import plotly.graph_objects as go
 
 from ..errors import PerfModelError
 from ..groups import GroupFits
-from .style import CATEGORY_COLORS, CATEGORY_ORDER, DISCRETE, IDEAL, set_log_ticks, empty_figure, factor_title, fmt_num, style, term_styles, time_title
+from .bands import add_band, speedup_interval
+from .style import CATEGORY_COLORS, CATEGORY_ORDER, GROUP_COLORS, IDEAL, set_log_ticks, term_name, translucent, empty_figure, factor_title, fmt_num, style, term_styles, time_title
 from .scaling import scaling_data, typical_value
 
 
@@ -37,8 +38,25 @@ def _ok(fits: GroupFits, labels=None) -> list[tuple]:
     return out
 
 
+def term_names(fits: GroupFits) -> dict[str, str]:
+    """{term as written: its plain-word name with the term} over every fitted group
+    (``I*b^e1`` -> ``Compute per batch I·b^e1``; :func:`perfmodel.plots.style.term_name`)."""
+    names: dict[str, str] = {}
+    for o in fits.outcomes:
+        if o.result is not None:
+            for s in term_styles(o.result):
+                names.setdefault(s.text, term_name(s))
+    return names
+
+
+def _cells(values: pd.Series, scale: float = 1.0) -> list[str]:
+    """Numbers as text with 4 significant digits, '—' where the group's model has no such term."""
+    return ["—" if pd.isna(v) else f"{float(v) * scale:.4g}" for v in values]
+
+
 def group_table(fits: GroupFits) -> pd.DataFrame:
-    """One row per group: status, errors, the time split by category (%), constants and term shares (%)."""
+    """One row per group: status, errors, the time split by category (%), constants and term shares (%),
+    the terms by their plain-word names; '—' where a group's model lacks the term."""
     s = fits.summary
     cols = {"group": "group", "status": "status", "configurations": "configurations", "mape": "MAPE (%)",
             "cv_mape": "CV MAPE (%)", "startup_share": "start-up (%)", "compute_share": "compute (%)",
@@ -47,14 +65,15 @@ def group_table(fits: GroupFits) -> pd.DataFrame:
     for c in ("start-up (%)", "compute (%)", "communication (%)"):
         if c in out.columns:
             out[c] = out[c] * 100
+    names = term_names(fits)
     for c in s.columns:
         if c.startswith("c:"):
-            out[f"c[{c[2:]}]"] = s[c]
+            out[f"{names.get(c[2:], c[2:])}: constant"] = _cells(s[c])
         elif c.startswith("param:"):
-            out[c[6:]] = s[c]
+            out[c[6:]] = _cells(s[c])
     for c in s.columns:
         if c.startswith("share:"):
-            out[f"share[{c[6:]}] (%)"] = s[c] * 100
+            out[f"{names.get(c[6:], c[6:])}: share (%)"] = _cells(s[c], 100)
     out["reason / notes"] = [r if r else n for r, n in zip(s["reason"].fillna(""), s["notes"].fillna(""))]
     return out
 
@@ -136,6 +155,15 @@ class GroupCurve:
     points_y: np.ndarray
     fixed: dict
     x0: float               # the group's smallest measured value of the symbol (speedup base)
+    low: np.ndarray | None = None   # the 90 % interval of y (None: the group's fit has no intervals)
+    high: np.ndarray | None = None
+
+    def range_at(self, at: float) -> tuple[float, float | None, float | None]:
+        """(value, low, high) of the curve at ``at`` (low and high None without intervals)."""
+        v = float(np.interp(at, self.x, self.y))
+        if self.low is None:
+            return v, None, None
+        return v, float(np.interp(at, self.x, self.low)), float(np.interp(at, self.x, self.high))
 
 
 MODES = ("time", "speedup")
@@ -155,14 +183,16 @@ def group_scaling_data(fits: GroupFits, symbol: str = "p", mode: str = "time", e
     out = []
     for o, meas in rows:
         d = scaling_data(o.result, symbol, None, meas, x_max=x_max)
-        y, py = d.total, d.points_y
+        y, py, low, high = d.total, d.points_y, d.low, d.high
         x0 = float(d.measured_range[0])
         if mode == "speedup":
             t0 = float(o.result.predict({symbol: [x0], **{s: [v] for s, v in d.fixed.items()}})[0])
             y = t0 / d.total
             py = t0 / d.points_y if d.points_y.size else d.points_y
+            band = speedup_interval(o.result, x0, d.x, d.fixed, symbol=symbol) if x0 > 0 else None
+            low, high = band if band is not None else (None, None)
         out.append(GroupCurve(o.label, d.x, np.asarray(y, float), d.inside, d.points_x, np.asarray(py, float),
-                              d.fixed, x0))
+                              d.fixed, x0, low, high))
     return out
 
 
@@ -180,8 +210,14 @@ def group_scaling_figure(fits: GroupFits, symbol: str = "p", mode: str = "time",
         return empty_figure(f"no fitted group has the factor {symbol}", x_title, y_title, title)
     log_y = log_x if log_y is None else log_y  # log-log: the ideal speedup is a straight line
     fig = go.Figure()
+    for i, c in enumerate(curves):  # the bands first, beneath every line
+        if c.low is not None:
+            color = GROUP_COLORS[i % len(GROUP_COLORS)]
+            add_band(fig, c.x, c.low, c.high, name=f"{c.label}: 90 % interval", legend=False, below=False,
+                     fill=translucent(color, 0.16), hover=f"<b>{c.label}</b><br>%{{x:.4g}}: %{{customdata[0]:.4g}} – "
+                                                         f"%{{customdata[1]:.4g}}{' ×' if mode == 'speedup' else ' s'}")
     for i, c in enumerate(curves):
-        color = DISCRETE[i % len(DISCRETE)]
+        color = GROUP_COLORS[i % len(GROUP_COLORS)]
         solid = np.where(c.inside, c.y, np.nan)
         dashed = np.where(~c.inside | _edges(c.inside), c.y, np.nan)
         unit = "×" if mode == "speedup" else " s"
@@ -211,7 +247,8 @@ def group_scaling_figure(fits: GroupFits, symbol: str = "p", mode: str = "time",
     ys = ys[np.isfinite(ys) & (ys > 0)]
     if log_y and ys.size:
         set_log_ticks(fig, "y", float(ys.min()), float(ys.max()))
-    sub = "solid: within each group's measured range; dashed: extrapolated; dots: measured runs"
+    sub = "solid: within each group's measured range; dashed: extrapolated; dots: measured runs" + (
+        "; shaded: each group's 90 % interval" if any(c.low is not None for c in curves) else "")
     return style(fig, title, sub, height=520, legend="right")
 
 

@@ -98,9 +98,14 @@ def parity_figure(result, meas: Measurements, color_by: str | None = None,
         low, high = band
         fig.add_trace(go.Scatter(x=d.measured, y=d.predicted, mode="markers", name="90 % interval",
                                  marker=dict(size=1, opacity=0, color=PREDICTED), hoverinfo="skip",
+                                 legendgroup="interval", showlegend=False,
                                  error_y=dict(type="data", symmetric=False, array=high - d.predicted,
                                               arrayminus=d.predicted - low, color="rgba(31, 119, 180, 0.45)",
                                               thickness=1.2, width=0)))
+        # The legend's entry: a vertical bar like the error bars (their own trace's swatch is an invisible marker).
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="90 % interval", legendgroup="interval",
+                                 hoverinfo="skip", marker=dict(symbol="line-ns-open", size=16,
+                                                               line=dict(width=2.5, color="rgba(31, 119, 180, 0.8)"))))
     tmpl = ("%{text}<br>measured %{x:.4g} s<br>predicted %{y:.4g} s<br>error %{customdata:+.1f} %"
             "<extra></extra>")
     marker = dict(size=10, opacity=0.85, line=dict(width=0.8, color="white"))

@@ -6,6 +6,7 @@ Presentation: imports from the layers below, plots.style and plots.bands only.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -17,7 +18,7 @@ from plotly.subplots import make_subplots
 from .bands import add_band, scaling_interval, speedup_interval
 from ..data.measurements import Measurements
 from ..errors import PerfModelError
-from .style import CATEGORY_COLORS, CATEGORY_ORDER, EXTRAP_FILL, EXTRAP_TEXT, EXTRAP_VEIL, FACTOR_WORDS, IDEAL, MEASURED, PREDICTED, factor_title, fmt_num, set_log_ticks, style, term_styles, time_title
+from .style import CATEGORY_COLORS, CATEGORY_ORDER, EXTRAP_FILL, EXTRAP_TEXT, EXTRAP_VEIL, FACTOR_WORDS, IDEAL, MEASURED, PREDICTED, TIME_UNIT, factor_title, fmt_num, set_log_ticks, style, term_styles, time_title, unit_seconds
 from .style import note_html
 
 
@@ -119,6 +120,15 @@ def scaling_data(result, symbol: str, fixed: dict | None = None, meas: Measureme
     return d
 
 
+def _in_unit(d: ScalingData, unit: str) -> ScalingData:
+    """``d`` with its times (curve, band, contributions, measured runs) in ``unit`` instead of seconds."""
+    k = unit_seconds(unit)
+    if k == 1.0:
+        return d
+    return dataclasses.replace(d, total=d.total / k, contributions=d.contributions / k, points_y=d.points_y / k,
+                               low=None if d.low is None else d.low / k, high=None if d.high is None else d.high / k)
+
+
 def _extrap_zone(fig: go.Figure, d: ScalingData, log_x: bool = False, row=None, col=None,
                  label: bool = True) -> None:
     """Shade the parts of the x range outside the measured range and label them.
@@ -177,22 +187,25 @@ def _axis_type(log: bool) -> str:
 
 def scaling_figure(result, symbol: str = "p", fixed: dict | None = None, meas: Measurements | None = None,
                    x_max: float | None = None, log_x: bool = False, log_y: bool = False,
-                   title: str | None = None, data: ScalingData | None = None, height: int = 480) -> go.Figure:
+                   title: str | None = None, data: ScalingData | None = None, height: int = 480,
+                   unit: str = TIME_UNIT) -> go.Figure:
     """Predicted time along ``symbol``: solid within the measured range, dashed beyond it in a shaded
-    extrapolation zone, with the measured runs at the same fixed values overlaid."""
-    d = data or scaling_data(result, symbol, fixed, meas, x_max)
+    extrapolation zone, with the measured runs at the same fixed values overlaid; times in ``unit``
+    (s, min, h: the page's one unit, :func:`perfmodel.plots.style.view_unit`)."""
+    d = _in_unit(data or scaling_data(result, symbol, fixed, meas, x_max), unit)
     column = result.factors.get(symbol)
-    x_title, y_title = factor_title(symbol, column), time_title("predicted time")
+    x_title, y_title = factor_title(symbol, column), time_title("predicted time", unit)
     title = title if title is not None else f"Run time as {FACTOR_WORDS.get(symbol, (symbol,))[0]} grow"
     fig = go.Figure()
     _extrap_zone(fig, d, log_x)
     if d.low is not None:
-        add_band(fig, d.x, d.low, d.high, below=False)
+        add_band(fig, d.x, d.low, d.high, below=False,
+                 hover=f"%{{x:.4g}}: %{{customdata[0]:.4g}} – %{{customdata[1]:.4g}} {unit}")
     inside = d.inside
     # Solid inside, dashed outside; each dashed segment includes its boundary point so the line is continuous.
     fig.add_trace(go.Scatter(x=d.x[inside], y=d.total[inside], mode="lines", name="model (measured range)",
                              line=dict(color=PREDICTED, width=3.5),
-                             hovertemplate=f"{symbol} = %{{x:.4g}}<br>predicted %{{y:.4g}} s<extra></extra>"))
+                             hovertemplate=f"{symbol} = %{{x:.4g}}<br>predicted %{{y:.4g}} {unit}<extra></extra>"))
     outside = ~inside
     if outside.any():
         idx = np.flatnonzero(outside)
@@ -206,13 +219,13 @@ def scaling_figure(result, symbol: str = "p", fixed: dict | None = None, meas: M
         ys[~seg] = np.nan
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name="model (extrapolated)", connectgaps=False,
                                  line=dict(color=PREDICTED, width=3, dash="dash"),
-                                 hovertemplate=f"{symbol} = %{{x:.4g}}<br>predicted %{{y:.4g}} s "
+                                 hovertemplate=f"{symbol} = %{{x:.4g}}<br>predicted %{{y:.4g}} {unit} "
                                                "(extrapolated)<extra></extra>"))
     if d.points_x.size:
         fig.add_trace(go.Scatter(x=d.points_x, y=d.points_y, mode="markers", name="measured runs",
                                  marker=dict(color=MEASURED, size=9, symbol="circle",
                                              line=dict(width=1, color="white")),
-                                 hovertemplate=f"{symbol} = %{{x:.4g}}<br>measured %{{y:.4g}} s<extra></extra>"))
+                                 hovertemplate=f"{symbol} = %{{x:.4g}}<br>measured %{{y:.4g}} {unit}<extra></extra>"))
     fig.update_xaxes(title_text=x_title, type=_axis_type(log_x))
     fig.update_yaxes(title_text=y_title, type=_axis_type(log_y), rangemode="tozero" if not log_y else None)
     _axis_ticks(fig, d, log_x)
@@ -223,27 +236,27 @@ def scaling_figure(result, symbol: str = "p", fixed: dict | None = None, meas: M
     return style(fig, title, _fixed_text(d), height=height, legend="right")
 
 
-def _overlap_trace(fig: go.Figure, result, d) -> None:
+def _overlap_trace(fig: go.Figure, result, d, unit: str = TIME_UNIT) -> None:
     """A dashed line: the total if the overlapped parts ran one after the other (the time the overlap saves)."""
     if "overlap(" not in result.expression:
         return
     env = {d.symbol: d.x, **{s: np.full(d.x.size, v) for s, v in d.fixed.items()}}
-    saved = result.overlap_savings(env).to_numpy().sum(axis=1)
+    saved = result.overlap_savings(env).to_numpy().sum(axis=1) / unit_seconds(unit)
     if not saved.size or not np.any(saved > 1e-9 * np.abs(d.total)):
         return
     fig.add_trace(go.Scatter(x=d.x, y=d.total + saved, mode="lines", name="without overlap (parts one after another)",
                              line=dict(color=MEASURED, width=1.2, dash="dash"), customdata=saved,
-                             hovertemplate=f"{d.symbol} = %{{x:.4g}}<br>without overlap %{{y:.4g}} s: the overlap "
-                                           "saves %{customdata:.4g} s<extra></extra>"))
+                             hovertemplate=f"{d.symbol} = %{{x:.4g}}<br>without overlap %{{y:.4g}} {unit}: the "
+                                           f"overlap saves %{{customdata:.4g}} {unit}<extra></extra>"))
 
 
 def scaling_contributions_figure(result, symbol: str = "p", fixed: dict | None = None,
                                  meas: Measurements | None = None, x_max: float | None = None,
                                  log_x: bool = False, title: str | None = None,
-                                 data: ScalingData | None = None) -> go.Figure:
+                                 data: ScalingData | None = None, unit: str = TIME_UNIT) -> go.Figure:
     """The predicted curve split into stacked term contributions (area), so the crossover from
-    computation to communication is visible."""
-    d = data or scaling_data(result, symbol, fixed, meas, x_max)
+    computation to communication is visible; times in ``unit``."""
+    d = _in_unit(data or scaling_data(result, symbol, fixed, meas, x_max), unit)
     column = result.factors.get(symbol)
     title = title if title is not None else "What the time is spent on"
     fig = go.Figure()
@@ -254,17 +267,17 @@ def scaling_contributions_figure(result, symbol: str = "p", fixed: dict | None =
         vals = d.contributions[s.text].to_numpy()
         fig.add_trace(go.Scatter(x=d.x, y=vals, mode="lines", stackgroup="terms", name=s.legend,
                                  line=dict(width=0.8, color=s.color), fillcolor=s.color,
-                                 hovertemplate=f"<b>{s.label}</b><br>{symbol} = %{{x:.4g}}<br>%{{y:.4g}} s"
+                                 hovertemplate=f"<b>{s.label}</b><br>{symbol} = %{{x:.4g}}<br>%{{y:.4g}} {unit}"
                                                + note_html(s) + "<extra></extra>"))
     fig.add_trace(go.Scatter(x=d.x, y=d.total, mode="lines", name="total", line=dict(color=MEASURED, width=1.5),
-                             hovertemplate=f"{symbol} = %{{x:.4g}}<br>total %{{y:.4g}} s<extra></extra>"))
-    _overlap_trace(fig, result, d)
+                             hovertemplate=f"{symbol} = %{{x:.4g}}<br>total %{{y:.4g}} {unit}<extra></extra>"))
+    _overlap_trace(fig, result, d, unit)
     if d.low is not None:
         for edge, ys in (("low", d.low), ("high", d.high)):
             fig.add_trace(go.Scatter(x=d.x, y=ys, mode="lines", name="total: 90 % interval", legendgroup="band",
                                      showlegend=edge == "low", line=dict(color=MEASURED, width=1.2, dash="dot"),
                                      hovertemplate=f"{symbol} = %{{x:.4g}}<br>total, {edge} end of the 90 % "
-                                                   "interval %{y:.4g} s<extra></extra>"))
+                                                   f"interval %{{y:.4g}} {unit}<extra></extra>"))
     # The areas hide the shaded zone: fade the extrapolated part with a white veil and mark its edges.
     lo, hi = d.measured_range
     for a, b, edge in ((float(d.x.min()), lo, lo), (hi, float(d.x.max()), hi)):
@@ -281,7 +294,7 @@ def scaling_contributions_figure(result, symbol: str = "p", fixed: dict | None =
                            text=f"communication > compute from {symbol} ≈ {fmt_num(d.crossover)}",
                            font=dict(size=13, color=EXTRAP_TEXT))
     fig.update_xaxes(title_text=factor_title(symbol, column), type=_axis_type(log_x))
-    fig.update_yaxes(title_text=time_title("predicted time"), rangemode="tozero")
+    fig.update_yaxes(title_text=time_title("predicted time", unit), rangemode="tozero")
     _axis_ticks(fig, d, log_x)
     return style(fig, title, _fixed_text(d), height=480, legend="right")
 

@@ -22,8 +22,9 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .style import DISCRETE, IDEAL, MEASURED, PREDICTED, set_log_ticks, empty_figure, fmt_num, style, time_title
+from .style import DISCRETE, IDEAL, MEASURED, PREDICTED, set_log_ticks, empty_figure, fmt_num, style, term_name, term_styles, time_title
 from .parity import add_parity_guides, square_log_axes
+from ..compare import TIE_RTOL
 
 CHOSEN = "#dc2626"
 MINIMUM = "#6b7280"
@@ -78,16 +79,25 @@ def lambda_path_data(path) -> LambdaPathData:
                           float(path.lam_min), path.rule)
 
 
-def lambda_path_figure(path, title: str | None = "Regularisation path: choosing λ by validation") -> go.Figure:
+def term_names(result) -> dict[str, str]:
+    """{term as written: its legend name} (:func:`perfmodel.plots.style.term_name`)."""
+    return {s.text: term_name(s, grey_html=True) for s in term_styles(result)}
+
+
+def lambda_path_figure(path, title: str | None = "Regularisation path: choosing λ by validation",
+                       names: dict | None = None) -> go.Figure:
     """Top: each term's share of the mean time against λ; bottom: k-fold CV MAPE ± one
     standard error and in-sample MAPE. The chosen λ is marked (red), and the λ with the lowest
-    CV error (grey) when they differ. λ = 0 is drawn one decade left of the smallest λ > 0."""
+    CV error (grey) when they differ. λ = 0 is drawn one decade left of the smallest λ > 0.
+    ``names``: {term: legend name} (:func:`term_names` of a fit of the same terms)."""
     d = lambda_path_data(path)
+    names = names or {}
     if d.lams.size == 0:
         return empty_figure("No λ values to show", "λ", "MAPE (%)", title)
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.55, 0.45])
     for j, term in enumerate(d.terms):
-        fig.add_trace(go.Scatter(x=d.x, y=d.shares[:, j] * 100, mode="lines+markers", name=term,
+        fig.add_trace(go.Scatter(x=d.x, y=d.shares[:, j] * 100, mode="lines+markers",
+                                 name=names.get(term, term.replace("*", "·")),
                                  line=dict(color=DISCRETE[j % len(DISCRETE)], width=2), marker=dict(size=6),
                                  customdata=d.lams,
                                  hovertemplate=f"{term}<br>λ %{{customdata:.3g}}<br>share %{{y:.2f}} %<extra></extra>"),
@@ -174,7 +184,7 @@ class ComparisonParityData:
     predicted: dict            # name -> array
     rows: dict                 # name -> row numbers
     mape: dict                 # name -> MAPE of these predictions (%)
-    winner: str | None
+    winner: str | None         # the best model's name; tied models joined by " = "
     lo: float
     hi: float
 
@@ -192,7 +202,9 @@ def comparison_parity_data(comparison, kind: str = "cross-validated") -> Compari
         measured[m], predicted[m], rows[m] = y, yp, sub["row"].to_numpy()
         mape[m] = float(np.mean(np.abs(yp - y) / y) * 100) if y.size else float("nan")
     finite = {m: v for m, v in mape.items() if np.isfinite(v)}
-    winner = min(finite, key=finite.get) if finite else None
+    low = min(finite.values()) if finite else None  # the lowest, and every MAPE tied with it (compare's rule)
+    tied = [m for m, v in finite.items() if v <= low * (1 + TIE_RTOL) + 1e-12] if finite else []
+    winner = " = ".join(tied) if tied else None
     vals = [v[v > 0] for v in list(measured.values()) + list(predicted.values())]
     allv = np.concatenate(vals) if vals else np.zeros(0)
     lo, hi = (float(allv.min()) / 1.25, float(allv.max()) * 1.25) if allv.size else (0.1, 10.0)
@@ -215,10 +227,11 @@ def comparison_parity_figure(comparison, kind: str = "cross-validated",
     symbols = ["circle", "diamond", "square", "triangle-up", "cross", "x", "star", "pentagon"]
     for i, m in enumerate(d.models):
         err = (d.predicted[m] - d.measured[m]) / d.measured[m] * 100
-        best = m == d.winner
+        tied = d.winner.split(" = ") if d.winner else []
+        best = m in tied
         fig.add_trace(go.Scatter(
             x=d.measured[m], y=d.predicted[m], mode="markers",
-            name=f"{m}: {d.mape[m]:.3g} %" + (" (best)" if best else ""),
+            name=f"{m}: {d.mape[m]:.3g} %" + ((" (tie for best)" if len(tied) > 1 else " (best)") if best else ""),
             marker=dict(symbol=symbols[i % len(symbols)], size=11 if best else 9, opacity=0.9 if best else 0.7,
                         color=PREDICTED if best else DISCRETE[(i + 1) % len(DISCRETE)],
                         line=dict(width=0.8, color="white")),

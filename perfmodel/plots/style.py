@@ -69,6 +69,18 @@ DISCRETE = ["#2563eb", "#ea580c", "#059669", "#9333ea", "#dc2626", "#0891b2", "#
             "#4b5563", "#65a30d"]
 
 
+#: One colour per group (the Groups page): Okabe & Ito's colour-blind-safe palette (2008), its yellow
+#: last (faint on white), its black kept for the ideal line's neighbours to stay apart.
+GROUP_COLORS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#000000", "#F0E442"]
+
+
+def translucent(hex_color: str, alpha: float) -> str:
+    """``#RRGGBB`` as an ``rgba(...)`` string with opacity ``alpha`` (a band in a curve's colour)."""
+    h = hex_color.lstrip("#")
+    r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
+    return f"rgba({r}, {g}, {b}, {alpha:g})"
+
+
 CONTINUOUS = "Viridis"
 
 
@@ -145,8 +157,8 @@ def empty_figure(message: str, x_title: str = "", y_title: str = "", title: str 
     return style(fig, title)
 
 
-def time_title(what: str = "time") -> str:
-    return f"{what} ({TIME_UNIT})"
+def time_title(what: str = "time", unit: str = TIME_UNIT) -> str:
+    return f"{what} ({unit})"
 
 
 def factor_title(symbol: str, column: str | None = None) -> str:
@@ -192,6 +204,27 @@ def time_unit(*values: float) -> str:
     return "ms" if a < 1 else "s" if a < 120 else "min" if a < 7200 else "h"
 
 
+def unit_seconds(unit: str) -> float:
+    """Seconds in one ``unit`` (ms, s, min, h)."""
+    return dict(_TIME_UNITS)[unit]
+
+
+def view_unit(*arrays) -> str:
+    """One time unit for a whole view (headline, axes, tables), chosen by :func:`time_unit` from the
+    largest finite value of ``arrays`` (seconds)."""
+    values = [np.asarray(a, float).ravel() for a in arrays if a is not None]
+    values = [v[np.isfinite(v)] for v in values]
+    return time_unit(max((float(np.abs(v).max()) for v in values if v.size), default=0.0))
+
+
+def log_scale_default(values, ratio: float = 10.0) -> bool:
+    """A log axis by default when the positive ``values`` span ``ratio`` (a decade) or more: on a
+    linear axis the small end, and a band around it, would be a few pixels tall."""
+    v = np.asarray(values, float)
+    v = v[np.isfinite(v)]
+    return bool(v.size and v.min() > 0 and v.max() / v.min() >= ratio)
+
+
 def fmt_seconds(v: float, unit: str | None = None) -> str:
     """A time with a unit that reads well: 850 ms, 12.3 s, 4.2 min, 3.1 h; ``unit`` forces one of
     ms, s, min, h (so that the times of one sentence share a unit: ``time_unit(a, b)``)."""
@@ -224,6 +257,18 @@ class TermStyle:
         if self.label == self.formula:
             return f"{self.formula} <span style='color:#6b7280'>({self.category})</span>"
         return f"{self.label} <span style='color:#6b7280'>{self.formula}</span>"
+
+
+def term_name(s: TermStyle, grey_html: bool = False) -> str:
+    """A term's name for a legend or a column: its plain-word label and the term as written
+    (``Compute per batch I·b^e1``; the term in grey HTML with ``grey_html``), the label alone for the
+    intercept, the term alone when it has no label of its own."""
+    shown = s.text.replace("*", "·")
+    if s.text == "1":
+        return s.label
+    if s.label in (s.formula, shown):
+        return shown
+    return f"{s.label} <span style='color:#6b7280'>{shown}</span>" if grey_html else f"{s.label} {shown}"
 
 
 def _pretty(term_text: str, params: dict) -> str:
@@ -273,9 +318,7 @@ def config_label(values: dict, sep: str = " · ") -> str:
 
 
 def _log_axis(values: np.ndarray) -> bool:
-    v = np.asarray(values, float)
-    v = v[np.isfinite(v)]
-    return bool(v.size and v.min() > 0 and v.max() / v.min() >= 8)
+    return log_scale_default(values, 8.0)
 
 
 #: Mantissas tried for log-axis ticks, sparsest first.

@@ -81,6 +81,31 @@ class Selection:
             raise PerfModelError("the automatic search found no usable model")
         return self.candidates[0]
 
+    def explain(self) -> list[str]:
+        """Why the first candidate is first, in plain words (one sentence each): the small-data rule,
+        the choice of the simplest among candidates the data cannot tell apart, the candidates set aside."""
+        out = []
+        if not self.candidates:
+            return out
+        first = self.candidates[0]
+        if self.prior:
+            out.append(f"Too few measurements for the validation to choose between the candidates ({self.prior}): "
+                       "#1 is the paper's model, listed first for that reason.")
+        elif len(self.candidates) > 1:
+            j, low = min(enumerate(self.candidates), key=lambda e: e[1].score)
+            if low is first:
+                out.append(f"#1 predicts the runs it was not fitted on best (score {first.score:.2f}) and is also "
+                           "the simplest listed.")
+            else:
+                out.append(f"#1 is listed first although its score ({first.score:.2f}) is not the lowest "
+                           f"({low.score:.2f}, #{j + 1}): every candidate listed predicts the runs it was not fitted "
+                           f"on about equally well (within the score's noise, ±{self.noise:.2f}), and then the simplest "
+                           f"is preferred: #1 has {_size(first)}, #{j + 1} has {_size(low)}.")
+        if self.set_aside:
+            out.append(f"{len(self.set_aside)} candidate(s) were set aside before the choice: a term the "
+                       "measurements hardly see would carry most of their prediction at larger scales.")
+        return out
+
     def table(self):
         """The refined candidates as a DataFrame (one row each, best score first)."""
         import pandas as pd
@@ -151,6 +176,14 @@ def _cand_dict(c: Candidate, with_result: bool = True) -> dict:
     if with_result and c.result is not None:
         d["result"] = c.result.to_dict()
     return d
+
+
+def _size(c: "Candidate") -> str:
+    """A candidate's size in words: ``2 fitted parameters (constants and exponents)``, with its
+    hard-to-read terms (the readability cost) when it has any."""
+    text = f"{c.n_params} fitted parameter{'s' if c.n_params != 1 else ''} (constants and exponents)"
+    return text + (f" and a readability cost of {c.readability} (terms that are products or powers of factors)"
+                   if c.readability else "")
 
 
 def simplest_first(c: "Candidate") -> tuple:

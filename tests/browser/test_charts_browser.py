@@ -175,3 +175,31 @@ def test_candidates_legend_clears_the_subtitle(page):
     legend, sub = fig["boxes"]["legend"], fig["boxes"]["subtitle"]
     assert sub is not None and legend is not None
     assert legend["top"] >= sub["bottom"] - 1 or legend["bottom"] <= sub["top"] + 1, (legend, sub)
+
+
+def test_the_scaling_band_is_visible_and_the_page_speaks_one_unit(page):
+    """Issue 21: on the default dataset (98 min at p = 1 to 3 min at p = 32) the time axis is
+    logarithmic at first, so the 90 % band at p = 8-32 is tens of pixels tall (about 2 px on the old
+    linear axis); the headline, both time axes and the legend swatch agree with what is drawn."""
+    open_app(page, "scaling")
+    page.get_by_text("Ranges are 90 % intervals").wait_for(timeout=90_000)
+    page.wait_for_function("document.querySelector('[data-testid=stApp]')"
+                           "?.getAttribute('data-test-script-state') === 'notRunning'")
+    no_exception(page)
+    fig = chart_titled(page, "Run time as workers grow")
+    y = fig["axes"]["yaxis"]
+    assert y["type"] == "log" and fig["layout"]["yaxis"]["title"]["text"] == "predicted time (min)"
+    high, low = (np.array(t["y"], float) for t in fig["data"] if t.get("name") == "90 % interval" and t.get("fill") != "none"
+                 and t.get("mode") == "lines")
+    px_per_decade = y["length"] / (y["range"][1] - y["range"][0])
+    x = np.array(next(t for t in fig["data"] if t.get("name") == "90 % interval")["x"], float)
+    at8 = int(np.argmin(np.abs(x - 8)))
+    tall = np.abs(np.log10(high) - np.log10(low)) * px_per_decade
+    assert tall[at8:].max() > 40, tall[at8:].max()  # pixels at p = 32
+    swatch = [t for t in fig["data"] if t.get("name") == "90 % interval" and t.get("mode") == "markers"]
+    assert swatch and swatch[0]["marker"]["symbol"] == "square"
+    contrib = chart_titled(page, "What the time is spent on")
+    assert contrib["layout"]["yaxis"]["title"]["text"] == "predicted time (min)"
+    headline = page.locator('[data-testid="stAlert"]').filter(has_text="the model predicts").inner_text()
+    assert set(re.findall(r"\d (ms|s|min|h)\b", headline)) == {"min"}, headline
+    assert not page.js_errors
