@@ -165,3 +165,20 @@ def test_the_ernest_reference_keeps_a_term_for_each_other_varying_factor():
 
     # the corpus's prior was learned with this structure: Ernest's four terms and the batch size
     assert ernest_spec(load_dataset("tf-cnn-resnet50-dgx1")) == "1 + N/p + log(p) + p + b"
+
+
+def test_the_structures_speak_only_beyond_the_measured_workers():
+    """The corpus learned them on targets with more workers than measured; a larger data size alone,
+    or data without a workers factor (Ernest's rcv1: cores and input fraction), keeps the formula."""
+    meas = load_dataset("tf-cnn-resnet50-dgx1")
+    res = compute_intervals(Model(preset="data-parallel").fit(meas), meas, replicates=30)
+    unc = res._uncertainty()
+    env = meas.env()
+    bigger_data = {k: (np.asarray(v, float) * 16 if k == "N" else np.asarray(v, float)) for k, v in env.items()}
+    formula = unc.point(unc.point_predictions(bigger_data))
+    assert np.allclose(res.predict(bigger_data), formula)
+    assert not unc.reference_shifts(bigger_data, formula).any()
+    rcv1 = load_dataset("ernest-rcv1")
+    assert "p" not in rcv1.factors
+    fit = compute_intervals(Model("1 + x/m + log(m) + m", lam=0).fit(rcv1), rcv1, replicates=20)
+    assert fit._uncertainty().references is None

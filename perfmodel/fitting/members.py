@@ -224,6 +224,18 @@ def widen_band(half: np.ndarray, kappa: np.ndarray, d: np.ndarray, level: float)
     return np.sqrt(half ** 2 + (normal_quantile(level) * kappa * d) ** 2)
 
 
+def beyond_p(factor_ranges: dict, env: dict) -> np.ndarray:
+    """True where a configuration of ``env`` has more workers ``p`` than were measured: the
+    extrapolation the corpus's real series show (train on the smaller scales, predict the larger),
+    where the reference structures speak (:meth:`Uncertainty.reference_shifts`); False everywhere
+    without a ``p`` factor."""
+    n = len(next(iter(env.values()))) if env else 0
+    if "p" not in factor_ranges or "p" not in env:
+        return np.zeros(n, bool)
+    with np.errstate(all="ignore"):
+        return np.asarray(env["p"], float) > float(factor_ranges["p"][1]) * (1 + 1e-9)
+
+
 def crossings(topology: dict | None, env: dict) -> np.ndarray:
     """:data:`CROSSINGS` of each configuration of ``env``: from the ``nodes`` factor when it is mapped,
     else from ``p`` and the GPUs per node, else unknown. ``topology``: {"nodes_symbol", "gpus_per_node",
@@ -335,11 +347,14 @@ class Uncertainty:
     def reference_shifts(self, env: dict, t: np.ndarray) -> np.ndarray:
         """Where each reference structure puts the time at ``env`` beyond what the measurements already
         showed, relative to ``t``: ``sign(l)·max(|l| − misfit, 0)`` of its log ratio ``l = log(r/t)``,
-        shape (J, n); 0 where it gives no positive prediction (and where it agrees within its misfit)."""
+        shape (J, n); 0 where it gives no positive prediction, where it agrees within its misfit, and
+        where ``p`` is not beyond the measured range (:func:`beyond_p`: the extrapolation the corpus
+        learned this on; a larger data size alone, or another factor, is left to the model and κ)."""
         lr = self.reference_logratios(env, t)
         rho = np.asarray(self.reference_misfit if self.reference_misfit else [0.0] * len(lr), float)[:, None]
         with np.errstate(all="ignore"):
-            return np.nan_to_num(np.sign(lr) * np.maximum(np.abs(lr) - rho, 0.0))
+            a = np.nan_to_num(np.sign(lr) * np.maximum(np.abs(lr) - rho, 0.0))
+        return a * beyond_p(self.factor_ranges, env)[None, :]
 
     def point_rule(self) -> str:
         """How the point prediction is made from the model and the reference structures (the prior's

@@ -52,8 +52,11 @@ def ernest_spec(meas: Measurements) -> str:
 
 def reference_members(meas: Measurements, seed: int = 0, presets=REFERENCE_PRESETS) -> list[Member]:
     """Point fits of the reference structures on ``meas`` (a structure that cannot be fitted on these
-    factors, or whose fit is not finite, is left out)."""
+    factors, or whose fit is not finite, is left out); none without a ``p`` factor (workers), which the
+    structures scale with."""
     out = []
+    if "p" not in meas.factors:
+        return out
     for name in presets:
         try:
             model = Model(terms=ernest_spec(meas), seed=seed) if name == "ernest" else Model(preset=name, seed=seed)
