@@ -26,6 +26,7 @@ from ..fitting.result import FitResult
 from ..uncertainty import compute_intervals
 from ..uncertainty.prior import describe
 from . import plan as plan_cli
+from . import sweep as sweep_cli
 from ..language.terms import PRESETS
 
 
@@ -174,12 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--out", help="CSV of the ranked configurations (the plan with --budget), for `sweep --plan`")
 
     sub.add_parser("datasets", help="list the bundled real datasets")
-    try:
-        from .. import sweep
-    except ImportError:  # pragma: no cover - sweep ships with the package
-        sweep = None
-    if sweep is not None and hasattr(sweep, "add_parser"):
-        sweep.add_parser(sub)
+    sweep_cli.add_parser(sub)
     return parser
 
 
@@ -430,9 +426,7 @@ def _main(argv: list[str] | None) -> int:
         handler = {"fit": _cmd_fit, "predict": _cmd_predict, "show": _cmd_show, "advise": _cmd_advise,
                    "plan": plan_cli.run, "datasets": _cmd_datasets}.get(args.command)
         if handler is None:
-            from .. import sweep
-
-            return sweep.run_cli(args)
+            return sweep_cli.run_cli(args)
         return handler(args)
     except PerfModelError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -1,0 +1,63 @@
+"""Reliability, second pass (issue 20), the rest: plan files, work-list limits, non-finite fits, unknown
+term names, group file names, hostile text in the app and in CSV files, signals and worker imports."""
+
+import sys
+
+import pytest
+
+from tests.cli_run import run
+from tests.test_reliability import _limited_run, model_path, one_line_error  # noqa: F401 (a fixture)
+
+PY = sys.executable
+
+
+# -- sweep --plan files --------------------------------------------------------------------------------
+@pytest.mark.parametrize("content, fragment", [
+    (b"", "the file is empty"),
+    (b"\n\n  \n", "the file is empty"),
+    (b"p,b\n1,2\n3\n", "row 2 (line 3) has 1 fields, the header has 2"),
+    (b"p,b\n1,2\n3,4,5\n", "row 2 (line 3) has 3 fields, the header has 2"),
+    (b'p,b\n1,"2\n', "line 2: not valid CSV (unexpected end of data)"),
+    (b"p,b\n\xff\n", "not a UTF-8 text file"),
+])
+def test_an_empty_or_ragged_plan_is_one_line_naming_the_file(tmp_path, capsys, content, fragment):
+    plan = tmp_path / "plan.csv"
+    plan.write_bytes(content)
+    code, _, err = run(["sweep", "--command", f"{PY} -c pass {{p}} {{b}}", "--plan", plan,
+                        "--out", tmp_path / "t.csv"], capsys)
+    one_line_error(code, err, f"--plan {plan}: ")
+    assert fragment in err, err
+    assert not (tmp_path / "t.csv").exists()
+
+
+def test_a_plan_with_blank_lines_and_advise_columns_runs_the_planned_rows(tmp_path, capsys):
+    plan = tmp_path / "plan.csv"
+    plan.write_text("p,b,in_plan\n1,2.0,True\n\n3,4,False\n5,6,true\n")
+    code, _, err = run(["sweep", "--command", f"{PY} -c pass {{p}} {{b}}", "--plan", plan,
+                        "--out", tmp_path / "t.csv"], capsys)
+    assert code == 0, err
+    rows = (tmp_path / "t.csv").read_text().splitlines()[1:]
+    assert [r.split(",")[:2] for r in rows] == [["1", "2"], ["5", "6"]]
+
+
+# -- work lists are counted before they are built -------------------------------------------------------
+CAP = 1_200_000_000  # bytes of address space: the lists these would build need several GB
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--grid", "p=1,2", "--repeat", "99999999999999999999"], "the sweep lists 199,999,999,999,999,999,998 runs"),
+    (["--grid", "p=" + ",".join(map(str, range(1000))), "--grid", "b=" + ",".join(map(str, range(1000))),
+      "--grid", "n=" + ",".join(map(str, range(1000)))], "the sweep lists 1,000,000,000 runs"),
+])
+def test_sweep_refuses_huge_work_lists_before_building_them(tmp_path, args, fragment):
+    command = f"{PY} -c pass " + " ".join("{%s}" % a.split("=")[0] for a in args[1::2] if "=" in a)
+    proc = _limited_run(["sweep", "--command", command, *args, "--out", tmp_path / "t.csv"], CAP, timeout=60)
+    one_line_error(proc.returncode, proc.stderr, fragment)
+    assert "at most 1,000,000" in proc.stderr
+
+
+def test_advise_counts_the_grid_before_building_it(model_path):  # noqa: F811
+    values = ",".join(str(v) for v in range(1, 10_001))
+    proc = _limited_run(["advise", model_path, "--target", "m=64,s=1", "--grid", f"m={values}",
+                         "--grid", f"s={values}"], CAP, timeout=60)
+    one_line_error(proc.returncode, proc.stderr, "the grid has 100,000,000 configurations; at most 100,000")
