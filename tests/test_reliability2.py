@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from tests.cli_run import run
+from tests.cli_run import RCV1, run
 from tests.test_reliability import _limited_run, model_path, one_line_error  # noqa: F401 (a fixture)
 
 PY = sys.executable
@@ -61,3 +61,28 @@ def test_advise_counts_the_grid_before_building_it(model_path):  # noqa: F811
     proc = _limited_run(["advise", model_path, "--target", "m=64,s=1", "--grid", f"m={values}",
                          "--grid", f"s={values}"], CAP, timeout=60)
     one_line_error(proc.returncode, proc.stderr, "the grid has 100,000,000 configurations; at most 100,000")
+
+
+# -- a fit without a finite error is refused -------------------------------------------------------------
+FIT = ["fit", RCV1, "--time", "time_s", "--factor", "m=cores", "--factor", "s=input_fraction", "--replicates", "0"]
+
+
+@pytest.mark.parametrize("bounds", ["g=0:1e-300", "g=1e-310:1e-200"])
+def test_a_fit_whose_error_is_not_finite_is_refused_and_not_saved(tmp_path, capsys, bounds):
+    out = tmp_path / "m.json"
+    code, text, err = run([*FIT, "--terms", "overlap(s/m, log(m); g)", "--bounds", bounds, "--out", out], capsys)
+    one_line_error(code, err, "has no finite error (MAPE inf")
+    assert "check the terms and the bounds (g in [" in err
+    assert not out.exists() and "saved" not in text
+
+
+def test_the_library_refuses_a_fit_without_a_finite_error():
+    from perfmodel import PerfModelError, fit
+    from tests.cli_run import RCV1 as path
+
+    import pandas as pd
+
+    frame = pd.read_csv(path)
+    with pytest.raises(PerfModelError, match="no finite error"):
+        fit(frame, "overlap(s/m, log(m); g)", time="time_s", factors={"m": "cores", "s": "input_fraction"},
+            bounds={"g": (0, 1e-300)})
