@@ -86,3 +86,36 @@ def test_the_library_refuses_a_fit_without_a_finite_error():
     with pytest.raises(PerfModelError, match="no finite error"):
         fit(frame, "overlap(s/m, log(m); g)", time="time_s", factors={"m": "cores", "s": "input_fraction"},
             bounds={"g": (0, 1e-300)})
+
+
+# -- a name that is not a factor ---------------------------------------------------------------------------
+@pytest.mark.parametrize("spec, names", [("1 + q*m", ["q"]), ("1 + s/m + m^e1", []), ("1 + log(m)*k + s^e1*z", ["k", "z"]),
+                                         ("overlap(s/m, log(m); g)", []), ("1 + s/(m + h)", ["h"])])
+def test_unmapped_names_are_free_parameters_standing_where_a_factor_would(spec, names):
+    from perfmodel.language.expression import parse_expression, unmapped_names
+
+    expr, _ = parse_expression(spec, ["m", "s"])
+    assert unmapped_names(expr) == names
+
+
+def test_a_term_name_that_is_not_a_factor_is_warned_on_stderr(tmp_path, capsys):
+    code, text, err = run([*FIT, "--terms", "1 + q*m + s/m", "--out", tmp_path / "m.json"], capsys)
+    assert code == 0
+    assert err == "warning: q is not a factor; fitted as a free parameter\n"
+    assert "q is not a factor" in text  # and in the report's [[Warnings]]
+    code, text, err = run([*FIT, "--terms", "1 + s/m + m^e1", "--out", tmp_path / "m.json"], capsys)
+    assert code == 0 and "not a factor" not in err + text  # an exponent is a free parameter by design
+
+
+def grouped_csv(tmp_path, groups=("a", "b")):
+    rows = ["fw,p,time"] + [f"{g},{p},{1 + i + 8 / p:.4f}" for i, g in enumerate(groups) for p in (1, 2, 4, 8, 16)]
+    path = tmp_path / "groups.csv"
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_group_fits_warn_once(tmp_path, capsys):
+    code, _, err = run(["fit", grouped_csv(tmp_path), "--time", "time", "--factor", "p=p", "--terms", "1 + q/p",
+                        "--group-by", "fw", "--workers", "1", "--replicates", "0", "--out", tmp_path / "g"], capsys)
+    assert code == 0, err
+    assert err.count("q is not a factor; fitted as a free parameter") == 1, err

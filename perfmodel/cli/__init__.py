@@ -27,6 +27,7 @@ from ..uncertainty import compute_intervals
 from ..uncertainty.prior import describe
 from . import plan as plan_cli
 from . import sweep as sweep_cli
+from .groups import warn_unmapped
 from ..language.terms import PRESETS
 
 
@@ -265,6 +266,7 @@ def _cmd_fit(args) -> int:
         model = Model(args.terms, preset=args.preset, **common)
         result = model.fit(meas)
         report = None
+        warn_unmapped([result])
     if args.auto and (args.cv or args.holdout):
         # The chosen terms, refitted with the same settings on each split; the search saw every row.
         model = selection.best.model(**de)

@@ -15,9 +15,16 @@ from tqdm import tqdm
 from ..data import datasets
 from ..data.readers import read_table
 from ..errors import PerfModelError, did_you_mean
-from ..language.expression import parse_bounds
+from ..language.expression import parse_bounds, unmapped_name_notice, unmapped_names
 from ..groups import fit_groups
 from ..parallel import dask_client, executor_name
+
+
+def warn_unmapped(results) -> None:
+    """``warning: q is not a factor; fitted as a free parameter`` on stderr, once per name."""
+    names = dict.fromkeys(n for r in results if r is not None for n in unmapped_names(r._expression()))
+    for name in names:
+        print(f"warning: {unmapped_name_notice(name)}", file=sys.stderr)
 
 
 @dataclass
@@ -113,6 +120,7 @@ def run_cli(args) -> int:
                           progress=progress, name=table.name, **how)
         where = executor_name(executor)
     path = fits.save(args.out)
+    warn_unmapped(o.result for o in fits.outcomes)
     skipped = [o for o in fits.outcomes if o.status != "ok"]
     for o in skipped[:10]:
         print(f"skipped {o.label}: {o.reason}", file=sys.stderr)
