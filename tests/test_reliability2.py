@@ -119,3 +119,23 @@ def test_group_fits_warn_once(tmp_path, capsys):
                         "--group-by", "fw", "--workers", "1", "--replicates", "0", "--out", tmp_path / "g"], capsys)
     assert code == 0, err
     assert err.count("q is not a factor; fitted as a free parameter") == 1, err
+
+
+# -- group model file names ------------------------------------------------------------------------------
+def test_group_keys_that_join_to_the_same_text_get_different_files():
+    from perfmodel.groups import file_names
+
+    names = file_names([("a__b", "c"), ("a", "b__c")])
+    assert len(set(names)) == 2 and all(n.startswith("a__b__c-") for n in names), names
+    assert len(set(file_names([(1, "x"), ("1", "x")]))) == 2  # equal labels: still two files
+
+
+def test_two_such_groups_are_saved_as_two_model_files(tmp_path, capsys):
+    rows = ["g1,g2,p,time"] + [f"{a},{b},{p},{k + 8 / p:.4f}" for k, (a, b) in enumerate([("a__b", "c"), ("a", "b__c")])
+                                for p in (1, 2, 4, 8, 16)]
+    csv = tmp_path / "g.csv"
+    csv.write_text("\n".join(rows) + "\n")
+    code, _, err = run(["fit", csv, "--time", "time", "--factor", "p=p", "--terms", "1 + 1/p", "--group-by", "g1",
+                        "--group-by", "g2", "--workers", "1", "--replicates", "0", "--out", tmp_path / "out"], capsys)
+    assert code == 0, err
+    assert len(list((tmp_path / "out").glob("*.json"))) == 2
