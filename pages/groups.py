@@ -8,6 +8,7 @@ from perfmodel.plots.groups import MODES, best_scaling, common_range_end, group_
 from perfmodel.plots.style import FACTOR_WORDS, fmt_num
 from ui import groups_panel
 from ui.nav import guard
+from ui.text import md
 
 guard()
 ss = st.session_state
@@ -43,11 +44,11 @@ try:
     with st.spinner("Fitting every group…"):
         fits = groups_panel.run(table, by, terms)
 except PerfModelError as exc:
-    st.error(str(exc), icon=":material/error:")
+    st.error(md(exc), icon=":material/error:")
     st.stop()
 
 skipped = [o for o in fits.outcomes if o.status != "ok"]
-st.markdown(f"**{fits.n_ok} of {len(fits)} groups fitted** by {', '.join(by)} in {fits.seconds:.1f} s"
+st.markdown(f"**{fits.n_ok} of {len(fits)} groups fitted** by {', '.join(md(b) for b in by)} in {fits.seconds:.1f} s"
             + (f"; {len(skipped)} skipped (reasons in the table)" if skipped else "") + ".")
 labels = [o.label for o in fits.outcomes if o.result is not None]
 if not labels:
@@ -77,9 +78,9 @@ if at is not None and len(curves) > 1:
     worst = min(((cv.label, float(np.interp(at, cv.x, cv.y))) for cv in curves), key=lambda e: e[1])
     split = group_split_data(fits, {x: at}, labels=[best[0], worst[0]])
     why = {lab: {k: v[i] / split.total[i] * 100 for k, v in split.parts.items()} for i, lab in enumerate(split.labels)}
-    st.markdown(f"At {x} = {fmt_num(at)} (measured in every group shown), **{best[0]}** scales best "
+    st.markdown(f"At {md(x)} = {fmt_num(at)} (measured in every group shown), **{md(best[0])}** scales best "
                 f"({best[1]:.2f}× speedup; its time {why[best[0]]['compute']:.0f} % compute, "
-                f"{why[best[0]]['communication']:.0f} % communication) and **{worst[0]}** least "
+                f"{why[best[0]]['communication']:.0f} % communication) and **{md(worst[0])}** least "
                 f"({worst[1]:.2f}×; {why[worst[0]]['compute']:.0f} % compute, "
                 f"{why[worst[0]]['communication']:.0f} % communication, "
                 f"{why[worst[0]]['start-up']:.0f} % start-up).")
@@ -90,7 +91,7 @@ st.plotly_chart(group_scaling_figure(fits, x, mode, labels=shown, curves=scaling
 values = sorted({float(v) for m in fits.data if x in m.factors and m.n_rows for v in m.values(x)})
 if values:
     default = at if at in values else values[-1]
-    at_split = st.select_slider(f"Split the time at {x} =", options=values, value=default, format_func=fmt_num,
+    at_split = st.select_slider(f"Split the time at {md(x)} =", options=values, value=default, format_func=fmt_num,
                                 key=f"w:g:at:{x}",
                                 help="The other factors are held at each group's most frequent measured value.")
     st.plotly_chart(group_split_figure(fits, {x: at_split}, labels=shown), width="stretch")
