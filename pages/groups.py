@@ -4,6 +4,7 @@ import numpy as np
 import streamlit as st
 
 from perfmodel import PerfModelError
+from perfmodel.spreadsheet import to_csv
 from perfmodel.plots.groups import MODES, best_scaling, common_range_end, group_scaling_data, group_scaling_figure, group_split_data, group_split_figure, group_table
 from perfmodel.plots.style import FACTOR_WORDS, fmt_num
 from ui import groups_panel
@@ -101,5 +102,5 @@ summary_table = group_table(fits)
 st.dataframe(summary_table, hide_index=True, width="stretch",
              column_config={c_: st.column_config.NumberColumn(format="%.4g") for c_ in summary_table.columns
                             if c_ not in ("group", "status", "reason / notes", "configurations")})
-st.download_button("Download summary.csv", fits.summary.to_csv(index=False).encode("utf-8"), "summary.csv",
+st.download_button("Download summary.csv", to_csv(fits.summary, index=False).encode("utf-8"), "summary.csv",
                    "text/csv", icon=":material/download:")

@@ -5,6 +5,7 @@ import streamlit as st
 
 from perfmodel.plots.plan import plan_deadline_figure, plan_frontier_figure
 from ui import intervals, plan_panel
+from ui.exports import plan_csv
 from ui.nav import guard
 from ui.text import md
 from ui.widgets import require_result
@@ -41,6 +42,6 @@ left.plotly_chart(plan_frontier_figure(frame), width="stretch", theme=None, key=
 right.plotly_chart(plan_deadline_figure(frame, measured_max=res.factor_ranges["p"][1]), width="stretch",
                    theme=None, key="plan_deadline")
 plan_panel.show_table(frame)
-st.download_button("Download the plan (CSV)", frame.to_csv(index=False, float_format="%.6g"),
+st.download_button("Download the plan (CSV)", plan_csv(frame),
                    file_name="plan.csv", mime="text/csv", key="dl:plan_page", on_click="ignore",
                    icon=":material/table_view:", help="The same table as `perfmodel plan --out plan.csv`.")

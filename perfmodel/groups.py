@@ -50,6 +50,7 @@ from .uncertainty import compute_intervals
 from .fitting.model import exact_settings
 from .data.measurements import Measurements
 from .errors import PerfModelError, did_you_mean
+from .spreadsheet import to_csv
 from .fitting.evaluate import cross_validate
 from .language.expression import ITERATIONS, _lex_check, _names, parse_expression, parse_bounds
 from .fitting.model import Model
@@ -152,7 +153,7 @@ class GroupFits:
             files.append(name)
         summary["model_file"] = files
         path = out / "summary.csv"
-        summary.to_csv(path, index=False, encoding="utf-8")
+        to_csv(summary, path, index=False, encoding="utf-8")
         return path
 
 

@@ -29,6 +29,7 @@ from .plots import report_figures
 from .plots.scaling import scaling_data
 from .plots.plan import UNITS, plan_deadline_figure, plan_frontier_figure, plan_time_unit
 from .plan import efficient, fmt_cost, fmt_duration, recommend
+from .spreadsheet import to_csv
 
 METRIC_ORDER = ("mape", "smape", "max_pct_error", "rmse", "r2", "adj_r2")
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True,
@@ -135,7 +136,7 @@ def predictions_frame(result, meas: Measurements, cv_predicted: np.ndarray | Non
 
 
 def predictions_csv(result, meas: Measurements, cv_predicted: np.ndarray | None = None) -> str:
-    return predictions_frame(result, meas, cv_predicted).to_csv(index=False, float_format="%.6g")
+    return to_csv(predictions_frame(result, meas, cv_predicted), index=False, float_format="%.6g")
 
 
 def latex_snippet(result) -> str:

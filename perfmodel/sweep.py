@@ -41,7 +41,7 @@ Crash safety and resuming
     (delete a row to redo it); an ``interrupted`` run is run again and both rows are kept. An incomplete last line (a crash in the middle of a write) is removed.
     The sweep refuses to append to a file whose columns or command differ from this sweep's.
 
-A use of the machine rather than of models: imports from perfmodel.errors only.
+A use of the machine rather than of models: imports from perfmodel.errors and perfmodel.spreadsheet only.
 """
 
 from __future__ import annotations
@@ -68,6 +68,7 @@ from typing import Callable
 import pandas as pd
 
 from .errors import PerfModelError
+from .spreadsheet import read_cell, safe_cell
 
 #: Columns after the grid factors, in this order.
 FIXED_COLUMNS = ["repetition", "time_s", "status", "exit_code", "stderr_tail", "started_at", "command"]
@@ -241,7 +242,7 @@ def _read_existing(path: Path, columns: list[str]) -> list[dict[str, str]]:
         for lineno, values in enumerate(reader, start=1):
             if len(values) != len(columns):
                 raise PerfModelError(f"{path}: row {lineno} has {len(values)} fields, expected {len(columns)}")
-            rows.append(dict(zip(columns, values)))
+            rows.append(dict(zip(columns, map(read_cell, values))))
     return rows
 
 
@@ -291,7 +292,7 @@ def _append(path: Path, columns: list[str], record: RunRecord, names: list[str])
         writer = csv.writer(fh, lineterminator="\n")
         if new:
             writer.writerow(columns)
-        writer.writerow(record.as_row(names))
+        writer.writerow([safe_cell(v) for v in record.as_row(names)])
         fh.flush()
         os.fsync(fh.fileno())
 
@@ -611,6 +612,9 @@ def read_timings(path: str | Path, include_failed: bool = False) -> pd.DataFrame
     missing = [c for c in FIXED_COLUMNS if c not in frame.columns]
     if missing:
         raise PerfModelError(f"{path}: not a sweep file, column {missing[0]!r} is missing")
+    for column in frame.columns:
+        if frame[column].dtype == object or pd.api.types.is_string_dtype(frame[column].dtype):
+            frame[column] = frame[column].map(read_cell)  # the text as the sweep had it (see spreadsheet)
     if not include_failed:
         frame = frame[frame["status"] == "ok"].reset_index(drop=True)
     return frame

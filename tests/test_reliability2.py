@@ -3,6 +3,8 @@ term names, group file names, hostile text in the app and in CSV files, signals 
 
 import sys
 
+import pandas as pd
+
 import pytest
 
 from tests.cli_run import RCV1, run
@@ -108,9 +110,9 @@ def test_a_term_name_that_is_not_a_factor_is_warned_on_stderr(tmp_path, capsys):
 
 
 def grouped_csv(tmp_path, groups=("a", "b")):
-    rows = ["fw,p,time"] + [f"{g},{p},{1 + i + 8 / p:.4f}" for i, g in enumerate(groups) for p in (1, 2, 4, 8, 16)]
+    rows = [(g, p, 1 + i + 8 / p) for i, g in enumerate(groups) for p in (1, 2, 4, 8, 16)]
     path = tmp_path / "groups.csv"
-    path.write_text("\n".join(rows) + "\n")
+    pd.DataFrame(rows, columns=["fw", "p", "time"]).to_csv(path, index=False)
     return path
 
 
@@ -139,3 +141,80 @@ def test_two_such_groups_are_saved_as_two_model_files(tmp_path, capsys):
                         "--group-by", "g2", "--workers", "1", "--replicates", "0", "--out", tmp_path / "out"], capsys)
     assert code == 0, err
     assert len(list((tmp_path / "out").glob("*.json"))) == 2
+
+
+# -- spreadsheet formulas in the CSV files ---------------------------------------------------------------
+PAYLOADS = ['=HYPERLINK("https://evil.example","x")', "+cmd|' /C calc'!A0", "@SUM(1+1)", "-2+3*cmd", "\t=1+1"]
+
+
+def test_formula_cells_get_an_apostrophe_and_numbers_stay_numbers():
+    from perfmodel.spreadsheet import read_cell, safe_cell
+
+    for text in PAYLOADS + ["\r=1", "'=x", "''=x"]:
+        assert safe_cell(text) == "'" + text and read_cell(safe_cell(text)) == text
+    for value in ["-2.5", "+1e3", "-7", "abc", "", "'abc", "a=b", -2.5, 3, None]:
+        assert safe_cell(value) == value and read_cell(safe_cell(value)) == value
+
+
+def _cells(path):
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as fh:
+        return [c for row in csv.reader(fh) for c in row]
+
+
+def test_group_summary_and_predictions_neutralise_formulas(tmp_path, capsys):
+    path = grouped_csv(tmp_path, PAYLOADS)
+    code, _, err = run(["fit", path, "--time", "time", "--factor", "p=p", "--terms", "1 + 1/p", "--group-by", "fw",
+                        "--workers", "1", "--replicates", "0", "--out", tmp_path / "g"], capsys)
+    assert code == 0, err
+    cells = _cells(tmp_path / "g" / "summary.csv")
+    for text in (t.strip() for t in PAYLOADS):  # the reader strips the tab of "\t=1+1"
+        assert "'" + text in cells and text not in cells, text
+    assert not any(c.startswith(("=", "+", "@", "\t")) for c in cells)
+    for c in cells:
+        if c.startswith("-"):
+            float(c)  # a cell beginning with '-' is a number
+    # predict keeps the input's columns: the same payloads, and a negative number stays a number
+    model = next(p for p in (tmp_path / "g").glob("*.json"))
+    rows = tmp_path / "rows.csv"
+    pd.DataFrame({"p": [2, 4, 8, 16, 32], "note": PAYLOADS, "delta": [-2.5] * 5}).to_csv(rows, index=False)
+    code, _, err = run(["predict", model, rows, "--out", tmp_path / "pred.csv"], capsys)
+    assert code == 0, err
+    cells = _cells(tmp_path / "pred.csv")
+    assert all("'" + t.strip() in cells for t in PAYLOADS) and "-2.5" in cells
+
+
+def test_sweep_writes_formula_values_inert_and_resumes_from_them(tmp_path, capsys):
+    out = tmp_path / "t.csv"
+    args = ["sweep", "--command", f"{PY} -c pass {{p}}", "--grid", "p=@SUM(1+1),-2.5", "--out", out]
+    code, _, err = run(args, capsys)
+    assert code == 0, err
+    cells = _cells(out)
+    assert "'@SUM(1+1)" in cells and "-2.5" in cells
+    code, _, err = run(args, capsys)  # everything already recorded: nothing runs again
+    assert code == 0 and "2 of 2 runs already recorded, 0 to go" in err, err
+    from perfmodel.sweep import read_timings
+
+    assert sorted(read_timings(out)["p"].astype(str)) == ["-2.5", "@SUM(1+1)"]
+
+
+def test_every_csv_writer_goes_through_the_helper():
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    files = [*root.joinpath("perfmodel").rglob("*.py"), *root.joinpath("ui").glob("*.py"),
+             *root.joinpath("pages").glob("*.py"), root / "app.py"]
+    direct = []
+    for f in files:
+        if f.name == "spreadsheet.py":
+            continue
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "to_csv":
+                direct.append(f"{f.relative_to(root)}:{node.lineno}")
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "writerow":
+                arg = ast.unparse(node.args[0])
+                if "safe_cell" not in arg and arg != "columns":  # the sweep's header: identifiers only
+                    direct.append(f"{f.relative_to(root)}:{node.lineno}")
+    assert not direct, f"CSV written without perfmodel.spreadsheet: {direct}"

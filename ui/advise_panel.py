@@ -8,6 +8,7 @@ import streamlit as st
 
 from perfmodel import PerfModelError
 from perfmodel.advise import advise
+from perfmodel.spreadsheet import to_csv
 from perfmodel.plots.style import fmt_num, fmt_seconds
 
 from .text import md
@@ -66,5 +67,5 @@ def show(res, meas, symbol: str, fixed: dict, target_x: float) -> None:
     if "in_plan" in table:
         view["in the plan"] = table["in_plan"]
     st.dataframe(view.head(8), hide_index=True, width="stretch")
-    st.download_button("Download the ranked runs (CSV, for `sweep --plan`)", table.to_csv(index=False),
+    st.download_button("Download the ranked runs (CSV, for `sweep --plan`)", to_csv(table, index=False),
                        file_name="measure_next.csv", mime="text/csv", key="advise_csv")

@@ -9,6 +9,7 @@ from pathlib import PurePath
 import streamlit as st
 
 from perfmodel import report
+from perfmodel.spreadsheet import to_csv
 
 
 def export_stem(dataset: str | None) -> str:
@@ -30,7 +31,7 @@ def _html(fit_key: str, view_json: str, _result, _meas, _cv_predicted, plan_key:
 
 def plan_csv(frame) -> str:
     """The plan as ``perfmodel plan --out`` writes it: one row per configuration."""
-    return frame.to_csv(index=False, float_format="%.6g")
+    return to_csv(frame, index=False, float_format="%.6g")
 
 
 def html_report_bytes(fit_key: str, result, meas, cv_predicted=None, scaling_view: dict | None = None,

@@ -25,6 +25,7 @@ from ..fitting.problem import STRATEGIES
 from ..fitting.result import FitResult
 from ..uncertainty import compute_intervals
 from ..uncertainty.prior import describe
+from ..spreadsheet import to_csv
 from . import plan as plan_cli
 from . import sweep as sweep_cli
 from .groups import warn_unmapped
@@ -318,7 +319,7 @@ def _cmd_predict(args) -> int:
               "(extrapolation)", file=sys.stderr)
     for w in result.prediction_warnings(frame):
         print(f"warning: {w}", file=sys.stderr)
-    out.to_csv(args.out, index=False)
+    to_csv(out, args.out, index=False)
     print(f"wrote {len(out)} predictions to {args.out}")
     return 0
 
@@ -391,7 +392,7 @@ def _cmd_advise(args) -> int:
           "target_halfwidth_pct: the half-width expected after measuring that configuration")
     if args.out:
         keep = table[table["in_plan"]] if args.budget is not None else table
-        keep.to_csv(args.out, index=False)
+        to_csv(keep, args.out, index=False)
         print(f"wrote {len(keep)} configurations to {args.out} (run them with `sweep --plan {args.out}`)")
     return 0
 

@@ -12,6 +12,7 @@ import pandas as pd
 
 from ..advise import parse_assignments, parse_grid
 from ..fitting.result import FitResult
+from ..spreadsheet import to_csv
 from ..plan import fmt_cost, fmt_duration, parse_duration, plan, recommend
 
 
@@ -53,7 +54,7 @@ def run(args) -> int:
     for line in recommend(table):
         print(line)
     if args.out:
-        table.to_csv(args.out, index=False)
+        to_csv(table, args.out, index=False)
         print(f"wrote {len(table)} configurations to {args.out}")
     return 0
 
