@@ -78,6 +78,15 @@ def test_a_fit_whose_error_is_not_finite_is_refused_and_not_saved(tmp_path, caps
     assert not out.exists() and "saved" not in text
 
 
+def test_a_fit_that_predicts_no_positive_time_is_refused_and_not_saved(tmp_path, capsys):
+    # found by scripts/fuzz_reliability.py: T = 0 was saved with noise.sigma inf, a file that cannot be loaded
+    out = tmp_path / "m.json"
+    code, _, err = run([*FIT[:-2], "--replicates", "40", "--terms", "-max(16, s)", "--bounds", "c0=0:1",
+                        "--out", out], capsys)
+    one_line_error(code, err, "the fit of T = 0 predicts a time that is not positive at 7 of 7 measured rows (row 1")
+    assert not out.exists()
+
+
 def test_the_library_refuses_a_fit_without_a_finite_error():
     from perfmodel import PerfModelError, fit
     from tests.cli_run import RCV1 as path

@@ -175,7 +175,7 @@ class Model:
         coefs, theta = problem.natural(z)
         coefs = coefs * problem.yscale  # back from the internal time unit
         result = FitResult.build(self, expr, meas, coefs, theta, problem, z, info)
-        _check_finite(result)
+        _check_usable(result, meas)
         return result
 
     def _check_settings(self) -> None:
@@ -199,16 +199,24 @@ class Model:
         self.de.validate()
 
 
-def _check_finite(result) -> None:
+def _check_usable(result, meas: Measurements) -> None:
     """Refuse a fit whose error or cost is not finite (e.g. an overlap exponent bounded near 0: every
-    prediction overflows); such a model would predict nothing and must not be saved or ranked."""
-    mape, cost = result.metrics.get("mape", float("nan")), result.cost
-    if math.isfinite(mape) and math.isfinite(cost) and cost < BIG:
-        return
+    prediction overflows) or that predicts a time that is not positive at a measured configuration
+    (``-max(16, s)`` with its constant bounded to [0, 1]: T = 0); such a model predicts nothing and
+    must not be saved or ranked."""
     free = ", ".join(f"{k} in [{lo:g}, {hi:g}]" for k, (lo, hi) in result.param_bounds.items())
-    raise PerfModelError(f"the fit of {result.expression} has no finite error (MAPE {mape:g}, cost {cost:g}): "
-                         "its predictions are not finite positive times for the data; check the terms"
-                         + (f" and the bounds ({free})" if free else ""))
+    hint = "check the terms" + (f" and the bounds ({free})" if free else "")
+    mape, cost = result.metrics.get("mape", float("nan")), result.cost
+    if not (math.isfinite(mape) and math.isfinite(cost) and cost < BIG):
+        raise PerfModelError(f"the fit of {result.expression} has no finite error (MAPE {mape:g}, cost {cost:g}): "
+                             f"its predictions are not finite positive times for the data; {hint}")
+    with np.errstate(all="ignore"):
+        pred = np.asarray(result.predict(meas), float)
+    bad = np.flatnonzero(~(np.isfinite(pred) & (pred > 0)))
+    if bad.size:
+        row = meas.rows[bad[0]]
+        raise PerfModelError(f"the fit of {result.formula()} predicts a time that is not positive at {bad.size} of "
+                             f"{pred.size} measured rows (row {row}: {pred[bad[0]]:g} s); {hint}")
 
 
 def as_measurements(data, time: str | None = None, factors: dict | None = None) -> Measurements:
