@@ -172,8 +172,9 @@ def _in_pool(fn: Callable, tasks: list, first: int, workers: int, results: list,
     """Run ``tasks[first:]`` in a pool of ``workers`` processes into ``results``."""
     ex = ProcessPoolExecutor(max_workers=workers, mp_context=pool_context(), initializer=one_blas_thread)
     try:
-        with ending_workers_on_signal(ex):
-            futures = {ex.submit(fn, tasks[j]): j for j in range(first, len(tasks))}
+        with ending_workers_on_signal(ex) as starting:
+            with starting():
+                futures = {ex.submit(fn, tasks[j]): j for j in range(first, len(tasks))}
             pending = set(futures)
             done_count = first
             while pending:
@@ -188,12 +189,17 @@ def _in_pool(fn: Callable, tasks: list, first: int, workers: int, results: list,
                         f.cancel()
                     break
     finally:
-        ex.shutdown(wait=not getattr(ex, "_ended_by_signal", False), cancel_futures=True)
+        if getattr(ex, "_ended_by_signal", False):
+            _end_workers(ex)  # again: workers that were starting when the signal came
+            _shut_down_now(ex)
+        else:
+            ex.shutdown(wait=True, cancel_futures=True)
 
 
 def _end_workers(ex: ProcessPoolExecutor) -> None:
     """Terminate a pool's worker processes now (they would otherwise outlive an interrupted command,
-    holding the resource tracker's pipe open with them)."""
+    holding the resource tracker's pipe open with them). Takes none of the executor's locks: it runs
+    in a signal handler, possibly inside ``ex.submit`` (which holds them while it starts workers)."""
     ex._ended_by_signal = True
     procs = list((getattr(ex, "_processes", None) or {}).values())
     for proc in procs:
@@ -204,7 +210,19 @@ def _end_workers(ex: ProcessPoolExecutor) -> None:
             proc.join(2.0)
             if proc.is_alive():
                 proc.kill()
+
+
+def _shut_down_now(ex: ProcessPoolExecutor) -> None:
+    """Shut down a pool whose workers were ended, without waiting on them, and let its manager thread
+    finish (bounded), so the interpreter's exit does not wake a closed pipe (a traceback on stderr)."""
+    import concurrent.futures.process as cfp
+
+    manager = getattr(ex, "_executor_manager_thread", None)
     ex.shutdown(wait=False, cancel_futures=True)
+    if manager is not None:
+        manager.join(5.0)
+        if not manager.is_alive():
+            cfp._threads_wakeups.pop(manager, None)
 
 
 @contextlib.contextmanager
@@ -212,26 +230,47 @@ def ending_workers_on_signal(ex: ProcessPoolExecutor):
     """While the block runs, SIGTERM and SIGINT first end ``ex``'s workers, then interrupt as they
     would have (SIGINT: KeyboardInterrupt; SIGTERM: SystemExit with status 128 + 15), so every
     process the command started ends with it. Only in the main thread (where signals are delivered);
-    elsewhere (a Streamlit script thread) the block runs unchanged."""
+    elsewhere (a Streamlit script thread) the block runs unchanged.
+
+    Yields ``starting``: a context manager for the block that submits tasks. A signal that arrives in
+    it waits until it ends: ``submit`` holds the executor's lock while it starts workers, and a worker
+    interrupted half-started is not yet the executor's to end (it would print a traceback)."""
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield contextlib.nullcontext
         return
 
     owner = os.getpid()
+    state: dict = {"defer": False, "pending": None}
+
+    def end(signum):
+        _end_workers(ex)
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise SystemExit(128 + signum)
 
     def handler(signum, frame):
         if os.getpid() != owner:  # a forked worker inherited this handler: die as the signal says
             signal.signal(signum, signal.SIG_DFL)
             os.kill(os.getpid(), signum)
             return
-        _end_workers(ex)
-        if signum == signal.SIGINT:
-            raise KeyboardInterrupt
-        raise SystemExit(128 + signum)
+        if state["defer"]:
+            state["pending"] = signum
+            return
+        end(signum)
+
+    @contextlib.contextmanager
+    def starting():
+        state["defer"] = True
+        try:
+            yield
+        finally:
+            state["defer"] = False
+            if state["pending"] is not None:
+                end(state["pending"])
 
     previous = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
-        yield
+        yield starting
     finally:
         for s, h in previous.items():
             signal.signal(s, h)

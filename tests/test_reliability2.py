@@ -227,3 +227,61 @@ def test_every_csv_writer_goes_through_the_helper():
                 if "safe_cell" not in arg and arg != "columns":  # the sweep's header: identifiers only
                     direct.append(f"{f.relative_to(root)}:{node.lineno}")
     assert not direct, f"CSV written without perfmodel.spreadsheet: {direct}"
+
+
+# -- signals: fit --group-by --workers 2 ends every process it started -------------------------------------
+def _marked(mark):
+    """Live processes whose environment carries ``mark`` (the command and all it started, wherever
+    they were reparented)."""
+    import psutil
+
+    out = []
+    for proc in psutil.process_iter():
+        try:
+            if proc.environ().get("PERFMODEL_TEST_MARK") == mark and proc.status() != psutil.STATUS_ZOMBIE:
+                out.append(proc)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            pass
+    return out
+
+
+@pytest.mark.parametrize("signum, when", [("SIGTERM", "starting"), ("SIGTERM", "running"), ("SIGINT", "running")])
+def test_a_signal_to_fit_group_by_with_workers_ends_every_process_it_started(tmp_path, signum, when):
+    """``starting``: as soon as the forkserver is up, while ``submit`` starts the workers (the handler
+    used to deadlock on the executor's lock there, and a half-started worker printed a traceback);
+    ``running``: once both workers run."""
+    import os
+    import signal
+    import subprocess
+    import time
+    import uuid
+    from pathlib import Path
+
+    import psutil
+
+    path = grouped_csv(tmp_path, [f"g{k}" for k in range(3000)])
+    mark = uuid.uuid4().hex
+    env = {**os.environ, "PERFMODEL_TEST_MARK": mark, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    proc = subprocess.Popen([PY, "-m", "perfmodel", "fit", str(path), "--time", "time", "--factor", "p=p",
+                             "--terms", "1 + 1/p + p^e1", "--maxiter", "5", "--cv", "0", "--group-by", "fw",
+                             "--workers", "2", "--replicates", "0", "--out", str(tmp_path / "g")],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        # the command, the resource tracker and the forkserver; then the two workers
+        while len(_marked(mark)) < (3 if when == "starting" else 5):
+            assert proc.poll() is None, "the command ended before it was signalled: " + proc.stderr.read()[-500:]
+            assert time.monotonic() < deadline, "the pool never started"
+            time.sleep(0.05)
+        started = _marked(mark)
+        proc.send_signal(getattr(signal, signum))
+        proc.wait(timeout=30)
+        _, alive = psutil.wait_procs([p for p in started if p.pid != proc.pid], timeout=15)
+        left = _marked(mark)
+        assert not alive and not left, f"left running after {signum}: {[p.cmdline()[:3] for p in left]}"
+        assert proc.returncode == {"SIGTERM": 143, "SIGINT": 130}[signum]
+        err = proc.stderr.read()
+        assert "Traceback" not in err, err
+    finally:
+        for p in _marked(mark):
+            p.kill()
