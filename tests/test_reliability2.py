@@ -285,3 +285,11 @@ def test_a_signal_to_fit_group_by_with_workers_ends_every_process_it_started(tmp
     finally:
         for p in _marked(mark):
             p.kill()
+
+
+def test_advise_shows_rows_outside_the_plan_without_nan(model_path, capsys):  # noqa: F811
+    # found by scripts/fuzz_reliability.py: cumulative_s printed NaN for the rows not in the plan
+    code, text, err = run(["advise", model_path, "--target", "m=64,s=1", "--grid", "m=4,8,16", "--budget", "60"],
+                          capsys)
+    assert code == 0, err
+    assert "nan" not in text.lower() and any(line.split()[-2:] == ["False", "-"] for line in text.splitlines())

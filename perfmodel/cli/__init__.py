@@ -385,7 +385,7 @@ def _cmd_advise(args) -> int:
         "target_halfwidth_pct", "gain_pct", rank]
     cols += ["in_plan", "cumulative_s"] if args.budget is not None else []
     view = table.head(max(1, args.top))[["rank"] + cols].copy()
-    print(view.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    print(view.to_string(index=False, float_format=lambda v: f"{v:.4g}", na_rep="-"))  # '-': not in the plan
     per = {"gain_per_gpu_hour": "GPU-hour of the run (p × predicted time)", "gain_per_cost": "unit of money",
            "gain_per_hour": "hour of predicted wall time"}[rank]
     print(f"ranked by {rank}: the narrowing of the target's interval (percentage points) per {per}; "
