@@ -27,14 +27,51 @@ from typing import Callable
 from .errors import PerfModelError
 
 
+_starting_worker = threading.local()
+
+
+def _preparation_data(name, _original=None):
+    """multiprocessing's preparation data for a new process, less the parent's ``__main__`` when the
+    process is one of our pool workers: a worker of the Streamlit server would otherwise run the
+    ``streamlit`` script as ``__mp_main__``, import Streamlit and fill the server's log with "missing
+    ScriptRunContext" and "No runtime found" warnings. Our tasks never live in ``__main__``."""
+    data = _original(name)
+    if getattr(_starting_worker, "active", False):
+        data.pop("init_main_from_name", None)
+        data.pop("init_main_from_path", None)
+    return data
+
+
+class _WorkerProcess(mp.context.ForkServerProcess):
+    """A forkserver process started without the parent's ``__main__`` (see :func:`_preparation_data`)."""
+
+    @staticmethod
+    def _Popen(process_obj):
+        from multiprocessing import spawn
+
+        if not isinstance(spawn.get_preparation_data, functools.partial):
+            spawn.get_preparation_data = functools.partial(_preparation_data, _original=spawn.get_preparation_data)
+        _starting_worker.active = True
+        try:
+            return mp.context.ForkServerProcess._Popen(process_obj)
+        finally:
+            _starting_worker.active = False
+
+
+class _WorkerContext(mp.context.ForkServerContext):
+    Process = _WorkerProcess
+
+
+_FORKSERVER = _WorkerContext() if "forkserver" in mp.get_all_start_methods() else None
+
+
 def pool_context():
     methods = mp.get_all_start_methods()
     if "fork" in methods and threading.active_count() == 1:
         return mp.get_context("fork")
-    if "forkserver" in methods:  # a threaded host (e.g. a Streamlit server): never fork it
-        ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(["perfmodel.search"])
-        return ctx
+    if _FORKSERVER is not None:  # a threaded host (e.g. a Streamlit server): never fork it
+        _FORKSERVER.set_forkserver_preload(["perfmodel.search"])
+        return _FORKSERVER
     return mp.get_context("spawn")
 
 

@@ -293,3 +293,32 @@ def test_advise_shows_rows_outside_the_plan_without_nan(model_path, capsys):  # 
                           capsys)
     assert code == 0, err
     assert "nan" not in text.lower() and any(line.split()[-2:] == ["False", "-"] for line in text.splitlines())
+
+
+# -- the app's worker processes do not import Streamlit --------------------------------------------------
+SERVER_LIKE = '''
+import threading
+import streamlit  # the server's __main__ (the `streamlit` script) imports Streamlit
+
+if __name__ == "__main__":
+    from perfmodel import parallel
+
+    threading.Thread(target=threading.Event().wait, args=(60,), daemon=True).start()  # a threaded host
+    assert parallel.pool_context().get_start_method() == "forkserver"
+    probe = "'streamlit' in __import__('sys').modules or 'ui' in __import__('sys').modules"
+    print(parallel.run_tasks(eval, [probe] * 4, 2, None, None, adaptive=False))
+'''
+
+
+def test_pool_workers_of_a_streamlit_server_do_not_import_streamlit(tmp_path):
+    import os
+    import subprocess
+    from pathlib import Path
+
+    script = tmp_path / "server_like.py"
+    script.write_text(SERVER_LIKE)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    proc = subprocess.run([PY, str(script)], capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "[False, False, False, False]", proc.stdout  # was [True, True, True, True]
+    assert "ScriptRunContext" not in proc.stderr and "No runtime found" not in proc.stderr
