@@ -201,6 +201,10 @@ def test_sweep_writes_formula_values_inert_and_resumes_from_them(tmp_path, capsy
     assert code == 0, err
     cells = _cells(out)
     assert "'@SUM(1+1)" in cells and "-2.5" in cells
+    plan = tmp_path / "plan.csv"
+    plan.write_text("p\n'@SUM(1+1)\n-2.5\n")  # the values as a CSV of ours holds them
+    code, _, err = run(["sweep", "--command", f"{PY} -c pass {{p}}", "--plan", plan, "--out", out], capsys)
+    assert code == 0 and "2 of 2 runs already recorded, 0 to go" in err, err
     code, _, err = run(args, capsys)  # everything already recorded: nothing runs again
     assert code == 0 and "2 of 2 runs already recorded, 0 to go" in err, err
     from perfmodel.sweep import read_timings

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from ..errors import PerfModelError
+from ..spreadsheet import read_cell
 from ..sweep import MAX_RUNS, STATUSES, SweepInterrupted, parse_grid_option, placeholders, run_sweep
 
 #: Rows of a ``--plan`` file read at most (a plan is a list of runs, not a data set).
@@ -91,6 +92,7 @@ def read_plan(path: str | Path, names) -> tuple[dict[str, list[str]], list[dict[
         rows = [f for f in rows if f[col["in_plan"]].strip().lower() == "true"]
 
     def clean(v: str) -> str:  # 32.0 from a float column is the configuration 32
+        v = read_cell(v)  # a text value as written before perfmodel.spreadsheet made it inert
         try:
             f = float(v)
         except ValueError:
