@@ -326,3 +326,13 @@ def test_pool_workers_of_a_streamlit_server_do_not_import_streamlit(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "[False, False, False, False]", proc.stdout  # was [True, True, True, True]
     assert "ScriptRunContext" not in proc.stderr and "No runtime found" not in proc.stderr
+
+
+def test_predict_refuses_a_row_whose_interval_is_not_finite(model_path, tmp_path, capsys):  # noqa: F811
+    # found by scripts/fuzz_reliability.py: cores = 1e-300 gave predicted_high inf in the CSV
+    rows = tmp_path / "rows.csv"
+    rows.write_text("cores,input_fraction\n8,0.1\n1e-300,2\n")
+    out = tmp_path / "o.csv"
+    code, _, err = run(["predict", model_path, rows, "--out", out, "--interval", "0.5"], capsys)
+    one_line_error(code, err, "row 2: the 50% interval is not finite (predicted 3.232e+302 s")
+    assert not out.exists()

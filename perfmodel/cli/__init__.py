@@ -14,6 +14,7 @@ import sys
 import warnings
 from pathlib import Path
 
+import numpy as np
 from tqdm import tqdm
 
 from ..data.measurements import Measurements, measurements_from_extrap
@@ -305,6 +306,13 @@ def _cmd_predict(args) -> int:
     result.check_defined(frame)
     if args.interval is not None:
         pred = result.predict(frame, interval=args.interval)
+        ends = pred[["predicted_low", "predicted_high"]].to_numpy(float)
+        unbounded = np.flatnonzero(~np.isfinite(ends).all(axis=1))
+        if unbounded.size:  # e.g. cores = 1e-300: the time is finite, its interval overflows
+            i = int(unbounded[0])
+            raise PerfModelError(f"row {i + 1}: the {args.interval:.0%} interval is not finite (predicted "
+                                 f"{pred['predicted_time'].iloc[i]:.4g} s, from {ends[i, 0]:.4g} to {ends[i, 1]:.4g}): "
+                                 "the configuration is too far beyond the measured range for the model's members")
         for col in pred.columns:
             out[col] = pred[col].to_numpy()
     else:
