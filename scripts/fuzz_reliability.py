@@ -35,6 +35,7 @@ import io  # noqa: E402
 import json  # noqa: E402
 import re  # noqa: E402
 import resource  # noqa: E402
+import shutil  # noqa: E402
 import signal  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
@@ -101,6 +102,9 @@ class Files:
                              "--replicates", "30", "--out", str(self.model)])
         assert code == 0, "could not fit the base model"
         self.model_dict = json.loads(self.model.read_text())
+
+    def close(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
 
     def write(self, name: str, content) -> Path:
         path = self.dir / name
@@ -458,7 +462,11 @@ def main_(argv: list[str] | None = None) -> int:
     print(f"{'target':<8} {'tried':>6} " + " ".join(f"{o:>14}" for o in OUTCOMES) + f" {'seconds':>8}")
     for name in args.target or list(TARGETS):
         t0 = time.perf_counter()
-        tally = run_target(name, args.examples, args.seed, files, args.timeout)
+        try:
+            tally = run_target(name, args.examples, args.seed, files, args.timeout)
+        except BaseException:
+            files.close()
+            raise
         total.update(tally.counts)
         c = tally.counts
         print(f"{name:<8} {c['tried']:>6} " + " ".join(f"{c[o]:>14}" for o in OUTCOMES)
@@ -467,6 +475,7 @@ def main_(argv: list[str] | None = None) -> int:
             for e in examples:
                 print(f"    {outcome}: " + e.replace("\n", "\n      "))
     print(f"{'total':<8} {total['tried']:>6} " + " ".join(f"{total[o]:>14}" for o in OUTCOMES))
+    files.close()
     return 1 if any(total[o] for o in ("silent wrong", "internal error", "hang")) else 0
 
 

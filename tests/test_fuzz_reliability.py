@@ -26,7 +26,9 @@ EXAMPLES = {"fit": 12, "predict": 15, "advise": 15, "sweep": 15, "show": 15}
 
 @pytest.fixture(scope="module")
 def files():
-    return fuzz.Files()
+    made = fuzz.Files()
+    yield made
+    made.close()
 
 
 @pytest.mark.parametrize("target", sorted(fuzz.TARGETS))
