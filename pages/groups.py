@@ -3,11 +3,12 @@
 import streamlit as st
 
 from perfmodel import PerfModelError
-from perfmodel.data.writers import to_csv
+from perfmodel.spreadsheet import to_csv
 from perfmodel.plots.groups import MODES, common_range_end, group_scaling_data, group_scaling_figure, group_split_figure, group_table
 from perfmodel.plots.style import FACTOR_WORDS, fmt_num
 from ui import groups_panel
 from ui.nav import guard
+from ui.text import md
 
 guard()
 ss = st.session_state
@@ -43,11 +44,11 @@ try:
     with st.spinner("Fitting every group…"):
         fits = groups_panel.run(table, by, terms)
 except PerfModelError as exc:
-    st.error(str(exc), icon=":material/error:")
+    st.error(md(exc), icon=":material/error:")
     st.stop()
 
 skipped = [o for o in fits.outcomes if o.status != "ok"]
-st.markdown(f"**{fits.n_ok} of {len(fits)} groups fitted** by {', '.join(by)} in {fits.seconds:.1f} s"
+st.markdown(f"**{fits.n_ok} of {len(fits)} groups fitted** by {', '.join(md(b) for b in by)} in {fits.seconds:.1f} s"
             + (f"; {len(skipped)} skipped (reasons in the table)" if skipped else "") + ".")
 labels = [o.label for o in fits.outcomes if o.result is not None]
 if not labels:
@@ -82,7 +83,7 @@ st.plotly_chart(group_scaling_figure(fits, x, mode, labels=shown, curves=scaling
 values = sorted({float(v) for m in fits.data if x in m.factors and m.n_rows for v in m.values(x)})
 if values:
     default = at if at in values else values[-1]
-    at_split = st.select_slider(f"Split the time at {x} =", options=values, value=default, format_func=fmt_num,
+    at_split = st.select_slider(f"Split the time at {md(x)} =", options=values, value=default, format_func=fmt_num,
                                 key=f"w:g:at:{x}",
                                 help="The other factors are held at each group's most frequent measured value.")
     st.plotly_chart(group_split_figure(fits, {x: at_split}, labels=shown), width="stretch")

@@ -3,9 +3,10 @@ and the recommendation a manager reads first (perfmodel.plan on the shown fit)."
 
 import streamlit as st
 
-from perfmodel.data.writers import to_csv
+from perfmodel.spreadsheet import to_csv
 from perfmodel.plots.plan import plan_deadline_figure, plan_frontier_figure
 from ui import intervals, plan_panel
+from ui.exports import plan_csv
 from ui.nav import guard
 from ui.text import md
 from ui.widgets import require_result

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 import re
 
 import numpy as np
@@ -73,6 +74,10 @@ def parse_grid(items) -> dict[str, list[float]]:
     return out
 
 
+#: Configurations a grid may have (the product of its value counts, checked before building it).
+MAX_CANDIDATES = 100_000
+
+
 def candidates(result, target: dict, grid: dict) -> pd.DataFrame:
     """Every combination of ``grid`` (symbols it leaves out take the target's value), one row each."""
     factors = list(result.factors)
@@ -86,10 +91,10 @@ def candidates(result, target: dict, grid: dict) -> pd.DataFrame:
     if not grid:
         raise PerfModelError("give the configurations one could run: --grid p=1,2,4,8 (repeatable)")
     axes = [grid.get(s, [target[s]]) for s in factors]
-    rows = list(itertools.product(*axes))
-    if len(rows) > 100_000:
-        raise PerfModelError(f"the grid has {len(rows)} configurations; at most 100,000")
-    return pd.DataFrame(rows, columns=factors)
+    count = math.prod(len(a) for a in axes)  # counted before any combination is built
+    if count > MAX_CANDIDATES:
+        raise PerfModelError(f"the grid has {count:,} configurations; at most {MAX_CANDIDATES:,}")
+    return pd.DataFrame(list(itertools.product(*axes)), columns=factors)
 
 
 #: How candidates are ranked: gain per GPU-hour (p × time, the resources a run uses: default), per

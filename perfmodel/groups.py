@@ -32,6 +32,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import hashlib
+import json
 import inspect
 import math
 import re
@@ -49,8 +50,8 @@ from .search import auto_select, plausible
 from .uncertainty import compute_intervals
 from .fitting.model import exact_settings
 from .data.measurements import Measurements
-from .data.writers import to_csv
 from .errors import PerfModelError, did_you_mean
+from .spreadsheet import to_csv
 from .fitting.evaluate import cross_validate
 from .language.expression import ITERATIONS, _lex_check, _names, parse_expression, parse_bounds
 from .fitting.model import Model
@@ -216,17 +217,21 @@ def file_names(keys: Sequence[tuple]) -> list[str]:
     """A safe, unique ``.json`` file name per group key (ASCII letters, digits, ``._-``).
 
     Values are joined with ``__``; a name that had to be changed (accents, spaces, slashes) or
-    that collides gets a short hash of the exact values, so two groups never share a file.
+    that collides gets a short hash of the exact values (the tuple, not the joined text: groups
+    ``("a__b", "c")`` and ``("a", "b__c")`` differ), so two groups never share a file.
     """
-    raw = ["__".join(_label_part(v) for v in key) for key in keys]
-    slugs = [_slug("__".join(_slug(_label_part(v), 40) for v in key)) for key in keys]
+    parts = [[_label_part(v) for v in key] for key in keys]
+    slugs = [_slug("__".join(_slug(v, 40) for v in key)) for key in parts]
     counts: dict[str, int] = {}
     for s in slugs:
         counts[s.lower()] = counts.get(s.lower(), 0) + 1
-    out = []
-    for r, s in zip(raw, slugs):
-        if s != r or counts[s.lower()] > 1:
-            s = f"{s}-{hashlib.sha1(r.encode('utf-8')).hexdigest()[:8]}"
+    out, taken = [], set()
+    for key, s in zip(parts, slugs):
+        if s != "__".join(key) or counts[s.lower()] > 1:
+            s = f"{s}-{hashlib.sha1(json.dumps(key).encode('utf-8')).hexdigest()[:8]}"
+        while s.lower() in taken:  # keys with equal labels (1 and "1"): still one file each
+            s += "_"
+        taken.add(s.lower())
         out.append(f"{s}.json")
     return out
 

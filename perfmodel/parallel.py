@@ -28,14 +28,51 @@ from typing import Callable
 from .errors import PerfModelError
 
 
+_starting_worker = threading.local()
+
+
+def _preparation_data(name, _original=None):
+    """multiprocessing's preparation data for a new process, less the parent's ``__main__`` when the
+    process is one of our pool workers: a worker of the Streamlit server would otherwise run the
+    ``streamlit`` script as ``__mp_main__``, import Streamlit and fill the server's log with "missing
+    ScriptRunContext" and "No runtime found" warnings. Our tasks never live in ``__main__``."""
+    data = _original(name)
+    if getattr(_starting_worker, "active", False):
+        data.pop("init_main_from_name", None)
+        data.pop("init_main_from_path", None)
+    return data
+
+
+class _WorkerProcess(mp.context.ForkServerProcess):
+    """A forkserver process started without the parent's ``__main__`` (see :func:`_preparation_data`)."""
+
+    @staticmethod
+    def _Popen(process_obj):
+        from multiprocessing import spawn
+
+        if not isinstance(spawn.get_preparation_data, functools.partial):
+            spawn.get_preparation_data = functools.partial(_preparation_data, _original=spawn.get_preparation_data)
+        _starting_worker.active = True
+        try:
+            return mp.context.ForkServerProcess._Popen(process_obj)
+        finally:
+            _starting_worker.active = False
+
+
+class _WorkerContext(mp.context.ForkServerContext):
+    Process = _WorkerProcess
+
+
+_FORKSERVER = _WorkerContext() if "forkserver" in mp.get_all_start_methods() else None
+
+
 def pool_context():
     methods = mp.get_all_start_methods()
     if "fork" in methods and threading.active_count() == 1:
         return mp.get_context("fork")
-    if "forkserver" in methods:  # a threaded host (e.g. a Streamlit server): never fork it
-        ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(["perfmodel.search"])
-        return ctx
+    if _FORKSERVER is not None:  # a threaded host (e.g. a Streamlit server): never fork it
+        _FORKSERVER.set_forkserver_preload(["perfmodel.search"])
+        return _FORKSERVER
     return mp.get_context("spawn")
 
 
@@ -173,8 +210,9 @@ def _in_pool(fn: Callable, tasks: list, first: int, workers: int, results: list,
     """Run ``tasks[first:]`` in a pool of ``workers`` processes into ``results``."""
     ex = ProcessPoolExecutor(max_workers=workers, mp_context=pool_context(), initializer=one_blas_thread)
     try:
-        with ending_workers_on_signal(ex):
-            futures = {ex.submit(fn, tasks[j]): j for j in range(first, len(tasks))}
+        with ending_workers_on_signal(ex) as starting:
+            with starting():
+                futures = {ex.submit(fn, tasks[j]): j for j in range(first, len(tasks))}
             pending = set(futures)
             done_count = first
             while pending:
@@ -189,12 +227,17 @@ def _in_pool(fn: Callable, tasks: list, first: int, workers: int, results: list,
                         f.cancel()
                     break
     finally:
-        ex.shutdown(wait=not getattr(ex, "_ended_by_signal", False), cancel_futures=True)
+        if getattr(ex, "_ended_by_signal", False):
+            _end_workers(ex)  # again: workers that were starting when the signal came
+            _shut_down_now(ex)
+        else:
+            ex.shutdown(wait=True, cancel_futures=True)
 
 
 def _end_workers(ex: ProcessPoolExecutor) -> None:
     """Terminate a pool's worker processes now (they would otherwise outlive an interrupted command,
-    holding the resource tracker's pipe open with them)."""
+    holding the resource tracker's pipe open with them). Takes none of the executor's locks: it runs
+    in a signal handler, possibly inside ``ex.submit`` (which holds them while it starts workers)."""
     ex._ended_by_signal = True
     procs = list((getattr(ex, "_processes", None) or {}).values())
     for proc in procs:
@@ -205,7 +248,19 @@ def _end_workers(ex: ProcessPoolExecutor) -> None:
             proc.join(2.0)
             if proc.is_alive():
                 proc.kill()
+
+
+def _shut_down_now(ex: ProcessPoolExecutor) -> None:
+    """Shut down a pool whose workers were ended, without waiting on them, and let its manager thread
+    finish (bounded), so the interpreter's exit does not wake a closed pipe (a traceback on stderr)."""
+    import concurrent.futures.process as cfp
+
+    manager = getattr(ex, "_executor_manager_thread", None)
     ex.shutdown(wait=False, cancel_futures=True)
+    if manager is not None:
+        manager.join(5.0)
+        if not manager.is_alive():
+            cfp._threads_wakeups.pop(manager, None)
 
 
 @contextlib.contextmanager
@@ -213,26 +268,47 @@ def ending_workers_on_signal(ex: ProcessPoolExecutor):
     """While the block runs, SIGTERM and SIGINT first end ``ex``'s workers, then interrupt as they
     would have (SIGINT: KeyboardInterrupt; SIGTERM: SystemExit with status 128 + 15), so every
     process the command started ends with it. Only in the main thread (where signals are delivered);
-    elsewhere (a Streamlit script thread) the block runs unchanged."""
+    elsewhere (a Streamlit script thread) the block runs unchanged.
+
+    Yields ``starting``: a context manager for the block that submits tasks. A signal that arrives in
+    it waits until it ends: ``submit`` holds the executor's lock while it starts workers, and a worker
+    interrupted half-started is not yet the executor's to end (it would print a traceback)."""
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield contextlib.nullcontext
         return
 
     owner = os.getpid()
+    state: dict = {"defer": False, "pending": None}
+
+    def end(signum):
+        _end_workers(ex)
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise SystemExit(128 + signum)
 
     def handler(signum, frame):
         if os.getpid() != owner:  # a forked worker inherited this handler: die as the signal says
             signal.signal(signum, signal.SIG_DFL)
             os.kill(os.getpid(), signum)
             return
-        _end_workers(ex)
-        if signum == signal.SIGINT:
-            raise KeyboardInterrupt
-        raise SystemExit(128 + signum)
+        if state["defer"]:
+            state["pending"] = signum
+            return
+        end(signum)
+
+    @contextlib.contextmanager
+    def starting():
+        state["defer"] = True
+        try:
+            yield
+        finally:
+            state["defer"] = False
+            if state["pending"] is not None:
+                end(state["pending"])
 
     previous = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
-        yield
+        yield starting
     finally:
         for s, h in previous.items():
             signal.signal(s, h)

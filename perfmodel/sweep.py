@@ -41,12 +41,11 @@ Crash safety and resuming
     (delete a row to redo it); an ``interrupted`` run is run again and both rows are kept. An incomplete last line (a crash in the middle of a write) is removed.
     The sweep refuses to append to a file whose columns or command differ from this sweep's.
 
-A use of the machine rather than of models: imports from perfmodel.errors only.
+A use of the machine rather than of models: imports from perfmodel.errors and perfmodel.spreadsheet only.
 """
 
 from __future__ import annotations
 
-import argparse
 import csv
 import datetime as _dt
 import itertools
@@ -69,12 +68,15 @@ from typing import Callable
 import pandas as pd
 
 from .errors import PerfModelError
+from .spreadsheet import read_cell, safe_cell
 
 #: Columns after the grid factors, in this order.
 FIXED_COLUMNS = ["repetition", "time_s", "status", "exit_code", "stderr_tail", "started_at", "command"]
 #: Values of the ``status`` column.
 STATUSES = ("ok", "failed", "timeout", "interrupted")
 STDERR_TAIL_CHARS = 400
+#: Runs one sweep may list (configurations × repetitions); counted before the list is built.
+MAX_RUNS = 1_000_000
 #: Bytes of a run's stderr kept while it runs (the rest is read and discarded).
 STDERR_KEEP_BYTES = 64 * 1024
 #: Seconds a job gets to exit after SIGTERM/SIGINT is passed on, before SIGKILL.
@@ -191,9 +193,9 @@ def validate_grid(command: str, grid: dict[str, list[str]]) -> dict[str, list[st
                 raise PerfModelError(f"--grid {name}: value {v!r} contains a line break")
             if any(unicodedata.category(ch) == "Cc" for ch in v):
                 raise PerfModelError(f"--grid {name}: value {v!r} contains a control character")
-        dup = sorted({v for v in vals if vals.count(v) > 1})
-        if dup:
-            raise PerfModelError(f"--grid {name}: value {dup[0]!r} is listed twice")
+        if len(set(vals)) < len(vals):
+            dup = next(v for i, v in enumerate(vals) if v in vals[:i])
+            raise PerfModelError(f"--grid {name}: value {dup!r} is listed twice")
         clean[name] = vals
     used = placeholders(command)
     for name in used:
@@ -240,7 +242,7 @@ def _read_existing(path: Path, columns: list[str]) -> list[dict[str, str]]:
         for lineno, values in enumerate(reader, start=1):
             if len(values) != len(columns):
                 raise PerfModelError(f"{path}: row {lineno} has {len(values)} fields, expected {len(columns)}")
-            rows.append(dict(zip(columns, values)))
+            rows.append(dict(zip(columns, map(read_cell, values))))
     return rows
 
 
@@ -290,7 +292,7 @@ def _append(path: Path, columns: list[str], record: RunRecord, names: list[str])
         writer = csv.writer(fh, lineterminator="\n")
         if new:
             writer.writerow(columns)
-        writer.writerow(record.as_row(names))
+        writer.writerow([safe_cell(v) for v in record.as_row(names)])
         fh.flush()
         os.fsync(fh.fileno())
 
@@ -541,6 +543,10 @@ def run_sweep(command: str, grid: dict[str, list[str]], repeat: int = 1, out: st
         raise PerfModelError("--shell is only supported on POSIX systems")
     names = list(grid)
     columns = names + FIXED_COLUMNS
+    runs = (math.prod(len(v) for v in grid.values()) if plan is None else len(plan)) * repeat
+    if runs > MAX_RUNS:
+        raise PerfModelError(f"the sweep lists {runs:,} runs ({'the grid' if plan is None else 'the plan'} × "
+                             f"--repeat {repeat}); at most {MAX_RUNS:,}")
     configs = configurations(grid) if plan is None else [{n: str(c[n]) for n in names} for c in plan]
     if not configs:
         raise PerfModelError("the plan has no configuration to run")
@@ -606,109 +612,9 @@ def read_timings(path: str | Path, include_failed: bool = False) -> pd.DataFrame
     missing = [c for c in FIXED_COLUMNS if c not in frame.columns]
     if missing:
         raise PerfModelError(f"{path}: not a sweep file, column {missing[0]!r} is missing")
+    for column in frame.columns:
+        if frame[column].dtype == object or pd.api.types.is_string_dtype(frame[column].dtype):
+            frame[column] = frame[column].map(read_cell)  # the text as the sweep had it (see spreadsheet)
     if not include_failed:
         frame = frame[frame["status"] == "ok"].reset_index(drop=True)
     return frame
-
-
-# ---------------------------------------------------------------------------------------------- CLI
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    """Add the ``sweep`` sub-command to an ``argparse`` subparsers object."""
-    parser = subparsers.add_parser(
-        "sweep",
-        help="run a command over a grid of configurations and record wall-clock times to a CSV",
-        description=("Run COMMAND once per configuration of the grid (one at a time), time the whole "
-                     "process, and append one row per run to --out. Rerun the same command to resume "
-                     "an interrupted sweep. Rows whose status is not 'ok' are kept but not fitted."),
-        epilog=('example: sweep --command "python examples/dp_sgd.py --workers {p} --batch-size {b}" '
-                "--grid p=1,2,4 --grid b=32,128 --repeat 3 --out timings.csv"),
-    )
-    parser.add_argument("--command", dest="sweep_command", required=True, metavar="COMMAND",
-                        help="command template; {name} is replaced by the value of grid factor name "
-                             "(inside each argument after shell-like splitting; {{ }} = literal braces)")
-    parser.add_argument("--grid", action="append", default=[], metavar="NAME=v1,v2,...",
-                        help="a factor and its values; repeat for more factors (all combinations are run)")
-    parser.add_argument("--plan", metavar="CSV",
-                        help="run the configurations listed in CSV (one per row, a column per placeholder; "
-                             "e.g. the output of `advise --out`) instead of a --grid")
-    parser.add_argument("--repeat", type=int, default=1, help="repetitions per configuration (default 1)")
-    parser.add_argument("--out", default="timings.csv", help="output CSV (appended to; default timings.csv)")
-    parser.add_argument("--warmup", action="store_true", help="one untimed warm-up run before the sweep")
-    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                        help="kill a run after this many seconds and record it as 'timeout'")
-    parser.add_argument("--shell", action="store_true",
-                        help="run the substituted command with /bin/sh (default: no shell)")
-    parser.set_defaults(func=run_cli)
-    return parser
-
-
-def read_plan(path: str | Path, names) -> tuple[dict[str, list[str]], list[dict[str, str]]]:
-    """(grid, configurations) from a CSV with one configuration per row and a column per placeholder."""
-    path = Path(path)
-    if not path.exists():
-        raise PerfModelError(f"--plan {path}: file not found")
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    missing = [n for n in names if n not in frame.columns]
-    if missing:
-        raise PerfModelError(f"--plan {path}: no column for placeholder {{{missing[0]}}} (columns: "
-                             f"{', '.join(map(str, frame.columns))})")
-    if "in_plan" in frame.columns:  # advise's table: only the planned rows
-        frame = frame[frame["in_plan"].str.lower() == "true"]
-
-    def clean(v: str) -> str:  # 32.0 from a float column is the configuration 32
-        try:
-            f = float(v)
-        except ValueError:
-            return v
-        return str(int(f)) if f.is_integer() else v
-
-    configs = [{n: clean(row[n]) for n in names} for _, row in frame.iterrows()]
-    grid = {n: list(dict.fromkeys(c[n] for c in configs)) for n in names}
-    return grid, configs
-
-
-def run_cli(args: argparse.Namespace) -> int:
-    """Run the ``sweep`` sub-command; 0 on success, 2 on bad input (one line on stderr), 130 on Ctrl-C."""
-    try:
-        grid: dict[str, list[str]] = {}
-        for item in args.grid:
-            name, values = parse_grid_option(item)
-            if name in grid:
-                raise PerfModelError(f"--grid {name} given twice")
-            grid[name] = values
-        plan = None
-        if args.plan:
-            if grid:
-                raise PerfModelError("give either --plan or --grid, not both")
-            grid, plan = read_plan(args.plan, placeholders(args.sweep_command))
-        frame = run_sweep(args.sweep_command, grid, repeat=args.repeat, out=args.out, warmup=args.warmup,
-                          timeout=args.timeout, shell=args.shell, plan=plan)
-    except PerfModelError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except SweepInterrupted as exc:
-        print(f"sweep stopped by {exc}; the run in progress was stopped and recorded as 'interrupted'; "
-              f"rerun the same command to resume ({args.out})", file=sys.stderr)
-        return 128 + exc.signum
-    except KeyboardInterrupt:
-        print(f"\nsweep interrupted; rerun the same command to resume ({args.out})", file=sys.stderr)
-        return 130
-    except OSError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    counts = frame["status"].value_counts().to_dict()
-    summary = ", ".join(f"{counts.get(s, 0)} {s}" for s in STATUSES)
-    print(f"sweep done: {len(frame)} rows in {args.out} ({summary}); fit only the 'ok' rows", file=sys.stderr)
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Stand-alone entry point (``python -m perfmodel.sweep ...``) until the main CLI wires it in."""
-    parser = argparse.ArgumentParser(prog="perfmodel")
-    add_parser(parser.add_subparsers(dest="command_name", required=True))
-    args = parser.parse_args(argv)
-    return args.func(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -148,7 +148,7 @@ def test_every_csv_writes_integers_as_integers(tmp_path, capsys):
 
 
 def test_integers_as_integers_keeps_what_is_not_whole():
-    from perfmodel.data.writers import integers_as_integers, to_csv
+    from perfmodel.spreadsheet import integers_as_integers, to_csv
 
     frame = pd.DataFrame({"p": [1.0, 32.0, float("nan")], "t": [1.5, 2.0, 3.0], "big": [1e300, 2.0, 3.0],
                           "inf": [1.0, float("inf"), 2.0], "name": ["a", "b", "c"]})

@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parent.parent / "perfmodel"
 
 #: Lowest first. A module belongs to the first entry its dotted name starts with.
 LAYERS = [
-    ("errors", "version", "parallel"),
+    ("errors", "version", "parallel", "spreadsheet"),
     ("language",),
     ("data",),
     ("fitting",),

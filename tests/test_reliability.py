@@ -136,6 +136,10 @@ HOSTILE_UNCERTAINTY = [
     (("members", 0, "point", "coefficients", 0), 10 ** 400, "malformed"),
     (("replicates",), 2_000_000, "replicates is 2000000"),
     (("factor_ranges", "m"), [8, 1], "factor_ranges['m']"),
+    # found by scripts/fuzz_reliability.py: a number as the note was shown as 'inf' by show
+    (("predictor_note",), 10 ** 400, "predictor_note must be a text"),
+    (("method",), ["x"], "method must be a text"),
+    (("noise", "source"), "x" * 5000, "source must be a text of at most 2000 characters"),
 ]
 
 

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 from perfmodel import sweep
+from perfmodel.cli import sweep as sweep_cli
 from perfmodel.data import Measurements
 from perfmodel.errors import PerfModelError
 
@@ -201,10 +202,10 @@ def test_parse_grid_option():
 
 def _cli(argv):
     parser = argparse.ArgumentParser(prog="perfmodel")
-    sweep.add_parser(parser.add_subparsers(dest="command", required=True))
+    sweep_cli.add_parser(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(argv)
     assert args.command == "sweep"  # the template does not clobber the sub-command name
-    return sweep.run_cli(args)
+    return sweep_cli.run_cli(args)
 
 
 def test_run_cli_ok_and_bad_input(tmp_path, capsys):

@@ -8,7 +8,7 @@ import streamlit as st
 
 from perfmodel import PerfModelError
 from perfmodel.advise import advise
-from perfmodel.data.writers import to_csv
+from perfmodel.spreadsheet import to_csv
 from perfmodel.plots.style import fmt_num, fmt_seconds
 
 from .text import md

@@ -9,7 +9,7 @@ from pathlib import PurePath
 import streamlit as st
 
 from perfmodel import report
-from perfmodel.data.writers import to_csv
+from perfmodel.spreadsheet import to_csv
 
 
 def export_stem(dataset: str | None) -> str:

@@ -14,11 +14,11 @@ import sys
 import warnings
 from pathlib import Path
 
+import numpy as np
 from tqdm import tqdm
 
 from ..data.measurements import Measurements, measurements_from_extrap
 from ..data.readers import READERS, read_csv, read_table
-from ..data.writers import to_csv
 from ..errors import PerfModelError
 from ..language.expression import parse_bounds
 from ..fitting.model import DEFAULT_LAM, LOSSES, MAX_SEED, PENALTIES, Model
@@ -27,7 +27,10 @@ from ..fitting.quality import judge_result
 from ..fitting.result import FitResult
 from ..uncertainty import compute_intervals
 from ..uncertainty.prior import describe
+from ..spreadsheet import to_csv
 from . import plan as plan_cli
+from . import sweep as sweep_cli
+from .groups import warn_unmapped
 from ..language.terms import PRESETS
 
 
@@ -187,12 +190,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     a.add_argument("--out", help="CSV of the ranked configurations (the plan with --budget), for `sweep --plan`")
 
     sub.add_parser("datasets", help="list the bundled real datasets")
-    try:
-        from .. import sweep
-    except ImportError:  # pragma: no cover - sweep ships with the package
-        sweep = None
-    if sweep is not None and hasattr(sweep, "add_parser"):
-        sweep.add_parser(sub)
+    sweep_cli.add_parser(sub)
     return parser
 
 
@@ -282,6 +280,7 @@ def _cmd_fit(args) -> int:
         model = Model(args.terms, preset=args.preset, **common)
         result = model.fit(meas)
         report = None
+        warn_unmapped([result])
     if args.auto and (args.cv or args.holdout):
         # The chosen terms, refitted with the same settings on each split; the search saw every row.
         model = selection.best.model(**de)
@@ -323,6 +322,13 @@ def _cmd_predict(args) -> int:
     result.check_defined(frame)
     if args.interval is not None:
         pred = result.predict(frame, interval=args.interval)
+        ends = pred[["predicted_low", "predicted_high"]].to_numpy(float)
+        unbounded = np.flatnonzero(~np.isfinite(ends).all(axis=1))
+        if unbounded.size:  # e.g. cores = 1e-300: the time is finite, its interval overflows
+            i = int(unbounded[0])
+            raise PerfModelError(f"row {i + 1}: the {args.interval:.0%} interval is not finite (predicted "
+                                 f"{pred['predicted_time'].iloc[i]:.4g} s, from {ends[i, 0]:.4g} to {ends[i, 1]:.4g}): "
+                                 "the configuration is too far beyond the measured range for the model's members")
         for col in pred.columns:
             out[col] = pred[col].to_numpy()
     else:
@@ -406,7 +412,7 @@ def _cmd_advise(args) -> int:
         "target_halfwidth_pct", "gain_pct", rank]
     cols += ["in_plan", "cumulative_s"] if args.budget is not None else []
     view = table.head(max(1, args.top))[["rank"] + cols].copy()
-    print(view.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    print(view.to_string(index=False, float_format=lambda v: f"{v:.4g}", na_rep="-"))  # '-': not in the plan
     per = {"gain_per_gpu_hour": "GPU-hour of the run (p × predicted time)", "gain_per_cost": "unit of money",
            "gain_per_hour": "hour of predicted wall time"}[rank]
     print(f"ranked by {rank}: the narrowing of the target's interval (percentage points) per {per}; "
@@ -451,9 +457,7 @@ def _main(argv: list[str] | None) -> int:
         handler = {"fit": _cmd_fit, "predict": _cmd_predict, "show": _cmd_show, "advise": _cmd_advise,
                    "plan": plan_cli.run, "datasets": _cmd_datasets}.get(args.command)
         if handler is None:
-            from .. import sweep
-
-            return sweep.run_cli(args)
+            return sweep_cli.run_cli(args)
         return handler(args)
     except PerfModelError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -15,10 +15,17 @@ from tqdm import tqdm
 from ..data import datasets
 from ..data.readers import read_table
 from ..errors import PerfModelError, did_you_mean
-from ..language.expression import parse_bounds
+from ..language.expression import parse_bounds, unmapped_name_notice, unmapped_names
 from ..groups import fit_groups
 from ..fitting.quality import POOR_MAPE, POOR_R2, judge
 from ..parallel import dashboard_address, dask_client, executor_name
+
+
+def warn_unmapped(results) -> None:
+    """``warning: q is not a factor; fitted as a free parameter`` on stderr, once per name."""
+    names = dict.fromkeys(n for r in results if r is not None for n in unmapped_names(r._expression()))
+    for name in names:
+        print(f"warning: {unmapped_name_notice(name)}", file=sys.stderr)
 
 
 @dataclass
@@ -147,6 +154,7 @@ def run_cli(args) -> int:
                           progress=progress, name=table.name, **how)
         where = executor_name(executor)
     path = fits.save(args.out)
+    warn_unmapped(o.result for o in fits.outcomes)
     skipped = [o for o in fits.outcomes if o.status != "ok"]
     print(group_table(fits.summary, TABLE_ROWS))
     if len(fits) > TABLE_ROWS:

@@ -11,8 +11,8 @@ import argparse
 import pandas as pd
 
 from ..advise import parse_assignments, parse_grid
-from ..data.writers import to_csv
 from ..fitting.result import FitResult
+from ..spreadsheet import to_csv
 from ..plan import fmt_cost, fmt_duration, parse_duration, plan, recommend
 
 

@@ -520,9 +520,15 @@ class Uncertainty:
     def from_dict(cls, d: dict) -> "Uncertainty":
         if not isinstance(d, dict) or d.get("format") != FORMAT:
             raise PerfModelError(f"the model file's intervals are not in the format {FORMAT!r}")
+        def text(block, key, default=None):  # shown to the user as it is: text, and short
+            value = block.get(key, default) if default is not None else block[key]
+            if not isinstance(value, str) or len(value) > 2000:
+                raise ValueError(f"{key} must be a text of at most 2000 characters, got {str(value)[:40]!r}")
+            return value
+
         try:
             nz = d["noise"]
-            noise = Noise(float(nz["sigma"]), None if nz.get("df") is None else float(nz["df"]), str(nz["source"]))
+            noise = Noise(float(nz["sigma"]), None if nz.get("df") is None else float(nz["df"]), text(nz, "source"))
             cal = d["calibration"]
             members = [Member.from_dict(m) for m in d["members"]]
             points = [[float(v) for v in pt] for pt in cal["points"]]
@@ -530,9 +536,9 @@ class Uncertainty:
                 raise ValueError("a calibration point needs 4 numbers")
             out = cls(members=members, noise=noise, calibration=points,
                       factor_ranges={str(k): (float(v[0]), float(v[1])) for k, v in d["factor_ranges"].items()},
-                      predictor=str(d.get("predictor", "best")), predictor_note=str(d.get("predictor_note", "")),
+                      predictor=text(d, "predictor", "best"), predictor_note=text(d, "predictor_note", ""),
                       replicates=int(d.get("replicates", 0)), seed=int(d.get("seed", 0)),
-                      seconds=float(d.get("seconds", 0.0)), method=str(d.get("method", "")),
+                      seconds=float(d.get("seconds", 0.0)), method=text(d, "method", ""),
                       share_replicates=d.get("share_replicates") or None, splits=cal.get("splits") or None,
                       prior=d.get("prior") or None, topology=d.get("topology") or None,
                       references=[Member.from_dict(m) for m in d.get("references") or []] or None,

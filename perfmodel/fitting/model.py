@@ -39,7 +39,7 @@ from ..data.measurements import Measurements
 from ..errors import PerfModelError
 from ..language.expression import Expression, parse_bounds, parse_expression
 from ..language.terms import preset_bounds, preset_spec
-from .problem import Problem
+from .problem import BIG, Problem
 from .problem import DESettings
 
 if TYPE_CHECKING:
@@ -174,7 +174,9 @@ class Model:
         info["cpu_seconds"] = _time.thread_time() - c0  # this thread's CPU: not inflated by a busy machine
         coefs, theta = problem.natural(z)
         coefs = coefs * problem.yscale  # back from the internal time unit
-        return FitResult.build(self, expr, meas, coefs, theta, problem, z, info)
+        result = FitResult.build(self, expr, meas, coefs, theta, problem, z, info)
+        _check_usable(result, meas)
+        return result
 
     def _check_settings(self) -> None:
         if self.loss not in LOSSES:
@@ -195,6 +197,26 @@ class Model:
         if not 0 <= int(self.seed) <= MAX_SEED:
             raise PerfModelError(f"seed must be within [0, {MAX_SEED}], got {self.seed}")
         self.de.validate()
+
+
+def _check_usable(result, meas: Measurements) -> None:
+    """Refuse a fit whose error or cost is not finite (e.g. an overlap exponent bounded near 0: every
+    prediction overflows) or that predicts a time that is not positive at a measured configuration
+    (``-max(16, s)`` with its constant bounded to [0, 1]: T = 0); such a model predicts nothing and
+    must not be saved or ranked."""
+    free = ", ".join(f"{k} in [{lo:g}, {hi:g}]" for k, (lo, hi) in result.param_bounds.items())
+    hint = "check the terms" + (f" and the bounds ({free})" if free else "")
+    mape, cost = result.metrics.get("mape", float("nan")), result.cost
+    if not (math.isfinite(mape) and math.isfinite(cost) and cost < BIG):
+        raise PerfModelError(f"the fit of {result.expression} has no finite error (MAPE {mape:g}, cost {cost:g}): "
+                             f"its predictions are not finite positive times for the data; {hint}")
+    with np.errstate(all="ignore"):
+        pred = np.asarray(result.predict(meas), float)
+    bad = np.flatnonzero(~(np.isfinite(pred) & (pred > 0)))
+    if bad.size:
+        row = meas.rows[bad[0]]
+        raise PerfModelError(f"the fit of {result.formula()} predicts a time that is not positive at {bad.size} of "
+                             f"{pred.size} measured rows (row {row}: {pred[bad[0]]:g} s); {hint}")
 
 
 def as_measurements(data, time: str | None = None, factors: dict | None = None) -> Measurements:

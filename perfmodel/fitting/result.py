@@ -19,7 +19,7 @@ from ..data.measurements import Measurements
 from .diagnostics import dropped_terms, fit_warnings, prediction_warnings
 from ..errors import PerfModelError
 from .evaluate import metrics as compute_metrics
-from ..language.expression import Expression, parse_expression
+from ..language.expression import Expression, parse_expression, unmapped_name_notice, unmapped_names
 from ..data.schema import FORMAT, loads as schema_loads, validate_model_dict
 from .members import Uncertainty
 
@@ -74,7 +74,7 @@ class FitResult:
         params = {p: float(v) for p, v in zip(expr.params, theta)}
         coefficients = {f"c{k}": float(c) for k, c in enumerate(coefs)}
         loss, pen = problem.parts(z)
-        warnings = []
+        warnings = [unmapped_name_notice(n) for n in unmapped_names(expr)]
         gammas = {grp.param for grp in expr.overlaps}
         for name, (lo, hi) in expr.bounds.items():
             v = params[name]

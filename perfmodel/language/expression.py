@@ -266,6 +266,30 @@ def _names(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and id(n) not in calls}
 
 
+def _base_names(node: ast.AST) -> set[str]:
+    """Names of ``node`` outside every exponent (the right side of ``^``) and outside function names."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+        return _base_names(node.left)
+    if isinstance(node, ast.Name):
+        return {node.id}
+    if isinstance(node, ast.Call):
+        return set().union(*(_base_names(a) for a in node.args))
+    return set().union(set(), *(_base_names(c) for c in ast.iter_child_nodes(node)))
+
+
+def unmapped_names(expr: "Expression") -> list[str]:
+    """Free parameters that stand where a factor would (``q`` in ``1 + q*p``), not as an exponent
+    (``b^e1``) or an overlap's parameter: most likely a factor that is not mapped or a typo; the fit
+    keeps them as free parameters, so callers warn with :func:`unmapped_name_notice`."""
+    bases = set().union(set(), *(_base_names(t.node) for t in expr.terms))
+    return [n for n in expr.params if n in bases]
+
+
+def unmapped_name_notice(name: str) -> str:
+    """The warning for one of :func:`unmapped_names`."""
+    return f"{name} is not a factor; fitted as a free parameter"
+
+
 def _split_terms(node: ast.AST, sign: float = 1.0) -> list[tuple[float, ast.AST]]:
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
         right_sign = sign if isinstance(node.op, ast.Add) else -sign

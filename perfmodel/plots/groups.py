@@ -24,7 +24,7 @@ import plotly.graph_objects as go
 from ..errors import PerfModelError
 from ..groups import GroupFits
 from .bands import add_band, speedup_interval
-from .style import CATEGORY_COLORS, CATEGORY_ORDER, GROUP_COLORS, IDEAL, set_log_ticks, term_name, translucent, empty_figure, factor_title, fmt_num, style, term_styles, time_title
+from .style import CATEGORY_COLORS, CATEGORY_ORDER, GROUP_COLORS, IDEAL, set_log_ticks, term_name, translucent, empty_figure, factor_title, fmt_num, style, term_styles, text_html, time_title
 from .scaling import scaling_data, typical_value
 
 
@@ -121,7 +121,7 @@ def group_split_figure(fits: GroupFits, at: dict | None = None, labels=None, tit
     title = title if title is not None else "Where each group's time goes"
     if not d.labels:
         return empty_figure("no fitted group to show", time_title("predicted time"), "group", title)
-    ticks = [f"{lab} *" if out else lab for lab, out in zip(d.labels, d.outside)]
+    ticks = [text_html(lab) + (" *" if out else "") for lab, out in zip(d.labels, d.outside)]
     fig = go.Figure()
     for c in CATEGORY_ORDER:
         v = d.parts[c]
@@ -221,16 +221,17 @@ def group_scaling_figure(fits: GroupFits, symbol: str = "p", mode: str = "time",
         solid = np.where(c.inside, c.y, np.nan)
         dashed = np.where(~c.inside | _edges(c.inside), c.y, np.nan)
         unit = "×" if mode == "speedup" else " s"
-        hover = f"<b>{c.label}</b><br>{symbol} = %{{x:.4g}}<br>{what} %{{y:.4g}}{unit}"
-        fig.add_trace(go.Scatter(x=c.x, y=solid, mode="lines", name=c.label, legendgroup=c.label,
+        name = text_html(c.label)
+        hover = f"<b>{name}</b><br>{symbol} = %{{x:.4g}}<br>{what} %{{y:.4g}}{unit}"
+        fig.add_trace(go.Scatter(x=c.x, y=solid, mode="lines", name=name, legendgroup=name,
                                  line=dict(color=color, width=3), hovertemplate=hover + "<extra></extra>"))
-        fig.add_trace(go.Scatter(x=c.x, y=dashed, mode="lines", name=c.label, legendgroup=c.label, showlegend=False,
+        fig.add_trace(go.Scatter(x=c.x, y=dashed, mode="lines", name=name, legendgroup=name, showlegend=False,
                                  line=dict(color=color, width=2, dash="dash"),
                                  hovertemplate=hover + " (extrapolated)<extra></extra>"))
         if c.points_x.size:
-            fig.add_trace(go.Scatter(x=c.points_x, y=c.points_y, mode="markers", name=c.label, legendgroup=c.label,
+            fig.add_trace(go.Scatter(x=c.points_x, y=c.points_y, mode="markers", name=name, legendgroup=name,
                                      showlegend=False, marker=dict(color=color, size=8, line=dict(width=1, color="white")),
-                                     hovertemplate=f"<b>{c.label}</b><br>measured: {symbol} = %{{x:.4g}}, "
+                                     hovertemplate=f"<b>{name}</b><br>measured: {symbol} = %{{x:.4g}}, "
                                                    f"%{{y:.4g}}{unit}<extra></extra>"))
     if mode == "speedup":
         x0 = min(c.x0 for c in curves)

@@ -161,13 +161,19 @@ def time_title(what: str = "time", unit: str = TIME_UNIT) -> str:
     return f"{what} ({unit})"
 
 
+def text_html(value) -> str:
+    """User text (a group value, a column name) for Plotly's names, ticks and hover text, which read
+    HTML (``<a href>``, ``<b>``) and ``%{...}`` templates: both made inert."""
+    return html.escape(str(value)).replace("%", "&#37;")
+
+
 def factor_title(symbol: str, column: str | None = None) -> str:
     """Axis title of a factor, e.g. ``data size N (samples)``, ``workers p``."""
     if symbol in FACTOR_WORDS:
         words, unit = FACTOR_WORDS[symbol]
         return f"{words} {symbol}" + (f" ({unit})" if unit else "")
     if column and column != symbol:  # a column name is user text: no markup in it
-        return f"{html.escape(str(column))}, {symbol}"
+        return f"{text_html(column)}, {symbol}"
     return symbol
 
 
