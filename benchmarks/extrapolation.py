@@ -76,14 +76,14 @@ RECORD_COLUMNS = ["source", "family", "series", "cut", "n_train_scales", "n_trai
                   "max_train_nodes", "gpus_per_node", "topology_guessed", "method", "row", "p", "nodes",
                   "distance", "bucket", "crosses_nodes", "y_true", "pred", "low", "high", "fit_seconds",
                   "expression", "error", "band_low", "band_high", "d_model", "evidence", "n_evidence",
-                  "crossing", "s_below", "s_above", "shift_data-parallel", "shift_ernest", "shift_pollux"]
+                  "crossing", "shift_data-parallel", "shift_ernest", "shift_pollux"]
 #: the learning columns (``auto`` and the presets; NaN for the point-only peers): the un-widened log
 #: half-widths below and above the point (members + noise, before any widening for extrapolation),
 #: the distance in doublings the fit itself measures, the series' own evidence (S, n) of
-#: :func:`perfmodel.fitting.members.series_evidence`, the row's true crossing class, and the reference
-#: structures' reach below and above the point and each one's shift beyond its misfit (the parts of
-#: :meth:`perfmodel.fitting.members.Uncertainty.structure_spread`)
-LEARN_COLUMNS = ("band_low", "band_high", "d_model", "evidence", "n_evidence", "s_below", "s_above",
+#: :func:`perfmodel.fitting.members.series_evidence`, the row's true crossing class, and each reference
+#: structure's shift beyond its misfit (:meth:`perfmodel.fitting.members.Uncertainty.reference_shifts`,
+#: from which scripts/learn_prior.py computes the point rule and the reach)
+LEARN_COLUMNS = ("band_low", "band_high", "d_model", "evidence", "n_evidence",
                  "shift_data-parallel", "shift_ernest", "shift_pollux")
 
 
@@ -109,7 +109,6 @@ def _interval(res, test: Measurements):
         learn = {"band_low": np.log(t / lo0), "band_high": np.log(hi0 / t),
                  "d_model": distance(unc.factor_ranges, env), "evidence": np.full(len(t), S),
                  "n_evidence": np.full(len(t), n)}
-        learn["s_below"], learn["s_above"] = unc.structure_spread(env, t)
         shifts = unc.reference_shifts(env, t) if unc.references else np.zeros((0, len(t)))
         for m, a in zip(unc.references or [], shifts):
             learn[f"shift_{m.label}"] = a

@@ -118,7 +118,8 @@ def fit_csv(text, terms, tmp_path, capsys, name="t.csv"):
 def test_cli_fits_times_near_the_float_limits(times, tmp_path, capsys):
     text = "p,time\n" + "".join(f"{p},{t}\n" for p, t in zip((1, 2, 4, 8), times))
     _, code, out, err = fit_csv(text, "1 + p", tmp_path, capsys)
-    assert code == 0 and err == "", err
+    # nothing but the guardrail's verdict (1e308-scale times fitted by 1 + p: R² < 0.5) on stderr
+    assert code == 0 and not [x for x in err.splitlines() if "too poor to quote" not in x], err
     saved = json.loads((tmp_path / "m.json").read_text())
     assert saved["metrics"]["mape"] < 40 and np.isfinite(saved["coefficients"]["c0"])
 

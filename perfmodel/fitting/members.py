@@ -290,7 +290,7 @@ class Uncertainty:
     topology: dict | None = None
     #: point fits of the reference structures (data-parallel, Ernest, Pollux) on the same measurements,
     #: whose disagreement with the point prediction beyond the measurements widens the interval (by the
-    #: prior's ``structure_scale``; see :meth:`structure_spread`), and for each its largest disagreement
+    #: prior's ``structure_scale``; see :meth:`structures`), and for each its largest disagreement
     #: over the measured configurations (|log| of the ratio), which it does not add
     references: list | None = None
     reference_misfit: list | None = None
@@ -374,13 +374,6 @@ class Uncertainty:
         a = np.vstack([np.zeros(n), self.reference_shifts(env, t)])
         m = np.median(a, axis=0) if self.point_rule() == "structures-median" else np.zeros(n)
         return m, np.maximum(m - a.min(axis=0), 0.0), np.maximum(a.max(axis=0) - m, 0.0)
-
-    def structure_spread(self, env: dict, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(below, above) of :meth:`structures` around the model's prediction ``t`` (no shift)."""
-        if not self.references:
-            return np.zeros(len(t)), np.zeros(len(t))
-        a = self.reference_shifts(env, t)
-        return np.maximum(-a, 0.0).max(axis=0), np.maximum(a, 0.0).max(axis=0)
 
     def predict_point(self, env: dict, points: np.ndarray | None = None) -> np.ndarray:
         """The point prediction at ``env`` (``points``: :meth:`point_predictions` there, if known)."""

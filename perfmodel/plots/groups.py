@@ -213,8 +213,9 @@ def group_scaling_figure(fits: GroupFits, symbol: str = "p", mode: str = "time",
     for i, c in enumerate(curves):  # the bands first, beneath every line
         if c.low is not None:
             color = GROUP_COLORS[i % len(GROUP_COLORS)]
-            add_band(fig, c.x, c.low, c.high, name=f"{c.label}: 90 % interval", legend=False, below=False,
-                     fill=translucent(color, 0.16), hover=f"<b>{c.label}</b><br>%{{x:.4g}}: %{{customdata[0]:.4g}} – "
+            label = text_html(c.label)  # user text: never markup in a chart
+            add_band(fig, c.x, c.low, c.high, name=f"{label}: 90 % interval", legend=False, below=False,
+                     fill=translucent(color, 0.16), hover=f"<b>{label}</b><br>%{{x:.4g}}: %{{customdata[0]:.4g}} – "
                                                          f"%{{customdata[1]:.4g}}{' ×' if mode == 'speedup' else ' s'}")
     for i, c in enumerate(curves):
         color = GROUP_COLORS[i % len(GROUP_COLORS)]

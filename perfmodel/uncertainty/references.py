@@ -8,12 +8,14 @@ factor that varies) and ``pollux`` (Qiao et al. 2021:
 compute and synchronisation with their overlap). Where they and the point prediction disagree beyond
 the measured range, the interval widens towards them by the prior's ``structure_scale`` (learned
 from the corpus, ``scripts/learn_prior.py``): see
-:meth:`perfmodel.fitting.members.Uncertainty.structure_spread`.
+:meth:`perfmodel.fitting.members.Uncertainty.structures`.
 
 Imports from the data and fitting layers only.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
@@ -58,9 +60,11 @@ def reference_members(meas: Measurements, seed: int = 0, presets=REFERENCE_PRESE
     if "p" not in meas.factors:
         return out
     for name in presets:
-        try:
-            model = Model(terms=ernest_spec(meas), seed=seed) if name == "ernest" else Model(preset=name, seed=seed)
-            res = model.clone(**exact_settings(model, meas)).fit(meas)  # a linear structure: solved exactly
+        try:  # a reference's numerical warnings are not the user's fit's: a structure that fails is left out
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                model = Model(terms=ernest_spec(meas), seed=seed) if name == "ernest" else Model(preset=name, seed=seed)
+                res = model.clone(**exact_settings(model, meas)).fit(meas)  # a linear structure: solved exactly
         except PerfModelError:
             continue
         m = point_member(res, name)
