@@ -13,8 +13,7 @@ import pandas as pd
 import pytest
 
 from perfmodel import FitResult, Measurements, Model, PerfModelError, report
-from perfmodel.cli import main
-from tests.cli_run import RCV1, run
+from tests.cli_run import RCV1, fit_rcv1, one_line_error, run
 from perfmodel.data import read_csv, read_extrap
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -22,19 +21,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 
-def one_line_error(code, err, fragment):
-    assert code == 2, err
-    assert err.count("\n") == 1 and err.startswith("error: ") and "Traceback" not in err, err
-    assert fragment in err, err
-
-
 @pytest.fixture(scope="module")
 def rcv1_model(tmp_path_factory):
-    path = tmp_path_factory.mktemp("model") / "m.json"
-    code = main(["fit", str(RCV1), "--time", "time_s", "--factor", "m=cores", "--factor", "s=input_fraction",
-                 "--terms", "1 + s/m + log(m) + m", "--loss", "absolute", "--out", str(path)])
-    assert code == 0
-    return json.loads(path.read_text())
+    return json.loads(fit_rcv1(tmp_path_factory.mktemp("model") / "m.json").read_text())
 
 
 def linear_frame(n_scale=1.0, t_scale=1.0):

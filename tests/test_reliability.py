@@ -8,23 +8,12 @@ import pandas as pd
 import pytest
 
 from perfmodel import FitResult, PerfModelError
-from perfmodel.cli import main
-from tests.cli_run import RCV1, run
-
-
-def one_line_error(code, err, fragment):
-    assert code == 2, err
-    assert err.count("\n") == 1 and err.startswith("error: ") and "Traceback" not in err, err
-    assert fragment in err, err
+from tests.cli_run import RCV1, fit_rcv1, one_line_error, run
 
 
 @pytest.fixture(scope="module")
 def model_path(tmp_path_factory):
-    path = tmp_path_factory.mktemp("model") / "m.json"
-    code = main(["fit", str(RCV1), "--time", "time_s", "--factor", "m=cores", "--factor", "s=input_fraction",
-                 "--terms", "1 + s/m + log(m) + m", "--loss", "absolute", "--replicates", "40", "--out", str(path)])
-    assert code == 0
-    return path
+    return fit_rcv1(tmp_path_factory.mktemp("model") / "m.json", "--replicates", "40")
 
 
 @pytest.fixture

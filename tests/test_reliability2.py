@@ -7,8 +7,8 @@ import pandas as pd
 
 import pytest
 
-from tests.cli_run import RCV1, run
-from tests.test_reliability import _limited_run, model_path, one_line_error  # noqa: F401 (a fixture)
+from tests.cli_run import RCV1, one_line_error, run
+from tests.test_reliability import _limited_run, model_path  # noqa: F401 (a fixture)
 
 PY = sys.executable
 
