@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from perfmodel.fitting.members import CROSSINGS, combined_kappa, widen_band  # noqa: E402
+from perfmodel.fitting.members import CROSSINGS, combined_kappa, structure_terms, widen_band  # noqa: E402
 from perfmodel.uncertainty.prior import FORMAT, PRIOR_FILE  # noqa: E402
 
 LEVEL = 0.9
@@ -76,14 +76,12 @@ def load_records(path, method: str = "auto", rule: str = "model") -> pd.DataFram
 
 
 def structures(r: pd.DataFrame, rule: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(shift, below, above) of each row as :meth:`perfmodel.fitting.members.Uncertainty.structures`
-    computes them from the recorded shifts of the reference structures (a structure without a
-    record at a row, e.g. not fitted, is left out)."""
+    """(shift, below, above) of each row from the recorded shifts of the reference structures, by the
+    product's own :func:`perfmodel.fitting.members.structure_terms` (a structure without a record at a
+    row, e.g. not fitted, is left out)."""
     cols = [c for c in r.columns if c.startswith("shift_")]
-    a = np.column_stack([np.zeros(len(r))] + [pd.to_numeric(r[c], errors="coerce").to_numpy(float) for c in cols])
-    with np.errstate(all="ignore"):
-        m = np.nanmedian(a, axis=1) if rule == "structures-median" else np.zeros(len(r))
-        return m, np.maximum(m - np.nanmin(a, axis=1), 0.0), np.maximum(np.nanmax(a, axis=1) - m, 0.0)
+    shifts = np.array([pd.to_numeric(r[c], errors="coerce").to_numpy(float) for c in cols]).reshape(-1, len(r))
+    return structure_terms(shifts, rule)
 
 
 def prepare(r: pd.DataFrame, rule: str = "model") -> pd.DataFrame:

@@ -224,6 +224,17 @@ def widen_band(half: np.ndarray, kappa: np.ndarray, d: np.ndarray, level: float)
     return np.sqrt(half ** 2 + (normal_quantile(level) * kappa * d) ** 2)
 
 
+def structure_terms(shifts: np.ndarray, rule: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(shift, below, above), shape (n,) each, from the reference structures' shifts (J, n) around the
+    model's prediction (NaN: a structure left out at that configuration): the point's log shift by
+    ``rule`` (:data:`POINT_RULES`; the median of the model's 0 and the shifts, or none) and how far the
+    structures, the model among them, reach below and above the shifted point."""
+    a = np.vstack([np.zeros(np.shape(shifts)[-1]), np.reshape(shifts, (-1, np.shape(shifts)[-1]))])
+    with np.errstate(all="ignore"):
+        m = np.nanmedian(a, axis=0) if rule == "structures-median" else np.zeros(a.shape[1])
+        return m, np.maximum(m - np.nanmin(a, axis=0), 0.0), np.maximum(np.nanmax(a, axis=0) - m, 0.0)
+
+
 def beyond_p(factor_ranges: dict, env: dict) -> np.ndarray:
     """True where a configuration of ``env`` has more workers ``p`` than were measured: the
     extrapolation the corpus's real series show (train on the smaller scales, predict the larger),
@@ -369,11 +380,9 @@ class Uncertainty:
         the point prediction by :meth:`point_rule`, and how far the structures (the model's own
         prediction, shift 0, among them) reach below and above the shifted point."""
         n = len(t)
-        if not self.references:
-            return np.zeros(n), np.zeros(n), np.zeros(n)
-        a = np.vstack([np.zeros(n), self.reference_shifts(env, t)])
-        m = np.median(a, axis=0) if self.point_rule() == "structures-median" else np.zeros(n)
-        return m, np.maximum(m - a.min(axis=0), 0.0), np.maximum(a.max(axis=0) - m, 0.0)
+        if not self.references or (self.point_rule() == "model" and not self.structure_scale(DEFAULT_LEVEL)):
+            return np.zeros(n), np.zeros(n), np.zeros(n)  # the structures would change nothing
+        return structure_terms(self.reference_shifts(env, t), self.point_rule())
 
     def predict_point(self, env: dict, points: np.ndarray | None = None) -> np.ndarray:
         """The point prediction at ``env`` (``points``: :meth:`point_predictions` there, if known)."""

@@ -81,7 +81,8 @@ def speedup_interval(result, p0: float, x: np.ndarray, fixed: dict, level: float
     preds, weights, points = unc.member_predictions(env)
     with np.errstate(all="ignore"):
         ratio = np.log(preds[:, :1] / preds[:, 1:])  # (S, n)
-        t = unc.predict_point(env, points)
+        shift, below, above = unc.structures(env, unc.point(points))
+        t = unc.point(points) * np.exp(shift)  # the point prediction (Uncertainty.predict_point)
         point = np.log(t[0] / t[1:])
         ok = np.isfinite(ratio)
         ratio = np.where(ok, ratio, point[None, :])
@@ -91,8 +92,7 @@ def speedup_interval(result, p0: float, x: np.ndarray, fixed: dict, level: float
         d = distance(unc.factor_ranges, sub)
         kappa = unc.kappas(sub, level)
         # the structures' reach at p: a time below the point is a speedup above it, and the reverse
-        _, below, above = unc.structures(sub, unc.point(points)[1:])
         g = unc.structure_scale(level)
-        low = np.exp(point - np.hypot(widen_band(np.maximum(point - lo_q, 0.0), kappa, d, level), g * above))
-        high = np.exp(point + np.hypot(widen_band(np.maximum(hi_q - point, 0.0), kappa, d, level), g * below))
+        low = np.exp(point - np.hypot(widen_band(np.maximum(point - lo_q, 0.0), kappa, d, level), g * above[1:]))
+        high = np.exp(point + np.hypot(widen_band(np.maximum(hi_q - point, 0.0), kappa, d, level), g * below[1:]))
     return low, high
