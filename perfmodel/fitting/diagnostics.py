@@ -135,7 +135,7 @@ def _structure_warnings(result, env: dict) -> list[str]:
         env = {k: np.atleast_1d(np.asarray(v, float)) for k, v in env.items()}
         formula = unc.point(unc.point_predictions(env))
         with np.errstate(all="ignore"):
-            ratio = unc.predict_point(env) / formula
+            ratio = np.exp(unc.structures(env, formula)[0])  # the point prediction / the formula's
     except (KeyError, TypeError, ValueError):
         return []
     off = np.flatnonzero(np.isfinite(ratio) & (np.abs(ratio - 1) > STRUCTURE_NOTE))
