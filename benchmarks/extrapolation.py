@@ -76,15 +76,19 @@ RECORD_COLUMNS = ["source", "family", "series", "cut", "n_train_scales", "n_trai
                   "max_train_nodes", "gpus_per_node", "topology_guessed", "method", "row", "p", "nodes",
                   "distance", "bucket", "crosses_nodes", "y_true", "pred", "low", "high", "fit_seconds",
                   "expression", "error", "band_low", "band_high", "d_model", "evidence", "n_evidence",
-                  "crossing", "shift_data-parallel", "shift_ernest", "shift_pollux"]
+                  "crossing", "shift_data-parallel", "shift_ernest", "shift_pollux", "bt_model", "bt_data-parallel",
+                  "bt_ernest", "bt_pollux"]
 #: the learning columns (``auto`` and the presets; NaN for the point-only peers): the un-widened log
 #: half-widths below and above the point (members + noise, before any widening for extrapolation),
 #: the distance in doublings the fit itself measures, the series' own evidence (S, n) of
 #: :func:`perfmodel.fitting.members.series_evidence`, the row's true crossing class, and each reference
 #: structure's shift beyond its misfit (:meth:`perfmodel.fitting.members.Uncertainty.reference_shifts`,
-#: from which scripts/learn_prior.py computes the point rule and the reach)
+#: from which scripts/learn_prior.py computes the point rule and the reach), and the backtest errors of
+#: the model and each structure on the series' own larger worker counts
+#: (:attr:`perfmodel.fitting.members.Uncertainty.backtest`, for the ``backtest-*`` point rules)
 LEARN_COLUMNS = ("band_low", "band_high", "d_model", "evidence", "n_evidence",
-                 "shift_data-parallel", "shift_ernest", "shift_pollux")
+                 "shift_data-parallel", "shift_ernest", "shift_pollux",
+                 "bt_model", "bt_data-parallel", "bt_ernest", "bt_pollux")
 
 
 # ----------------------------------------------------------------------------------------
@@ -112,6 +116,8 @@ def _interval(res, test: Measurements):
         shifts = unc.reference_shifts(env, t) if unc.references else np.zeros((0, len(t)))
         for m, a in zip(unc.references or [], shifts):
             learn[f"shift_{m.label}"] = a
+        for label, v in (unc.backtest or {}).items():
+            learn[f"bt_{label}"] = np.full(len(t), v)
     return (out["predicted_time"].to_numpy(float), out["predicted_low"].to_numpy(float),
             out["predicted_high"].to_numpy(float), learn)
 

@@ -58,7 +58,7 @@ BAND_SCALE_GRID = (0.7, 0.8, 0.9, 1.0)
 #: Scales of the reference structures' reach tried (0: the structures do not widen the band).
 GAMMA_GRID = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5)
 #: Point rules tried (:data:`perfmodel.fitting.members.POINT_RULES`).
-POINT_RULE_GRID = ("model", "structures-median")
+POINT_RULE_GRID = ("model", "structures-median", "backtest-best", "backtest-weighted")
 KAPPA_MAX = 5.0  # per doubling, in log units: exp(1.645·5) ≈ 3700× per doubling; far beyond any series
 BISECTIONS = 40
 KNOWN = ("same_nodes", "crosses_nodes")
@@ -76,12 +76,15 @@ def load_records(path, method: str = "auto", rule: str = "model") -> pd.DataFram
 
 
 def structures(r: pd.DataFrame, rule: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(shift, below, above) of each row from the recorded shifts of the reference structures, by the
-    product's own :func:`perfmodel.fitting.members.structure_terms` (a structure without a record at a
-    row, e.g. not fitted, is left out)."""
+    """(shift, below, above) of each row from the recorded shifts of the reference structures and
+    their backtest errors, by the product's own :func:`perfmodel.fitting.members.structure_terms` (a
+    structure without a record at a row, e.g. not fitted, is left out)."""
     cols = [c for c in r.columns if c.startswith("shift_")]
     shifts = np.array([pd.to_numeric(r[c], errors="coerce").to_numpy(float) for c in cols]).reshape(-1, len(r))
-    return structure_terms(shifts, rule)
+    bt = ["bt_model"] + ["bt_" + c[len("shift_"):] for c in cols]
+    scores = np.array([pd.to_numeric(r[c], errors="coerce").to_numpy(float) if c in r else np.full(len(r), np.nan)
+                       for c in bt]).reshape(-1, len(r))
+    return structure_terms(shifts, rule, scores)
 
 
 def prepare(r: pd.DataFrame, rule: str = "model") -> pd.DataFrame:

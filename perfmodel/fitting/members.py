@@ -194,7 +194,15 @@ def distance(factor_ranges: dict, env: dict) -> np.ndarray:
 #: multi-node target from single-node data too), or unknown (the topology was not given).
 CROSSINGS = ("same_nodes", "crosses_nodes", "unknown")
 #: :meth:`Uncertainty.point_rule` values
-POINT_RULES = ("model", "structures-median")
+POINT_RULES = ("model", "structures-median", "backtest-best", "backtest-weighted")
+#: how each rule but ``model`` makes the point prediction, in words ("the prediction is ...")
+POINT_RULE_WORDS = {
+    "structures-median": "their median with it",
+    "backtest-best": "the one of them that extrapolated this series' own larger worker counts best",
+    "backtest-weighted": "their mean weighted by how well each extrapolated this series' own larger worker counts"}
+#: the smallest backtest error (log units) the ``backtest-weighted`` rule weighs by: about a run's own
+#: noise, below which two structures' errors on a few held-out points say nothing about which is better
+BACKTEST_FLOOR = 0.01
 
 
 def series_evidence(points) -> tuple[float, int]:
@@ -224,14 +232,30 @@ def widen_band(half: np.ndarray, kappa: np.ndarray, d: np.ndarray, level: float)
     return np.sqrt(half ** 2 + (normal_quantile(level) * kappa * d) ** 2)
 
 
-def structure_terms(shifts: np.ndarray, rule: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def structure_terms(shifts: np.ndarray, rule: str, scores: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(shift, below, above), shape (n,) each, from the reference structures' shifts (J, n) around the
     model's prediction (NaN: a structure left out at that configuration): the point's log shift by
-    ``rule`` (:data:`POINT_RULES`; the median of the model's 0 and the shifts, or none) and how far the
-    structures, the model among them, reach below and above the shifted point."""
+    ``rule`` (:data:`POINT_RULES`) and how far the structures, the model among them, reach below and
+    above the shifted point. ``scores``: the backtest errors of the model and the structures, shape
+    (J + 1,) or (J + 1, n) (NaN: not scored), which the ``backtest-*`` rules weigh them by; without
+    them those rules leave the point where the model puts it."""
     a = np.vstack([np.zeros(np.shape(shifts)[-1]), np.reshape(shifts, (-1, np.shape(shifts)[-1]))])
     with np.errstate(all="ignore"):
-        m = np.nanmedian(a, axis=0) if rule == "structures-median" else np.zeros(a.shape[1])
+        if rule == "structures-median":
+            m = np.nanmedian(a, axis=0)
+        elif rule in ("backtest-best", "backtest-weighted") and scores is not None:
+            sc = np.broadcast_to(np.reshape(np.asarray(scores, float), (len(a), -1)), a.shape)
+            sc = np.where(np.isfinite(a), sc, np.nan)  # a structure left out at a row is not chosen there
+            if rule == "backtest-best":
+                best = np.argmin(np.where(np.isfinite(sc), sc, np.inf), axis=0)  # ties, no score: the model
+                m = a[best, np.arange(a.shape[1])]
+            else:  # inverse mean-square-error weights (Bates & Granger 1969), errors floored at 1 %
+                w = np.where(np.isfinite(sc), 1.0 / np.maximum(sc, BACKTEST_FLOOR) ** 2, 0.0)
+                w[0] = np.where(w.sum(axis=0) > 0, w[0], 1.0)
+                m = np.nansum(w * np.nan_to_num(a), axis=0) / w.sum(axis=0)
+        else:
+            m = np.zeros(a.shape[1])
         return m, np.maximum(m - np.nanmin(a, axis=0), 0.0), np.maximum(np.nanmax(a, axis=0) - m, 0.0)
 
 
@@ -305,6 +329,9 @@ class Uncertainty:
     #: over the measured configurations (|log| of the ratio), which it does not add
     references: list | None = None
     reference_misfit: list | None = None
+    #: {label: RMS log error} of the model ("model") and each reference structure extrapolating this
+    #: series' own larger worker counts (perfmodel.uncertainty.calibration.reference_backtests)
+    backtest: dict | None = None
 
     # -- calibration --------------------------------------------------------------------------
     def kappa(self, level: float, crossing: str = "unknown") -> tuple[float, str]:
@@ -369,11 +396,20 @@ class Uncertainty:
 
     def point_rule(self) -> str:
         """How the point prediction is made from the model and the reference structures (the prior's
-        ``point_rule``): ``"model"`` (the model's own prediction) or ``"structures-median"`` (the median
+        ``point_rule``): ``"model"`` (the model's own prediction), ``"structures-median"`` (the median
         of the model's prediction and the structures' :meth:`reference_shifts` around it, which is the
-        model's prediction wherever the structures agree with it as well as they do where measured)."""
+        model's prediction wherever the structures agree with it as well as they do where measured),
+        ``"backtest-best"`` (the one of them that extrapolated this series' own larger worker counts
+        best, :attr:`backtest`) or ``"backtest-weighted"`` (their shifts weighed by the inverse square
+        of those errors); see :func:`structure_terms`."""
         rule = str(self.prior.get("point_rule", "model")) if self.prior and self.references else "model"
         return rule if rule in POINT_RULES else "model"
+
+    def backtest_scores(self) -> np.ndarray:
+        """The backtest errors of the model and each reference structure, in :meth:`structures`' order
+        (NaN: not scored), shape (1 + J,)."""
+        bt = self.backtest or {}
+        return np.array([bt.get("model", np.nan)] + [bt.get(m.label, np.nan) for m in self.references or []], float)
 
     def structures(self, env: dict, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(shift, below, above), shape (n,) each, around the model's prediction ``t``: the log shift of
@@ -382,7 +418,7 @@ class Uncertainty:
         n = len(t)
         if not self.references or (self.point_rule() == "model" and not self.structure_scale(DEFAULT_LEVEL)):
             return np.zeros(n), np.zeros(n), np.zeros(n)  # the structures would change nothing
-        return structure_terms(self.reference_shifts(env, t), self.point_rule())
+        return structure_terms(self.reference_shifts(env, t), self.point_rule(), self.backtest_scores())
 
     def predict_point(self, env: dict, points: np.ndarray | None = None) -> np.ndarray:
         """The point prediction at ``env`` (``points``: :meth:`point_predictions` there, if known)."""
@@ -516,7 +552,8 @@ class Uncertainty:
                 **({"prior": self.prior} if self.prior else {}),
                 **({"topology": self.topology} if self.topology else {}),
                 **({"references": [m.to_dict() for m in self.references],
-                    "reference_misfit": [float(v) for v in self.reference_misfit or []]} if self.references else {})}
+                    "reference_misfit": [float(v) for v in self.reference_misfit or []]} if self.references else {}),
+                **({"backtest": {k: float(v) for k, v in self.backtest.items()}} if self.backtest else {})}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Uncertainty":
@@ -544,7 +581,9 @@ class Uncertainty:
                       share_replicates=d.get("share_replicates") or None, splits=cal.get("splits") or None,
                       prior=d.get("prior") or None, topology=d.get("topology") or None,
                       references=[Member.from_dict(m) for m in d.get("references") or []] or None,
-                      reference_misfit=[float(v) for v in d.get("reference_misfit") or []] or None)
+                      reference_misfit=[float(v) for v in d.get("reference_misfit") or []] or None,
+                      backtest={text({"label": k}, "label"): float(v) for k, v in (d.get("backtest") or {}).items()}
+                      or None)
         except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as exc:
             raise PerfModelError(f"the model file's intervals are malformed ({exc})") from None
         if not members:
@@ -567,6 +606,9 @@ class Uncertainty:
                 len(self.reference_misfit) != len(self.references)
                 or not all(math.isfinite(v) and v >= 0 for v in self.reference_misfit)):
             bad("reference_misfit", "must hold one finite number >= 0 per reference")
+        if self.backtest is not None and (len(self.backtest) > MAX_MEMBERS + 1
+                                          or not all(math.isfinite(v) and v >= 0 for v in self.backtest.values())):
+            bad("backtest", "must hold at most one finite error >= 0 per structure")
         if not sum(m.weight for m in self.members) > 0:
             bad("members' weights", "do not add up to a positive number")
         sg, df = self.noise.sigma, self.noise.df
