@@ -57,7 +57,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from perfmodel import Measurements, Model, compute_intervals  # noqa: E402
 from perfmodel.fitting.members import distance, series_evidence  # noqa: E402
+from perfmodel.fitting.model import DEFAULT_PENALTY_REACH, PENALTY_REACHES  # noqa: E402
 from perfmodel.search import auto_select, plausible  # noqa: E402
+from perfmodel.uncertainty.references import REFERENCE_PRESETS  # noqa: E402
 
 import corpus  # noqa: E402
 import peers  # noqa: E402
@@ -75,9 +77,7 @@ NODES_FOR = ("pollux",)
 RECORD_COLUMNS = ["source", "family", "series", "cut", "n_train_scales", "n_train_configs", "n_train_rows",
                   "max_train_nodes", "gpus_per_node", "topology_guessed", "method", "row", "p", "nodes",
                   "distance", "bucket", "crosses_nodes", "y_true", "pred", "low", "high", "fit_seconds",
-                  "expression", "error", "band_low", "band_high", "d_model", "evidence", "n_evidence",
-                  "crossing", "shift_data-parallel", "shift_ernest", "shift_pollux", "bt_model", "bt_data-parallel",
-                  "bt_ernest", "bt_pollux"]
+                  "expression", "error", "crossing"]
 #: the learning columns (``auto`` and the presets; NaN for the point-only peers): the un-widened log
 #: half-widths below and above the point (members + noise, before any widening for extrapolation),
 #: the distance in doublings the fit itself measures, the series' own evidence (S, n) of
@@ -86,9 +86,10 @@ RECORD_COLUMNS = ["source", "family", "series", "cut", "n_train_scales", "n_trai
 #: from which scripts/learn_prior.py computes the point rule and the reach), and the backtest errors of
 #: the model and each structure on the series' own larger worker counts
 #: (:attr:`perfmodel.fitting.members.Uncertainty.backtest`, for the ``backtest-*`` point rules)
-LEARN_COLUMNS = ("band_low", "band_high", "d_model", "evidence", "n_evidence",
-                 "shift_data-parallel", "shift_ernest", "shift_pollux",
-                 "bt_model", "bt_data-parallel", "bt_ernest", "bt_pollux")
+LEARN_COLUMNS = (("band_low", "band_high", "d_model", "evidence", "n_evidence")
+                 + tuple(f"shift_{s}" for s in REFERENCE_PRESETS)
+                 + tuple(f"bt_{s}" for s in ("model",) + REFERENCE_PRESETS))
+RECORD_COLUMNS += list(LEARN_COLUMNS)
 
 
 # ----------------------------------------------------------------------------------------
@@ -120,6 +121,16 @@ def _interval(res, test: Measurements):
             learn[f"bt_{label}"] = np.full(len(t), v)
     return (out["predicted_time"].to_numpy(float), out["predicted_low"].to_numpy(float),
             out["predicted_high"].to_numpy(float), learn)
+
+
+def _penalty_reach() -> None:
+    """``--penalty-reach R`` (set in the environment, so the worker processes see it too): every fit's
+    default :data:`perfmodel.fitting.model.DEFAULT_PENALTY_REACH`, to compare the penalty's reaches."""
+    import perfmodel.fitting.model as fitting_model
+
+    reach = os.environ.get("PERFMODEL_BENCH_REACH")
+    if reach:
+        fitting_model.DEFAULT_PENALTY_REACH = reach
 
 
 def _with_prior() -> bool:
@@ -167,6 +178,7 @@ def run_method(name: str, train: Measurements, test: Measurements):
 def run_split(task) -> list[dict]:
     """Records (one per test row and method) of one split: ``task`` = (split, methods, nodes_for)."""
     split, methods, nodes_for = task
+    _penalty_reach()
     base = {"source": split.source, "family": split.family, "series": split.series, "cut": split.cut,
             "n_train_scales": split.n_train_scales, "n_train_configs": split.n_train_configs,
             "n_train_rows": split.train.n_rows, "max_train_nodes": float(split.train.values("nodes").max()),
@@ -398,9 +410,14 @@ def main(argv=None) -> int:
     ap.add_argument("--with-prior", action="store_true",
                     help="intervals with the shipped prior, as the product gives them (default: without, the "
                          "baseline scripts/learn_prior.py learns from)")
+    ap.add_argument("--penalty-reach", default=None, choices=PENALTY_REACHES,
+                    help="where every fit's penalty weighs its terms (default: the library's, "
+                         f"{DEFAULT_PENALTY_REACH})")
     args = ap.parse_args(argv)
     if args.with_prior:
         os.environ["PERFMODEL_BENCH_PRIOR"] = "1"
+    if args.penalty_reach:
+        os.environ["PERFMODEL_BENCH_REACH"] = args.penalty_reach
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     for m in methods:
         if m not in METHODS:

@@ -75,11 +75,16 @@ def load_records(path, method: str = "auto", rule: str = "model") -> pd.DataFram
     return prepare(r[r["method"] == method], rule)
 
 
+#: the reference structures whose recorded shifts are used (None: every one recorded); --structures
+STRUCTURES: tuple | None = None
+
+
 def structures(r: pd.DataFrame, rule: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(shift, below, above) of each row from the recorded shifts of the reference structures and
     their backtest errors, by the product's own :func:`perfmodel.fitting.members.structure_terms` (a
     structure without a record at a row, e.g. not fitted, is left out)."""
-    cols = [c for c in r.columns if c.startswith("shift_")]
+    cols = [c for c in r.columns if c.startswith("shift_")
+            and (STRUCTURES is None or c[len("shift_"):] in STRUCTURES)]
     shifts = np.array([pd.to_numeric(r[c], errors="coerce").to_numpy(float) for c in cols]).reshape(-1, len(r))
     bt = ["bt_model"] + ["bt_" + c[len("shift_"):] for c in cols]
     scores = np.array([pd.to_numeric(r[c], errors="coerce").to_numpy(float) if c in r else np.full(len(r), np.nan)
@@ -395,7 +400,11 @@ def main(argv=None) -> int:
                     help="grid of scales of the reference structures' reach")
     ap.add_argument("--write", action="store_true", help=f"learn on every source and write {PRIOR_FILE.name}")
     ap.add_argument("--out", default=str(PRIOR_FILE), help="where --write writes (default: the package's file)")
+    ap.add_argument("--structures", default=None,
+                    help="reference structures to use, e.g. data-parallel,ernest,pollux (default: every one recorded)")
     args = ap.parse_args(argv)
+    global STRUCTURES
+    STRUCTURES = tuple(args.structures.split(",")) if args.structures else None
     grid = tuple(float(v) for v in args.n0.split(","))
     scales = tuple(float(v) for v in args.band_scale.split(","))
     gammas = tuple(float(v) for v in args.structure_scale.split(","))
