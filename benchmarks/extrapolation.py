@@ -85,8 +85,9 @@ RECORD_COLUMNS = ["source", "family", "series", "cut", "n_train_scales", "n_trai
 #: structure's shift beyond its misfit (:meth:`perfmodel.fitting.members.Uncertainty.reference_shifts`,
 #: from which scripts/learn_prior.py computes the point rule and the reach), and the backtest errors of
 #: the model and each structure on the series' own larger worker counts
-#: (:attr:`perfmodel.fitting.members.Uncertainty.backtest`, for the ``backtest-*`` point rules)
-LEARN_COLUMNS = (("band_low", "band_high", "d_model", "evidence", "n_evidence")
+#: (:attr:`perfmodel.fitting.members.Uncertainty.backtest`, for the ``backtest-*`` point rules); and
+#: the series' scaling shortfall over its last measured doubling (``shortfall``)
+LEARN_COLUMNS = (("band_low", "band_high", "d_model", "evidence", "n_evidence", "shortfall")
                  + tuple(f"shift_{s}" for s in REFERENCE_PRESETS)
                  + tuple(f"bt_{s}" for s in ("model",) + REFERENCE_PRESETS))
 RECORD_COLUMNS += list(LEARN_COLUMNS)
@@ -113,7 +114,8 @@ def _interval(res, test: Measurements):
         S, n = series_evidence(unc.calibration)
         learn = {"band_low": np.log(t / lo0), "band_high": np.log(hi0 / t),
                  "d_model": distance(unc.factor_ranges, env), "evidence": np.full(len(t), S),
-                 "n_evidence": np.full(len(t), n)}
+                 "n_evidence": np.full(len(t), n),
+                 "shortfall": np.full(len(t), np.nan if unc.scaling_shortfall is None else unc.scaling_shortfall)}
         shifts = unc.reference_shifts(env, t) if unc.references else np.zeros((0, len(t)))
         for m, a in zip(unc.references or [], shifts):
             learn[f"shift_{m.label}"] = a

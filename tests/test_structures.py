@@ -151,7 +151,8 @@ def test_the_product_gives_the_intervals_the_learning_script_emulates():
     rec = pd.DataFrame({"source": "s", "family": "f", "series": "x", "cut": 2.0, "n_train_configs": 2,
                         "y_true": t, "pred": t, "low": np.nan, "high": np.nan, "band_low": np.log(t / lo0),
                         "band_high": np.log(hi0 / t), "d_model": distance(unc.factor_ranges, far),
-                        "evidence": S, "n_evidence": n, "distance": 1.0, "crossing": "unknown", "bucket": ""})
+                        "evidence": S, "n_evidence": n, "distance": 1.0, "crossing": "unknown", "bucket": "",
+                        "shortfall": unc.scaling_shortfall})
     for m, a in zip(unc.references, unc.reference_shifts(far, t)):
         rec[f"shift_{m.label}"] = a
     for label, v in (unc.backtest or {}).items():
@@ -161,6 +162,11 @@ def test_the_product_gives_the_intervals_the_learning_script_emulates():
     got = with_prior.predict(far, interval=0.9)
     crossing = with_prior._uncertainty().kappas(far, 0.9)  # the product's κ per row (its crossing class)
     lo, hi = lp.halves(r, crossing, prior["band_scale"], prior["structure_scale"])
+    from perfmodel.fitting.members import crossings
+
+    pop = [prior["kappa"][c] for c in crossings(with_prior._uncertainty().topology, far)]
+    assert np.allclose(crossing, lp.kappas(r, pop, prior["pseudo_configurations"],
+                                           prior.get("shortfall_scale", 0.0)))  # κ as the script computes it
     tp = r["pred"].to_numpy(float)
     assert np.allclose(got["predicted_time"], tp, rtol=1e-9)
     assert np.allclose(got["predicted_low"], tp * np.exp(-lo), rtol=1e-9)
@@ -258,3 +264,27 @@ def test_a_prediction_moved_by_the_structures_is_said_in_the_diagnostics():
     else:
         assert got == []
     assert _structure_warnings(res, env) == []  # where measured the structures agree within their misfit
+
+
+def test_the_scaling_shortfall_of_the_last_doubling_widens_kappa():
+    from perfmodel.fitting.members import scaling_shortfall
+
+    p = np.array([1.0, 2.0, 4.0, 4.0])
+    assert scaling_shortfall(p, 8 / p) == pytest.approx(0.0)  # the time halved: perfect scaling
+    assert scaling_shortfall(p, np.array([8.0, 4.0, 4.0, 4.0])) == pytest.approx(1.0)  # flat over 2 -> 4
+    assert scaling_shortfall(p, np.array([8.0, 4.0, 2.0 * 2 ** 0.3, 2.0 * 2 ** 0.3])) == pytest.approx(0.3)
+    assert scaling_shortfall(p, np.array([8.0, 1.0, 100.0, 100.0])) == 2.0  # clipped
+    assert scaling_shortfall(np.array([4.0, 4.0]), np.array([1.0, 2.0])) is None  # one worker count
+    unc = hand_made()
+    unc.prior["kappa"] = {"same_nodes": 0.2, "crosses_nodes": 0.2, "unknown": 0.2}
+    unc.prior["pseudo_configurations"] = 1.0
+    base = unc.kappa(0.9)[0]
+    unc.prior["shortfall_scale"] = 4.0
+    unc.scaling_shortfall = 0.25
+    k, how = unc.kappa(0.9)
+    assert k == pytest.approx(base * (1 + 4.0 * 0.25)) and "25 % short" in how
+    d = unc.to_dict()
+    assert Uncertainty.from_dict(json.loads(json.dumps(d))).scaling_shortfall == 0.25
+    d["scaling_shortfall"] = 3.0
+    with pytest.raises(PerfModelError, match="scaling_shortfall"):
+        Uncertainty.from_dict(d)

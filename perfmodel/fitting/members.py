@@ -227,6 +227,24 @@ def combined_kappa(kappa_population: float, pseudo_configurations: float, eviden
     return math.sqrt((n0 * kappa_population ** 2 + evidence) / (n0 + n))
 
 
+def scaling_shortfall(p, y) -> float | None:
+    """How far the last measured doubling fell short of perfect strong scaling: ``u = 1 + s``, ``s`` the
+    log-log slope of the mean time between the two largest measured worker counts ``p``, clipped to
+    [0, 2] (0: the time fell as 1/p; 1: it stayed flat; 2: it grew as p). The corpus's series that
+    still scaled well where measured kept doing so beyond; those that had stopped are the ones whose
+    extrapolations went astray (scripts/learn_prior.py learns how much wider their band must be).
+    None with fewer than two worker counts or a time that is not positive."""
+    p, y = np.asarray(p, float), np.asarray(y, float)
+    vals = np.unique(p[np.isfinite(p)])
+    if len(vals) < 2 or not (vals[-2] > 0):
+        return None
+    with np.errstate(all="ignore"):
+        top, prev = float(np.mean(y[p == vals[-1]])), float(np.mean(y[p == vals[-2]]))
+        slope = (math.log(top) - math.log(prev)) / (math.log(vals[-1]) - math.log(vals[-2])) \
+            if top > 0 and prev > 0 else float("nan")
+    return float(min(max(1.0 + slope, 0.0), 2.0)) if math.isfinite(slope) else None
+
+
 def widen_band(half: np.ndarray, kappa: np.ndarray, d: np.ndarray, level: float) -> np.ndarray:
     """A band's log half-width ``half`` widened for extrapolation: ``sqrt(half² + (z·κ·d)²)``."""
     return np.sqrt(half ** 2 + (normal_quantile(level) * kappa * d) ** 2)
@@ -332,6 +350,9 @@ class Uncertainty:
     #: {label: RMS log error} of the model ("model") and each reference structure extrapolating this
     #: series' own larger worker counts (perfmodel.uncertainty.calibration.reference_backtests)
     backtest: dict | None = None
+    #: how far the series' last measured doubling fell short of perfect scaling (scaling_shortfall),
+    #: which widens κ by the prior's ``shortfall_scale``: 1 + η·u
+    scaling_shortfall: float | None = None
 
     # -- calibration --------------------------------------------------------------------------
     def kappa(self, level: float, crossing: str = "unknown") -> tuple[float, str]:
@@ -343,9 +364,13 @@ class Uncertainty:
             evidence, n = series_evidence(self.calibration)
             what = {"same_nodes": "", "crosses_nodes": " for a target on more nodes than measured",
                     "unknown": ""}[crossing]
-            return (combined_kappa(pop, n0, evidence, n),
-                    f"the population's {pop:.3g} per doubling{what} ({self.prior.get('n_series', '?')} real series) "
-                    f"weighed as {n0:g} configurations against this series' {n} larger-scale configuration(s)")
+            eta, u = float(self.prior.get("shortfall_scale", 0.0)), float(self.scaling_shortfall or 0.0)
+            how = (f"the population's {pop:.3g} per doubling{what} ({self.prior.get('n_series', '?')} real series) "
+                   f"weighed as {n0:g} configurations against this series' {n} larger-scale configuration(s)")
+            if eta and u:
+                how += (f", × {1 + eta * u:.3g} as its last measured doubling fell {100 * u:.0f} % short of "
+                        "halving the time")
+            return combined_kappa(pop, n0, evidence, n) * (1 + eta * u), how
         z = normal_quantile(level)
         pts = np.asarray(self.calibration, float).reshape(-1, 4)
         n = len(pts)
@@ -553,7 +578,8 @@ class Uncertainty:
                 **({"topology": self.topology} if self.topology else {}),
                 **({"references": [m.to_dict() for m in self.references],
                     "reference_misfit": [float(v) for v in self.reference_misfit or []]} if self.references else {}),
-                **({"backtest": {k: float(v) for k, v in self.backtest.items()}} if self.backtest else {})}
+                **({"backtest": {k: float(v) for k, v in self.backtest.items()}} if self.backtest else {}),
+                **({"scaling_shortfall": float(self.scaling_shortfall)} if self.scaling_shortfall is not None else {})}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Uncertainty":
@@ -583,7 +609,8 @@ class Uncertainty:
                       references=[Member.from_dict(m) for m in d.get("references") or []] or None,
                       reference_misfit=[float(v) for v in d.get("reference_misfit") or []] or None,
                       backtest={text({"label": k}, "label"): float(v) for k, v in (d.get("backtest") or {}).items()}
-                      or None)
+                      or None,
+                      scaling_shortfall=None if d.get("scaling_shortfall") is None else float(d["scaling_shortfall"]))
         except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as exc:
             raise PerfModelError(f"the model file's intervals are malformed ({exc})") from None
         if not members:
@@ -609,6 +636,8 @@ class Uncertainty:
         if self.backtest is not None and (len(self.backtest) > MAX_MEMBERS + 1
                                           or not all(math.isfinite(v) and v >= 0 for v in self.backtest.values())):
             bad("backtest", "must hold at most one finite error >= 0 per structure")
+        if self.scaling_shortfall is not None and not 0 <= self.scaling_shortfall <= 2:
+            bad("scaling_shortfall", f"is {self.scaling_shortfall!r}; a number from 0 to 2")
         if not sum(m.weight for m in self.members) > 0:
             bad("members' weights", "do not add up to a positive number")
         sg, df = self.noise.sigma, self.noise.df
@@ -638,13 +667,14 @@ class Uncertainty:
                 vals = [float(self.prior["kappa"][c]) for c in CROSSINGS] + [float(self.prior["pseudo_configurations"])]
             except (KeyError, TypeError, ValueError, OverflowError):
                 vals = [float("nan")]
-            try:
-                vals.append(float(self.prior.get("structure_scale", 0.0)))
-            except (TypeError, ValueError, OverflowError):
-                vals.append(float("nan"))
+            for key in ("structure_scale", "shortfall_scale"):
+                try:
+                    vals.append(float(self.prior.get(key, 0.0)))
+                except (TypeError, ValueError, OverflowError):
+                    vals.append(float("nan"))
             if not all(math.isfinite(v) and 0 <= v < 1e6 for v in vals):
-                bad("prior", "needs finite κ >= 0 for same_nodes, crosses_nodes and unknown, pseudo_configurations "
-                    "and structure_scale")
+                bad("prior", "needs finite κ >= 0 for same_nodes, crosses_nodes and unknown, pseudo_configurations, "
+                    "structure_scale and shortfall_scale")
         if self.topology:
             for key in ("gpus_per_node", "max_nodes"):
                 v = self.topology.get(key)

@@ -16,7 +16,8 @@ import numpy as np
 
 from ..data.measurements import Measurements
 from ..errors import PerfModelError
-from ..fitting.members import DEFAULT_LEVEL, DEFAULT_REPLICATES, Member, Noise, PRIOR_SIGMA, Uncertainty, distance
+from ..fitting.members import (DEFAULT_LEVEL, DEFAULT_REPLICATES, Member, Noise, PRIOR_SIGMA, Uncertainty, distance,
+                               scaling_shortfall)
 from .bootstrap import bootstrap
 from .prior import load_prior, topology
 from .references import reference_members
@@ -127,6 +128,8 @@ def compute(result, meas: Measurements, *, candidates: list | None = None, score
                        calibration_replicates)
     unc.prior = load_prior() if prior is True else (dict(prior) if prior else None)
     unc.topology = topology(meas, gpus_per_node)
+    if "p" in meas.factors:
+        unc.scaling_shortfall = scaling_shortfall(meas.values("p"), meas.y)
     if references:
         t0 = _time.perf_counter()
         unc.references = reference_members(meas, unc.seed) or None
