@@ -149,3 +149,9 @@ def figure(locator) -> dict:
         return {data: plain(el.data), layout: plain(el.layout), axes: axes,
                 boxes: {legend: box('.legend'), title: box('.gtitle'), subtitle: box('.gtitle-subtitle')}};
     }""")
+
+
+def chart_titled(page, title: str) -> dict:
+    """The figure (:func:`figure`) of the chart whose title starts with ``title``."""
+    loc = page.locator(PLOT).filter(has=page.locator(".gtitle", has_text=re.compile("^" + re.escape(title))))
+    return figure(loc)
