@@ -48,6 +48,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, required=True, help="folder for the PNG files")
     ap.add_argument("--prefix", default="shot", help="file-name prefix, e.g. before or after")
     ap.add_argument("--pages", nargs="+", default=list(PAGES), help="sidebar titles of the pages")
+    ap.add_argument("--dataset", help="a bundled dataset to open instead of the default (added to the file names)")
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     from playwright.sync_api import sync_playwright
@@ -56,14 +57,14 @@ def main(argv=None) -> int:
             sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         page = new_page(browser, url)
-        open_app(page)
+        open_app(page, f"?dataset={args.dataset}" if args.dataset else "")
         for title in args.pages:
             go_to(page, title)
             page.locator(PLOT).first.wait_for(timeout=180_000)
             if title == "Groups":  # drawn as the groups finish: wait for the last
                 page.get_by_text(re.compile(r"(\d+) of \1 groups fitted")).first.wait_for(timeout=300_000)
             wait_idle(page, timeout=180_000)
-            path = args.out / f"{args.prefix}-{title.lower()}.png"
+            path = args.out / f"{args.prefix}-{title.lower()}{'-' + args.dataset if args.dataset else ''}.png"
             full_page_screenshot(page, path)
             print(path)
         browser.close()
