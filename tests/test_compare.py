@@ -133,6 +133,13 @@ def test_pmnf_search_recovers_a_two_factor_strong_scaling_formula():
     np.testing.assert_allclose([r.coefficients["c0"], r.coefficients["c1"]], [5, 2000], rtol=1e-6)
 
 
+def test_a_two_point_line_gets_the_falling_term_when_the_time_falls():
+    x = np.array([16.0, 32.0])
+    assert best_single_term(x, np.array([1025.0, 587.0]), negative_exponents=True)[0] == (-1, 1, 0)
+    assert best_single_term(x, np.array([587.0, 1025.0]), negative_exponents=True)[0] == (1, 1, 0)
+    assert best_single_term(x, np.array([1025.0, 587.0]))[0] == (1, 1, 0)  # Extra-P's default set
+
+
 def test_pmnf_search_models_p_on_the_bundled_compare_data():
     """Issue 21 item 4: on the Compare page's default dataset (ResNet-50 on 1-8 P100, a fixed ImageNet
     epoch: time ∝ 1/p) the search picked `1 + b` and ignored p (MAPE 54/81/165 %)."""

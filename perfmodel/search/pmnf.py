@@ -27,8 +27,10 @@ combines the parameters' best terms. ``pmnf_search(meas)`` follows its default m
    ``use_crossvalidation``; a constant below 0.05 % of the smallest training time is set to 0,
    ``clean_constant_coefficient``); a hypothesis replaces the best so far only when its SMAPE is
    lower, starting from the constant model scored in-sample, and a term that contributes less than
-   0.05 % of the time everywhere is rejected. A factor with only two values on its line gets ``x``
-   (Extra-P asks for five points; two cannot tell exponents apart).
+   0.05 % of the time everywhere is rejected. A factor with only two values on its line gets ``x``,
+   or ``x^(-1)`` when the time falls along it and negative exponents are searched (Extra-P asks for five
+   points; two cannot tell exponents apart). Such a line is what a design gives in which another
+   factor changes with ``x`` (MLPerf's global batch with the accelerators).
 4. **Combination** (``multi_parameter_modeler.py::create_model``): the factors' best terms, added and
    multiplied, and for two or three factors every mix of sums and products Extra-P tries, each with
    a constant; coefficients by least squares on all configuration means; starting from the product,
@@ -181,8 +183,9 @@ def best_single_term(x: np.ndarray, y: np.ndarray, negative_exponents: bool = Fa
     and its SMAPE (%)."""
     if len(x) < 2:
         return None, 0.0
-    if len(np.unique(x)) == 2:
-        return (1, 1, 0), 0.0
+    if len(np.unique(x)) == 2:  # two points cannot tell exponents apart: x, or 1/x where the time falls
+        falls = negative_exponents and y[np.argmax(x)] < y[np.argmin(x)]
+        return ((-1, 1, 0) if falls else (1, 1, 0)), 0.0
     best, best_smape = None, _smape(y, np.full_like(y, y.mean()))
     if best_smape == 0:
         return None, 0.0
