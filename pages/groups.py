@@ -4,8 +4,8 @@ import streamlit as st
 
 from perfmodel import PerfModelError
 from perfmodel.spreadsheet import to_csv
-from perfmodel.plots.groups import MODES, common_range_end, group_scaling_data, group_scaling_figure, group_split_figure, group_table
-from perfmodel.plots.style import FACTOR_WORDS, fmt_num
+from perfmodel.plots.groups import MODES, common_range_end, group_quality_table, group_scaling_data, group_scaling_figure, group_split_figure
+from perfmodel.plots.style import FACTOR_WORDS, fmt_num, view_unit
 from ui import groups_panel
 from ui.nav import guard
 from ui.text import md
@@ -53,7 +53,7 @@ st.markdown(f"**{fits.n_ok} of {len(fits)} groups fitted** by {', '.join(md(b) f
 labels = [o.label for o in fits.outcomes if o.result is not None]
 if not labels:
     st.warning("No group could be fitted; see the reasons below.", icon=":material/warning:")
-    st.dataframe(group_table(fits), hide_index=True)
+    st.dataframe(group_quality_table(fits), hide_index=True)
     st.stop()
 
 symbols = sorted({s for o in fits.outcomes if o.result is not None for s in o.result.factors},
@@ -73,12 +73,15 @@ mode = c[2].radio("Curves", MODES, key="w:g:mode", horizontal=True,
 
 fits = groups_panel.with_intervals(table, by, terms, fits, shown)  # the charted groups' bands
 curves = group_scaling_data(fits, x, "speedup", labels=shown)
+times = group_scaling_data(fits, x, "time", labels=shown)
+# one unit for the time chart, the split chart and the constants (the split's totals lie on the curves)
+unit = view_unit(*(c.y for c in times), *(c.high for c in times), *(c.points_y for c in times))
 at = common_range_end(curves)
 if at is not None and len(curves) > 1:
     st.markdown(groups_panel.headline(fits, curves, x, at))
 
-scaling_curves = curves if mode == "speedup" else None
-st.plotly_chart(group_scaling_figure(fits, x, mode, labels=shown, curves=scaling_curves), width="stretch")
+st.plotly_chart(group_scaling_figure(fits, x, mode, labels=shown, curves=curves if mode == "speedup" else times,
+                                     unit=unit), width="stretch")
 
 values = sorted({float(v) for m in fits.data if x in m.factors and m.n_rows for v in m.values(x)})
 if values:
@@ -86,13 +89,12 @@ if values:
     at_split = st.select_slider(f"Split the time at {md(x)} =", options=values, value=default, format_func=fmt_num,
                                 key=f"w:g:at:{x}",
                                 help="The other factors are held at each group's most frequent measured value.")
-    st.plotly_chart(group_split_figure(fits, {x: at_split}, labels=shown), width="stretch")
+    st.plotly_chart(group_split_figure(fits, {x: at_split}, labels=shown, unit=unit), width="stretch")
 
-st.subheader("Constants and shares per group")
-summary_table = group_table(fits)
-st.dataframe(summary_table, hide_index=True, width="stretch",
-             column_config={c_: st.column_config.NumberColumn(format="%.4g") for c_ in summary_table.columns
-                            if c_ != "configurations" and summary_table[c_].dtype.kind == "f"})
-st.caption("—: the term is not in that group's model (a factor constant within the group left it out; see the notes).")
+st.subheader("Errors, shares and constants per group")
+groups_panel.show_tables(fits, unit)
+st.caption(f"Constants in {unit} per unit of their term; —: the term is not in that group's model (a factor "
+           "constant within the group left it out; see the notes). Each term's share of the time is in "
+           "summary.csv.")
 st.download_button("Download summary.csv", to_csv(fits.summary).encode("utf-8"), "summary.csv",
                    "text/csv", icon=":material/download:")
