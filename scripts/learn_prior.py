@@ -216,12 +216,25 @@ def solve_kappa(r: pd.DataFrame, n0: float, weights: np.ndarray | None = None, t
     return hi
 
 
+#: How the grid point is chosen: "calibration" (default), the smallest spread of the training sources'
+#: coverages around 90 % (root mean square; a 90 % band should miss one run in ten on every kind of series,
+#: not on average over them), the interval score breaking near-ties (within CALIBRATION_TOLERANCE of the
+#: best spread); "score", the smallest interval score alone.
+CRITERIA = ("calibration", "score")
+CALIBRATION_TOLERANCE = 0.01
+
+
+def calibration_spread(r: pd.DataFrame, kappa: np.ndarray, band_scale: float, gamma: float) -> float:
+    """Root mean square over the sources of ``r`` of (their coverage − 90 %)."""
+    cov = pd.Series(covered(r, kappa, band_scale, gamma).astype(float), index=r.index).groupby(r["source"]).mean()
+    return float(np.sqrt(np.mean((cov.to_numpy() - LEVEL) ** 2)))
+
+
 def learn(r: pd.DataFrame, n0_grid=N0_GRID, band_scales=BAND_SCALE_GRID, gammas=GAMMA_GRID,
-          etas=ETA_GRID) -> dict:
+          etas=ETA_GRID, criterion: str = "calibration") -> dict:
     """κ per crossing, n0, the band scale, the structure scale γ and the shortfall scale η from the
     training rows ``r`` (every source weighing the same): for each (η, γ, band scale, n0) the κ that
-    give 90 % coverage, then the one with the smallest interval score."""
-    best = None
+    give 90 % coverage, then the one chosen by ``criterion`` (:data:`CRITERIA`)."""
     table = []
     for eta in etas:
         for gamma in gammas:
@@ -233,15 +246,19 @@ def learn(r: pd.DataFrame, n0_grid=N0_GRID, band_scales=BAND_SCALE_GRID, gammas=
                     for c in KNOWN:  # a class without training rows: the pooled value
                         if not math.isfinite(kap[c]):
                             kap[c] = kap["unknown"]
-                    s = float(source_weights(r) @ interval_score(r, row_kappas(r, kap, n0, True, eta), scale,
-                                                                 gamma)) / r["source"].nunique()
-                    table.append({"shortfall_scale": eta, "structure_scale": gamma, "band_scale": scale, "n0": n0,
-                                  **kap, "score": s})
-                    if best is None or s < best["score"] - 1e-12:
-                        best = {"n0": float(n0), "band_scale": float(scale), "structure_scale": float(gamma),
-                                "shortfall_scale": float(eta), "kappa": kap, "score": s}
-    best["grid"] = table
-    return best
+                    k = row_kappas(r, kap, n0, True, eta)
+                    s = float(source_weights(r) @ interval_score(r, k, scale, gamma)) / r["source"].nunique()
+                    table.append({"shortfall_scale": float(eta), "structure_scale": float(gamma),
+                                  "band_scale": float(scale), "n0": float(n0), **kap, "score": s,
+                                  "spread": calibration_spread(r, k, scale, gamma)})
+    if criterion == "calibration":
+        floor = min(row["spread"] for row in table) + CALIBRATION_TOLERANCE
+        pick = min((row for row in table if row["spread"] <= floor), key=lambda row: row["score"])
+    else:
+        pick = min(table, key=lambda row: row["score"])
+    return {"n0": pick["n0"], "band_scale": pick["band_scale"], "structure_scale": pick["structure_scale"],
+            "shortfall_scale": pick["shortfall_scale"], "kappa": {c: pick[c] for c in CROSSINGS},
+            "score": pick["score"], "spread": pick["spread"], "grid": table}
 
 
 def row_kappas(r: pd.DataFrame, kappa: dict, n0: float, known: bool = True, eta: float = 0.0) -> np.ndarray:
@@ -276,8 +293,8 @@ def choose_rule(frames: dict, held_out: str | None) -> str:
     return min(frames, key=score)
 
 
-def loso(frames: dict, n0_grid=N0_GRID, band_scales=BAND_SCALE_GRID, gammas=GAMMA_GRID, etas=ETA_GRID
-         ) -> tuple[pd.DataFrame, dict]:
+def loso(frames: dict, n0_grid=N0_GRID, band_scales=BAND_SCALE_GRID, gammas=GAMMA_GRID, etas=ETA_GRID,
+         criterion: str = "calibration") -> tuple[pd.DataFrame, dict]:
     """Every row with the point rule and the intervals learned without its source: columns
     ``low_known``/``high_known`` (crossing known) and ``low_unknown``/``high_unknown``, ``pred`` by the
     rule chosen without it; and what was learned per held-out source. ``frames``: {point rule: rows}."""
@@ -286,7 +303,7 @@ def loso(frames: dict, n0_grid=N0_GRID, band_scales=BAND_SCALE_GRID, gammas=GAMM
     for src in sorted(first["source"].unique()):
         rule = choose_rule(frames, src)
         r = frames[rule]
-        fit = learn(training_rows(r, src), n0_grid, band_scales, gammas, etas)
+        fit = learn(training_rows(r, src), n0_grid, band_scales, gammas, etas, criterion)
         fit["point_rule"] = rule
         learned[src] = fit
         sub = r[r["source"] == src].copy()
@@ -411,12 +428,15 @@ def prior_document(r: pd.DataFrame, fit: dict) -> dict:
                    + " (the band widened by γ × the reference structures' reach, in quadrature) x shortfall scale η of "
                    + ",".join(f"{v:g}" for v in ETA_GRID)
                    + " (κ_c × (1 + η·u), u the series' scaling shortfall over its last measured doubling)"
-                   + " by the source-weighted mean interval score (log units); the point rule of "
+                   + " by the smallest spread of the sources' coverages around 90 % (root mean square; the "
+                   + "source-weighted mean interval score, log units, among those within "
+                   + f"{100 * CALIBRATION_TOLERANCE:g} point of it); the point rule of "
                    + ", ".join(POINT_RULE_GRID) + " by the mean over sources of their median split error"),
     }
 
 
 def main(argv=None) -> int:
+    global STRUCTURES, N0_GRID, BAND_SCALE_GRID, GAMMA_GRID, ETA_GRID  # as run: the prior's method says them
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("records", help="records CSV of benchmarks/extrapolation.py (method auto)")
     ap.add_argument("--method", default="auto")
@@ -429,15 +449,18 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(PRIOR_FILE), help="where --write writes (default: the package's file)")
     ap.add_argument("--shortfall-scale", default=",".join(f"{v:g}" for v in ETA_GRID),
                     help="grid of scales η of the widening for a series' scaling shortfall")
+    ap.add_argument("--criterion", default="calibration", choices=CRITERIA,
+                    help="how the scales are chosen: the sources' coverage spread around 90 %% (interval score "
+                         "breaking near-ties) or the interval score alone")
     ap.add_argument("--structures", default=None,
                     help="reference structures to use, e.g. data-parallel,ernest,pollux (default: every one recorded)")
     args = ap.parse_args(argv)
-    global STRUCTURES
     STRUCTURES = tuple(args.structures.split(",")) if args.structures else None
     grid = tuple(float(v) for v in args.n0.split(","))
     scales = tuple(float(v) for v in args.band_scale.split(","))
     gammas = tuple(float(v) for v in args.structure_scale.split(","))
     etas = tuple(float(v) for v in args.shortfall_scale.split(","))
+    N0_GRID, BAND_SCALE_GRID, GAMMA_GRID, ETA_GRID = grid, scales, gammas, etas
     raw = attach_shortfall(pd.read_csv(args.records, keep_default_na=False, na_values=[""],
                                        dtype={"series": str, "expression": str, "error": str}))
     frames = {rule: prepare(raw[raw["method"] == args.method], rule) for rule in POINT_RULE_GRID}
@@ -448,20 +471,20 @@ def main(argv=None) -> int:
     print(f"{len(r)} held-out rows ({int(r['ok'].sum())} with a usable fit) of "
           f"{r.groupby(['source', 'series', 'cut']).ngroups} splits, {r['source'].nunique()} sources; "
           f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC\n")
-    scored, learned = loso(frames, grid, scales, gammas, etas)
+    scored, learned = loso(frames, grid, scales, gammas, etas, args.criterion)
     print(loso_report(scored, learned))
     peers = raw[raw["method"].isin(["pollux-ref", "optimus-ref"])]
     print("\nPoint predictions (median of each split's MAPE; LOSO choice: the rule chosen without the source):\n"
           + point_report(frames, scored, peers))
     rule = choose_rule(frames, None)
-    fit = learn(training_rows(frames[rule], None), grid, scales, gammas, etas)
+    fit = learn(training_rows(frames[rule], None), grid, scales, gammas, etas, args.criterion)
     fit["point_rule"] = rule
     print(f"\nLearned on every source, point rule {rule} (γ × band scale × n0 grid, source-weighted mean "
           "interval score):")
     for row in fit["grid"]:
         print(f"  η {row['shortfall_scale']:g}, γ {row['structure_scale']:g}, band scale {row['band_scale']:g}, n0 = {row['n0']:g}: κ same "
               f"{row['same_nodes']:.4f}, cross {row['crosses_nodes']:.4f}, unknown {row['unknown']:.4f}; "
-              f"score {row['score']:.4f}")
+              f"score {row['score']:.4f}, coverage spread {100 * row['spread']:.1f} points")
     doc = prior_document(frames[rule], fit)
     print(f"\nprior: κ {doc['kappa']}, n0 = {doc['pseudo_configurations']:g}, band scale {doc['band_scale']:g}, "
           f"structure scale {doc['structure_scale']:g}, shortfall scale {doc['shortfall_scale']:g}, "

@@ -64,7 +64,8 @@ def test_contributions_sum_to_prediction_and_shares_sum_to_one():
 
 def test_cost_is_the_documented_formula():
     m = synthetic(noise=0.03)
-    r = Model("1 + I + I*log2(p) + p", lam=0.1, penalty="l2").fit(m)
+    # the penalty weighed where measured (the horizon's weights: tests/test_penalty_reach.py)
+    r = Model("1 + I + I*log2(p) + p", lam=0.1, penalty="l2", penalty_reach="measured").fit(m)
     pred = r.predict(m)
     loss = np.mean(((pred - m.y) / m.y) ** 2)
     T = r.term_values(m)

@@ -27,7 +27,7 @@ def test_reach_weights_by_hand():
 def test_the_penalty_is_the_measured_one_times_the_reach_weights():
     p = np.array([1.0, 2.0, 4.0, 8.0])
     meas = series(p, 10 + 80 / p + 0.5 * p)
-    measured = Model("1 + 1/p + p", lam=1e-3).fit(meas)
+    measured = Model("1 + 1/p + p", lam=1e-3, penalty_reach="measured").fit(meas)
     horizon = Model("1 + 1/p + p", lam=1e-3, penalty_reach="horizon").fit(meas)
     assert horizon.settings["penalty_reach"] == "horizon" and measured.settings["penalty_reach"] == "measured"
     assert horizon_env(meas)["p"].tolist() == [8 * HORIZON_FACTOR]

@@ -37,7 +37,8 @@ def horizon_env(meas: Measurements, factor: float = HORIZON_FACTOR) -> dict[str,
         return None
     scale = meas.values(sym)
     top = scale == scale.max()
-    log_scale = np.log(scale)
+    with np.errstate(divide="ignore", invalid="ignore"):  # a scale of 0: no trend is fitted (all > 0 below)
+        log_scale = np.log(scale)
     env = {}
     for s in meas.factors:
         v = meas.values(s)
@@ -45,7 +46,7 @@ def horizon_env(meas: Measurements, factor: float = HORIZON_FACTOR) -> dict[str,
             env[s] = v[top] * factor
             continue
         slope = 0.0
-        if np.all(v > 0) and np.ptp(v) > 0 and np.ptp(log_scale) > 0:
+        if np.all(v > 0) and np.all(scale > 0) and np.ptp(v) > 0 and np.ptp(log_scale) > 0:
             slope = float(np.polyfit(log_scale, np.log(v), 1)[0])
         env[s] = v[top] * factor ** slope
     return env
