@@ -57,7 +57,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from perfmodel import Measurements, Model, compute_intervals  # noqa: E402
 from perfmodel.fitting.members import distance, series_evidence  # noqa: E402
+from perfmodel.fitting.model import DEFAULT_PENALTY_REACH, PENALTY_REACHES  # noqa: E402
 from perfmodel.search import auto_select, plausible  # noqa: E402
+from perfmodel.uncertainty.references import REFERENCE_PRESETS  # noqa: E402
 
 import corpus  # noqa: E402
 import peers  # noqa: E402
@@ -75,16 +77,20 @@ NODES_FOR = ("pollux",)
 RECORD_COLUMNS = ["source", "family", "series", "cut", "n_train_scales", "n_train_configs", "n_train_rows",
                   "max_train_nodes", "gpus_per_node", "topology_guessed", "method", "row", "p", "nodes",
                   "distance", "bucket", "crosses_nodes", "y_true", "pred", "low", "high", "fit_seconds",
-                  "expression", "error", "band_low", "band_high", "d_model", "evidence", "n_evidence",
-                  "crossing", "shift_data-parallel", "shift_ernest", "shift_pollux"]
+                  "expression", "error", "crossing"]
 #: the learning columns (``auto`` and the presets; NaN for the point-only peers): the un-widened log
 #: half-widths below and above the point (members + noise, before any widening for extrapolation),
 #: the distance in doublings the fit itself measures, the series' own evidence (S, n) of
 #: :func:`perfmodel.fitting.members.series_evidence`, the row's true crossing class, and each reference
 #: structure's shift beyond its misfit (:meth:`perfmodel.fitting.members.Uncertainty.reference_shifts`,
-#: from which scripts/learn_prior.py computes the point rule and the reach)
-LEARN_COLUMNS = ("band_low", "band_high", "d_model", "evidence", "n_evidence",
-                 "shift_data-parallel", "shift_ernest", "shift_pollux")
+#: from which scripts/learn_prior.py computes the point rule and the reach), and the backtest errors of
+#: the model and each structure on the series' own larger worker counts
+#: (:attr:`perfmodel.fitting.members.Uncertainty.backtest`, for the ``backtest-*`` point rules); and
+#: the series' scaling shortfall over its last measured doubling (``shortfall``)
+LEARN_COLUMNS = (("band_low", "band_high", "d_model", "evidence", "n_evidence", "shortfall")
+                 + tuple(f"shift_{s}" for s in REFERENCE_PRESETS)
+                 + tuple(f"bt_{s}" for s in ("model",) + REFERENCE_PRESETS))
+RECORD_COLUMNS += list(LEARN_COLUMNS)
 
 
 # ----------------------------------------------------------------------------------------
@@ -108,12 +114,25 @@ def _interval(res, test: Measurements):
         S, n = series_evidence(unc.calibration)
         learn = {"band_low": np.log(t / lo0), "band_high": np.log(hi0 / t),
                  "d_model": distance(unc.factor_ranges, env), "evidence": np.full(len(t), S),
-                 "n_evidence": np.full(len(t), n)}
+                 "n_evidence": np.full(len(t), n),
+                 "shortfall": np.full(len(t), np.nan if unc.scaling_shortfall is None else unc.scaling_shortfall)}
         shifts = unc.reference_shifts(env, t) if unc.references else np.zeros((0, len(t)))
         for m, a in zip(unc.references or [], shifts):
             learn[f"shift_{m.label}"] = a
+        for label, v in (unc.backtest or {}).items():
+            learn[f"bt_{label}"] = np.full(len(t), v)
     return (out["predicted_time"].to_numpy(float), out["predicted_low"].to_numpy(float),
             out["predicted_high"].to_numpy(float), learn)
+
+
+def _penalty_reach() -> None:
+    """``--penalty-reach R`` (set in the environment, so the worker processes see it too): every fit's
+    default :data:`perfmodel.fitting.model.DEFAULT_PENALTY_REACH`, to compare the penalty's reaches."""
+    import perfmodel.fitting.model as fitting_model
+
+    reach = os.environ.get("PERFMODEL_BENCH_REACH")
+    if reach:
+        fitting_model.DEFAULT_PENALTY_REACH = reach
 
 
 def _with_prior() -> bool:
@@ -161,6 +180,7 @@ def run_method(name: str, train: Measurements, test: Measurements):
 def run_split(task) -> list[dict]:
     """Records (one per test row and method) of one split: ``task`` = (split, methods, nodes_for)."""
     split, methods, nodes_for = task
+    _penalty_reach()
     base = {"source": split.source, "family": split.family, "series": split.series, "cut": split.cut,
             "n_train_scales": split.n_train_scales, "n_train_configs": split.n_train_configs,
             "n_train_rows": split.train.n_rows, "max_train_nodes": float(split.train.values("nodes").max()),
@@ -392,9 +412,14 @@ def main(argv=None) -> int:
     ap.add_argument("--with-prior", action="store_true",
                     help="intervals with the shipped prior, as the product gives them (default: without, the "
                          "baseline scripts/learn_prior.py learns from)")
+    ap.add_argument("--penalty-reach", default=None, choices=PENALTY_REACHES,
+                    help="where every fit's penalty weighs its terms (default: the library's, "
+                         f"{DEFAULT_PENALTY_REACH})")
     args = ap.parse_args(argv)
     if args.with_prior:
         os.environ["PERFMODEL_BENCH_PRIOR"] = "1"
+    if args.penalty_reach:
+        os.environ["PERFMODEL_BENCH_REACH"] = args.penalty_reach
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     for m in methods:
         if m not in METHODS:

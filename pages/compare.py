@@ -13,7 +13,8 @@ ss = st.session_state
 st.title("Compare")
 st.caption("Your fitted model beside its peers on the same data: the automatic search's best model, the "
            "Ernest, data-parallel, Pollux and Optimus presets, and a PMNF search like Extra-P's (a constant plus one "
-           "x^i·log2(x)^j block per factor, exponents from Extra-P's published set, combined as Extra-P does). "
+           "x^i·log2(x)^j block per factor, exponents from Extra-P's published set, its negative ones too when the "
+           "time falls along a factor, combined as Extra-P does). "
            "Each is judged in-sample, by 5-fold cross-validation and on the largest scales predicted from the "
            "smaller ones.")
 require_result()

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from perfmodel.spreadsheet import to_csv
-from perfmodel.plots.groups import group_split_figure, group_table
+from perfmodel.plots.groups import group_split_figure
 from perfmodel.plots.style import fmt_num
 from ui import groups_panel, groups_view
 from ui.nav import guard
@@ -39,7 +39,7 @@ if not by:
     st.info("Choose at least one column to group by.", icon=":material/info:")
     st.stop()
 
-fits, x, shown, at = groups_view.curves(table, by, terms)  # the first chart drawn as its groups are fitted
+fits, x, shown, at, unit = groups_view.curves(table, by, terms)  # the first chart drawn as its groups are fitted
 
 values = sorted({float(v) for m in fits.data if x in m.factors and m.n_rows for v in m.values(x)})
 if values:
@@ -47,13 +47,12 @@ if values:
     at_split = st.select_slider(f"Split the time at {md(x)} =", options=values, value=default, format_func=fmt_num,
                                 key=f"w:g:at:{x}",
                                 help="The other factors are held at each group's most frequent measured value.")
-    st.plotly_chart(group_split_figure(fits, {x: at_split}, labels=shown), width="stretch")
+    st.plotly_chart(group_split_figure(fits, {x: at_split}, labels=shown, unit=unit), width="stretch")
 
-st.subheader("Constants and shares per group")
-summary_table = group_table(fits)
-st.dataframe(summary_table, hide_index=True, width="stretch",
-             column_config={c_: st.column_config.NumberColumn(format="%.4g") for c_ in summary_table.columns
-                            if c_ != "configurations" and summary_table[c_].dtype.kind == "f"})
-st.caption("—: the term is not in that group's model (a factor constant within the group left it out; see the notes).")
+st.subheader("Errors, shares and constants per group")
+groups_panel.show_tables(fits, unit)
+st.caption(f"Constants in {unit} per unit of their term; —: the term is not in that group's model (a factor "
+           "constant within the group left it out; see the notes). Each term's share of the time is in "
+           "summary.csv.")
 st.download_button("Download summary.csv", to_csv(fits.summary).encode("utf-8"), "summary.csv",
                    "text/csv", icon=":material/download:")

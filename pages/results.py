@@ -3,7 +3,7 @@
 import streamlit as st
 
 from perfmodel.plots.contributions import contributions_figure, shares_figure
-from perfmodel.plots.parity import parity_figure
+from perfmodel.plots.parity import largest_errors, parity_figure
 from perfmodel.plots.residuals import residual_data, residuals_figure
 from perfmodel.report import metrics_table
 from ui import constants, fitting, intervals
@@ -74,9 +74,20 @@ if n_panels <= 2:  # parity and residuals side by side
     left, right = st.columns(2)
     left.plotly_chart(parity, width="stretch", theme=None, key="parity")
     right.plotly_chart(residuals_figure(res, meas, max_cols=2), width="stretch", theme=None, key="residuals")
-else:  # one residual panel per factor needs the full width (no lone panel under a grid)
-    left, _ = st.columns(2)
+else:  # one residual panel per factor needs the full width (no lone panel under a grid): beside the
+    # parity chart, the runs it misses most (where a half page was left empty)
+    left, right = st.columns(2)
     left.plotly_chart(parity, width="stretch", theme=None, key="parity")
+    with right:
+        st.markdown("**Largest errors**")
+        num = st.column_config.NumberColumn
+        st.dataframe(largest_errors(res, meas), hide_index=True, width="stretch",
+                     column_order=("error (%)", "measured (s)", "predicted (s)", "configuration"),
+                     column_config={"error (%)": num(format="%+.1f", width=80),
+                                    "measured (s)": num(format="%.4g", width=100),
+                                    "predicted (s)": num(format="%.4g", width=100)})
+        st.caption("The runs the model misses most, in % of the measured time (above 0: predicted too long). "
+                   "Colour the points by a factor to see whether they share one.")
     st.plotly_chart(residuals_figure(res, meas, max_cols=3), width="stretch", theme=None, key="residuals")
 
 st.plotly_chart(contributions_figure(res, meas), width="stretch", theme=None, key="contributions")

@@ -24,25 +24,10 @@ search on the training part only (honest extrapolation, slower for the automatic
 
 The PMNF search
 ---------------
-Extra-P's modeler (extra-p/extrap, ``modelers/single_parameter/basic.py`` and
-``modelers/multi_parameter/multi_parameter_modeler.py``) re-implemented on our data:
-
-1. For each factor ``x``, a *line* of measurements along ``x``: configurations are grouped by
-   the values of the other factors, the groups with the most distinct ``x`` values are kept,
-   and the mean time of each ``x`` value is averaged over them (Extra-P's "best measurement
-   points"). Times are per-configuration means, as Extra-P's default.
-2. On that line, Extra-P's default single-parameter hypotheses ``c0 + c1·x^(i/j)·log2(x)^k``
-   for its 42 published (i, j, k) triples (:data:`EXTRAP_EXPONENTS`; those with a log are
-   dropped when a value of ``x`` is < 1) are fitted by least squares and scored by the SMAPE
-   of leave-one-out predictions; a hypothesis replaces the best so far only when its SMAPE is
-   lower, starting from the constant model (scored in-sample); a term that contributes less
-   than 0.05 % anywhere is rejected. A factor with only two values on its line gets ``x``.
-3. The factors' best terms are combined as Extra-P does: additively and multiplicatively, and
-   for two or three factors also every mix of sums and products that Extra-P tries, each with
-   a constant; coefficients by least squares on all configuration means; the hypothesis with
-   the lowest SMAPE wins.
-
-Coefficients are unconstrained in sign, as in Extra-P (``nonneg=False``).
+:mod:`perfmodel.search.pmnf` re-implements Extra-P's default modelers (extra-p/extrap): a line of
+measurements along each factor, Extra-P's exponent set over every factor (with its negative
+exponents when the time falls along a factor, as Extra-P's option for strong scaling), leave-one-out
+SMAPE on each line, and its sums and products of the factors' terms chosen by SMAPE.
 
 A use of fitted models: imports from the data, fitting and search layers and perfmodel.parallel
 (never from plots, report or the CLI).
@@ -51,7 +36,6 @@ A use of fitted models: imports from the data, fitting and search layers and per
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Callable
 
 import numpy as np
@@ -59,6 +43,8 @@ import pandas as pd
 
 from .search.candidates import Selection
 from .parallel import run_tasks, n_workers
+from .search.pmnf import (EXTRAP_EXPONENTS, EXTRAP_NEGATIVE_EXPONENTS, PMNFSearch, PMNFSearchModel,  # noqa: F401
+                          best_single_term, pmnf_search, strong_scaling)
 from .search.select import auto_select
 from .data.measurements import Measurements
 from .errors import PerfModelError
@@ -67,17 +53,7 @@ from .fitting.model import DEFAULT_LAM, Model
 from .fitting.result import FitResult
 from .language.terms import preset_spec
 
-#: Extra-P's default single-parameter building blocks ``x^(i/j)·log2(x)^k`` as (i, j, k),
-#: from ``extrap/modelers/single_parameter/basic.py::create_default_building_blocks``
-#: (extra-p/extrap, BSD-3-Clause), in Extra-P's order.
-EXTRAP_EXPONENTS = (
-    (0, 1, 1), (0, 1, 2), (1, 4, 0), (1, 3, 0), (1, 4, 1), (1, 3, 1), (1, 4, 2), (1, 3, 2), (1, 2, 0),
-    (1, 2, 1), (1, 2, 2), (2, 3, 0), (3, 4, 0), (2, 3, 1), (3, 4, 1), (4, 5, 0), (2, 3, 2), (3, 4, 2),
-    (1, 1, 0), (1, 1, 1), (1, 1, 2), (5, 4, 0), (5, 4, 1), (4, 3, 0), (4, 3, 1), (3, 2, 0), (3, 2, 1),
-    (3, 2, 2), (5, 3, 0), (7, 4, 0), (2, 1, 0), (2, 1, 1), (2, 1, 2), (9, 4, 0), (7, 3, 0), (5, 2, 0),
-    (5, 2, 1), (5, 2, 2), (8, 3, 0), (11, 4, 0), (3, 1, 0), (3, 1, 1),
-)
-_EPSILON = 0.0005  # Extra-P's minimum term contribution
+
 def ernest_extra_factors(meas: Measurements) -> list[str]:
     """The varying factors that Ernest's four terms (N, p) leave out, each a term of the variant."""
     return [s for s in meas.factors if s not in ("p", "N") and np.ptp(meas.values(s)) > 0]
@@ -85,174 +61,6 @@ def ernest_extra_factors(meas: Measurements) -> list[str]:
 
 #: The preset peers of :func:`compare`, in the table's order.
 PRESET_PEERS = ("ernest", "data-parallel", "pollux", "optimus")
-
-
-# ----------------------------------------------------------------------------------------
-# the Extra-P-like PMNF search
-# ----------------------------------------------------------------------------------------
-def _smape(y: np.ndarray, pred: np.ndarray) -> float:
-    denom = np.abs(y) + np.abs(pred)
-    with np.errstate(all="ignore"):
-        v = np.where(denom > 0, 2 * np.abs(pred - y) / np.where(denom > 0, denom, 1), 0.0)
-    return float(np.mean(v) * 100)
-
-
-def _block_text(x: str, i: int, j: int, k: int) -> str:
-    e = Fraction(i, j)
-    parts = []
-    if e != 0:
-        if e == 1:
-            parts.append(x)
-        elif e.denominator == 1:
-            parts.append(f"{x}^{e.numerator}")
-        else:
-            parts.append(f"{x}^({e.numerator}/{e.denominator})")
-    if k:
-        parts.append(f"log2({x})" if k == 1 else f"log2({x})^{k}")
-    return "*".join(parts) or "1"
-
-
-def _block_values(v: np.ndarray, i: int, j: int, k: int) -> np.ndarray:
-    with np.errstate(all="ignore"):
-        out = np.power(v, i / j) if i else np.ones_like(v)
-        if k:
-            out = out * np.log2(v) ** k
-    return out
-
-
-def _line(meas: Measurements, sym: str) -> tuple[np.ndarray, np.ndarray]:
-    """Extra-P's measurement line along ``sym``: (x values, mean times)."""
-    syms = list(meas.factors)
-    cols = {s: meas.values(s) for s in syms}
-    frame = pd.DataFrame({**cols, "_y": meas.y})
-    means = frame.groupby(syms, sort=True)["_y"].mean().reset_index()
-    others = [s for s in syms if s != sym]
-    if not others:
-        return means[sym].to_numpy(float), means["_y"].to_numpy(float)
-    groups = [g for _, g in means.groupby(others, sort=True)]
-    longest = max(len(g) for g in groups)
-    groups = [g for g in groups if len(g) == longest]
-    common = set(groups[0][sym])
-    for g in groups[1:]:
-        common &= set(g[sym])
-    xs = np.array(sorted(common), float)
-    ys = np.array([np.mean([float(g.loc[g[sym] == x, "_y"].iloc[0]) for g in groups]) for x in xs])
-    return xs, ys
-
-
-def _lsq(F: np.ndarray, y: np.ndarray) -> np.ndarray:
-    return np.linalg.lstsq(F, y, rcond=None)[0]
-
-
-def best_single_term(x: np.ndarray, y: np.ndarray) -> tuple[tuple[int, int, int] | None, float]:
-    """Extra-P's single-parameter search on one line: the best (i, j, k), or None for constant."""
-    if len(x) < 2:
-        return None, 0.0
-    if len(np.unique(x)) == 2:
-        return (1, 1, 0), 0.0
-    best, best_smape = None, _smape(y, np.full_like(y, y.mean()))
-    if best_smape == 0:
-        return None, 0.0
-    logs_ok = bool(np.all(x >= 1))
-    n = len(x)
-    for ijk in EXTRAP_EXPONENTS:
-        if ijk[2] and not logs_ok:
-            continue
-        f = _block_values(x, *ijk)
-        if not np.all(np.isfinite(f)) or np.ptp(f) == 0:
-            continue
-        F = np.column_stack([np.ones(n), f])
-        pred = np.empty(n)
-        for i in range(n):
-            keep = np.arange(n) != i
-            c = _lsq(F[keep], y[keep])
-            pred[i] = F[i] @ c
-        c = _lsq(F, y)
-        with np.errstate(all="ignore"):
-            contrib = np.max(np.abs(c[1] * f) / np.abs(y))
-        if c[1] == 0 or not contrib >= _EPSILON:
-            continue
-        s = _smape(y, pred)
-        if np.isfinite(s) and s < best_smape:
-            best, best_smape = ijk, s
-    return best, best_smape
-
-
-def _combinations(n: int) -> list[list[tuple[int, ...]]]:
-    """Extra-P's multi-parameter hypotheses over n factor terms: lists of products (index tuples)."""
-    idx = tuple(range(n))
-    mult = [idx]
-    add = [[(i,) for i in idx]]
-    out = [mult, *add]
-    if n == 2:
-        out += [[(0,), idx], [(1,), idx]]
-    elif n == 3:
-        xy, yz, xz = (0, 1), (1, 2), (0, 2)
-        x, y, z = (0,), (1,), (2,)
-        out += [[idx, x], [idx, y], [idx, z], [idx, xy], [idx, yz], [idx, xz],
-                [idx, xy, z], [idx, yz, x], [idx, xz, y], [idx, x, y], [idx, x, z], [idx, y, z],
-                [xy, z], [xy, z, y], [xy, z, x], [xz, y], [xz, y, x], [xz, y, z], [yz, x], [yz, x, y], [yz, x, z]]
-    return out
-
-
-@dataclass
-class PMNFSearch:
-    """Outcome of :func:`pmnf_search`: the expression and how it was chosen."""
-
-    spec: str
-    per_factor: dict  # symbol -> (i, j, k) exponent triple, or None (constant along it)
-    hypotheses: list  # (expression, SMAPE %) of every combination tried
-    line_points: dict  # symbol -> number of points on its measurement line
-
-
-def pmnf_search(meas: Measurements) -> PMNFSearch:
-    """Extra-P-like PMNF search on ``meas`` (see the module doc); returns the chosen expression."""
-    syms = meas.varying()
-    per_factor, points, blocks = {}, {}, []
-    for s in syms:
-        x, y = _line(meas, s)
-        points[s] = len(x)
-        ijk, _ = best_single_term(x, y)
-        per_factor[s] = ijk
-        if ijk is not None:
-            blocks.append((s, ijk))
-    if not blocks:
-        return PMNFSearch("1", per_factor, [("1", float("nan"))], points)
-    # all configuration means
-    cols = {s: meas.values(s) for s in meas.factors}
-    frame = pd.DataFrame({**cols, "_y": meas.y}).groupby(list(meas.factors), sort=True)["_y"].mean().reset_index()
-    y = frame["_y"].to_numpy(float)
-    vals = [_block_values(frame[s].to_numpy(float), *ijk) for s, ijk in blocks]
-    texts = [_block_text(s, *ijk) for s, ijk in blocks]
-    tried = []
-    best = None
-    for hyp in _combinations(len(blocks)):
-        F = np.column_stack([np.ones(len(y))] + [np.prod([vals[i] for i in prod], axis=0) for prod in hyp])
-        if not np.all(np.isfinite(F)):
-            continue
-        c = _lsq(F, y)
-        s = _smape(y, F @ c)
-        spec = " + ".join(["1"] + ["*".join(texts[i] for i in prod) for prod in hyp])
-        tried.append((spec, s))
-        if best is None or s < best[1]:
-            best = (spec, s)
-    return PMNFSearch(best[0], per_factor, tried, points)
-
-
-class PMNFSearchModel:
-    """A model-like object whose ``fit`` runs :func:`pmnf_search` and fits the chosen expression.
-
-    It works with :func:`perfmodel.fitting.evaluate.cross_validate` and ``holdout`` (the search is
-    re-run on every training part). ``settings`` go to :class:`Model` (``nonneg=False`` as Extra-P).
-    """
-
-    def __init__(self, **settings):
-        self.settings = {"nonneg": False, **settings}
-        self.last_search: PMNFSearch | None = None
-
-    def fit(self, meas: Measurements) -> FitResult:
-        self.last_search = pmnf_search(meas)
-        return Model(self.last_search.spec, **self.settings).fit(meas)
 
 
 class AutoSelectModel:
@@ -468,8 +276,8 @@ def compare(meas: Measurements, user_model=None, auto=None, holdout_query: str |
     if pmnf:
         search = pmnf_search(meas)
         add("PMNF search", Model(search.spec, nonneg=False, **base),
-            PMNFSearchModel(**base) if nested else None)
-        notes.append("PMNF search: Extra-P's hypotheses chosen on " +
+            PMNFSearchModel(search.negative_exponents, **base) if nested else None)
+        notes.append(f"PMNF search: {search.explanation()}; expression chosen on " +
                      ("all data; its hold-out column re-runs the search on the training part" if nested else
                       "all data, then refitted on every split"))
     if not peers:

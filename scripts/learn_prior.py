@@ -43,24 +43,27 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from perfmodel.fitting.members import CROSSINGS, combined_kappa, structure_terms, widen_band  # noqa: E402
+from perfmodel.fitting.members import (CROSSINGS, combined_kappa, scaling_shortfall, structure_terms,  # noqa: E402
+                                       widen_band)
 from perfmodel.uncertainty.prior import FORMAT, PRIOR_FILE  # noqa: E402
 
 LEVEL = 0.9
 ALPHA = 1 - LEVEL
-N0_GRID = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
+N0_GRID = (4.0, 8.0, 16.0, 32.0)
 #: Scales of the members' and the noise's own band tried (1: as the bootstrap gives it; below 1: the
 #: bootstrap and the noise quantiles are wider than the held-out errors need where κ·d is small). The
 #: corpus's held-out runs all lie beyond the measured range, so they cannot say how narrow the band may
 #: get inside it: below 0.7 a correct model's 90 % intervals on a known formula cover less than 85 %
 #: (tests/test_uncertainty.py: 79.5 % at 0.5), so the grid stops there.
-BAND_SCALE_GRID = (0.7, 0.8, 0.9, 1.0)
+BAND_SCALE_GRID = (0.7, 0.85, 1.0)
 #: Scales of the reference structures' reach tried (0: the structures do not widen the band).
-GAMMA_GRID = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5)
+GAMMA_GRID = (0.0, 0.5, 1.0, 1.5)
+#: Scales η of the widening for a series' scaling shortfall tried: κ·(1 + η·u) (0: none).
+ETA_GRID = (0.0, 1.0, 2.0, 4.0, 8.0)
 #: Point rules tried (:data:`perfmodel.fitting.members.POINT_RULES`).
-POINT_RULE_GRID = ("model", "structures-median")
+POINT_RULE_GRID = ("model", "structures-median", "backtest-best", "backtest-weighted")
 KAPPA_MAX = 5.0  # per doubling, in log units: exp(1.645·5) ≈ 3700× per doubling; far beyond any series
-BISECTIONS = 40
+BISECTIONS = 25  # KAPPA_MAX / 2^25: 1.5e-7 per doubling
 KNOWN = ("same_nodes", "crosses_nodes")
 
 
@@ -75,13 +78,21 @@ def load_records(path, method: str = "auto", rule: str = "model") -> pd.DataFram
     return prepare(r[r["method"] == method], rule)
 
 
+#: the reference structures whose recorded shifts are used (None: every one recorded); --structures
+STRUCTURES: tuple | None = None
+
+
 def structures(r: pd.DataFrame, rule: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(shift, below, above) of each row from the recorded shifts of the reference structures, by the
-    product's own :func:`perfmodel.fitting.members.structure_terms` (a structure without a record at a
-    row, e.g. not fitted, is left out)."""
-    cols = [c for c in r.columns if c.startswith("shift_")]
+    """(shift, below, above) of each row from the recorded shifts of the reference structures and
+    their backtest errors, by the product's own :func:`perfmodel.fitting.members.structure_terms` (a
+    structure without a record at a row, e.g. not fitted, is left out)."""
+    cols = [c for c in r.columns if c.startswith("shift_")
+            and (STRUCTURES is None or c[len("shift_"):] in STRUCTURES)]
     shifts = np.array([pd.to_numeric(r[c], errors="coerce").to_numpy(float) for c in cols]).reshape(-1, len(r))
-    return structure_terms(shifts, rule)
+    bt = ["bt_model"] + ["bt_" + c[len("shift_"):] for c in cols]
+    scores = np.array([pd.to_numeric(r[c], errors="coerce").to_numpy(float) if c in r else np.full(len(r), np.nan)
+                       for c in bt]).reshape(-1, len(r))
+    return structure_terms(shifts, rule, scores)
 
 
 def prepare(r: pd.DataFrame, rule: str = "model") -> pd.DataFrame:
@@ -102,7 +113,22 @@ def prepare(r: pd.DataFrame, rule: str = "model") -> pd.DataFrame:
     r["evidence"] = r["evidence"].fillna(0.0)
     if "bucket" not in r:
         r["bucket"] = ""
+    r["shortfall"] = pd.to_numeric(r["shortfall"], errors="coerce").fillna(0.0) if "shortfall" in r else 0.0
     return r
+
+
+def attach_shortfall(raw: pd.DataFrame) -> pd.DataFrame:
+    """Records of an older benchmark run without the ``shortfall`` column: each split's
+    :func:`perfmodel.fitting.members.scaling_shortfall` of its training rows (the corpus's splits),
+    as the product computes it at fit time."""
+    if "shortfall" in raw and raw["shortfall"].notna().any():
+        return raw
+    import corpus
+
+    u = {(s.source, s.series, float(s.cut)): scaling_shortfall(s.train.values("p"), s.train.y)
+         for s in corpus.make_splits(corpus.load_series(sorted(raw["source"].unique())))}
+    keys = zip(raw["source"], raw["series"], raw["cut"].astype(float))
+    return raw.assign(shortfall=[u.get(k) if u.get(k) is not None else np.nan for k in keys])
 
 
 def source_weights(r: pd.DataFrame) -> np.ndarray:
@@ -123,13 +149,15 @@ def training_rows(r: pd.DataFrame, held_out: str | None) -> pd.DataFrame:
 # ----------------------------------------------------------------------------------------
 # intervals with a prior
 # ----------------------------------------------------------------------------------------
-def kappas(r: pd.DataFrame, kappa_pop: np.ndarray | float, n0: float) -> np.ndarray:
-    """Each row's κ: the population's (per row) combined with its series' evidence (combined_kappa)."""
+def kappas(r: pd.DataFrame, kappa_pop: np.ndarray | float, n0: float, eta: float = 0.0) -> np.ndarray:
+    """Each row's κ: the population's (per row) combined with its series' evidence (combined_kappa),
+    times 1 + η·u for the series' scaling shortfall u (as Uncertainty.kappa)."""
     kp = np.broadcast_to(np.asarray(kappa_pop, float), (len(r),))
     S, n = r["evidence"].to_numpy(float), r["n_evidence"].to_numpy(float)
     n0 = max(float(n0), 0.0)
     with np.errstate(all="ignore"):  # combined_kappa, row by row (checked against it in _check_kappas)
-        return np.where(n0 + n > 0, np.sqrt((n0 * kp ** 2 + S) / (n0 + n)), kp)
+        k = np.where(n0 + n > 0, np.sqrt((n0 * kp ** 2 + S) / (n0 + n)), kp)
+    return k * (1 + eta * r["shortfall"].to_numpy(float)) if eta else k
 
 
 def _check_kappas(r: pd.DataFrame) -> None:
@@ -166,7 +194,7 @@ def interval_score(r: pd.DataFrame, kappa: np.ndarray, band_scale: float = 1.0, 
 
 
 def solve_kappa(r: pd.DataFrame, n0: float, weights: np.ndarray | None = None, target: float = LEVEL,
-                band_scale: float = 1.0, gamma: float = 0.0) -> float:
+                band_scale: float = 1.0, gamma: float = 0.0, eta: float = 0.0) -> float:
     """The population κ at which the weighted coverage of ``r`` is ``target`` (bisection; the
     coverage grows with κ). 0 when the un-widened bands already cover ``target``."""
     if not len(r):
@@ -175,7 +203,7 @@ def solve_kappa(r: pd.DataFrame, n0: float, weights: np.ndarray | None = None, t
     w = w / w.sum()
 
     def cov(k):
-        return float(w @ covered(r, kappas(r, k, n0), band_scale, gamma))
+        return float(w @ covered(r, kappas(r, k, n0, eta), band_scale, gamma))
 
     if cov(0.0) >= target:
         return 0.0
@@ -188,34 +216,38 @@ def solve_kappa(r: pd.DataFrame, n0: float, weights: np.ndarray | None = None, t
     return hi
 
 
-def learn(r: pd.DataFrame, n0_grid=N0_GRID, band_scales=BAND_SCALE_GRID, gammas=GAMMA_GRID) -> dict:
-    """κ per crossing, n0, the band scale and the structure scale γ from the training rows ``r`` (every
-    source weighing the same): for each (band scale, n0, γ) the κ that give 90 % coverage, then the
-    triple with the smallest interval score."""
+def learn(r: pd.DataFrame, n0_grid=N0_GRID, band_scales=BAND_SCALE_GRID, gammas=GAMMA_GRID,
+          etas=ETA_GRID) -> dict:
+    """κ per crossing, n0, the band scale, the structure scale γ and the shortfall scale η from the
+    training rows ``r`` (every source weighing the same): for each (η, γ, band scale, n0) the κ that
+    give 90 % coverage, then the one with the smallest interval score."""
     best = None
     table = []
-    for gamma in gammas:
-        for scale in band_scales:
-            for n0 in n0_grid:
-                kap = {c: solve_kappa(r[r["crossing"] == c], n0, band_scale=scale, gamma=gamma) for c in KNOWN}
-                kap["unknown"] = solve_kappa(r, n0, band_scale=scale, gamma=gamma)
-                for c in KNOWN:  # a class without training rows: the pooled value
-                    if not math.isfinite(kap[c]):
-                        kap[c] = kap["unknown"]
-                s = float(source_weights(r) @ interval_score(r, row_kappas(r, kap, n0, known=True), scale, gamma)) \
-                    / r["source"].nunique()
-                table.append({"structure_scale": gamma, "band_scale": scale, "n0": n0, **kap, "score": s})
-                if best is None or s < best["score"] - 1e-12:
-                    best = {"n0": float(n0), "band_scale": float(scale), "structure_scale": float(gamma),
-                            "kappa": kap, "score": s}
+    for eta in etas:
+        for gamma in gammas:
+            for scale in band_scales:
+                for n0 in n0_grid:
+                    kap = {c: solve_kappa(r[r["crossing"] == c], n0, band_scale=scale, gamma=gamma, eta=eta)
+                           for c in KNOWN}
+                    kap["unknown"] = solve_kappa(r, n0, band_scale=scale, gamma=gamma, eta=eta)
+                    for c in KNOWN:  # a class without training rows: the pooled value
+                        if not math.isfinite(kap[c]):
+                            kap[c] = kap["unknown"]
+                    s = float(source_weights(r) @ interval_score(r, row_kappas(r, kap, n0, True, eta), scale,
+                                                                 gamma)) / r["source"].nunique()
+                    table.append({"shortfall_scale": eta, "structure_scale": gamma, "band_scale": scale, "n0": n0,
+                                  **kap, "score": s})
+                    if best is None or s < best["score"] - 1e-12:
+                        best = {"n0": float(n0), "band_scale": float(scale), "structure_scale": float(gamma),
+                                "shortfall_scale": float(eta), "kappa": kap, "score": s}
     best["grid"] = table
     return best
 
 
-def row_kappas(r: pd.DataFrame, kappa: dict, n0: float, known: bool = True) -> np.ndarray:
+def row_kappas(r: pd.DataFrame, kappa: dict, n0: float, known: bool = True, eta: float = 0.0) -> np.ndarray:
     """Each row's combined κ for a prior {crossing: κ}: its true class (``known``) or ``unknown``."""
     pop = r["crossing"].map(kappa).to_numpy(float) if known else np.full(len(r), kappa["unknown"])
-    return kappas(r, pop, n0)
+    return kappas(r, pop, n0, eta)
 
 
 # ----------------------------------------------------------------------------------------
@@ -244,7 +276,7 @@ def choose_rule(frames: dict, held_out: str | None) -> str:
     return min(frames, key=score)
 
 
-def loso(frames: dict, n0_grid=N0_GRID, band_scales=BAND_SCALE_GRID, gammas=GAMMA_GRID
+def loso(frames: dict, n0_grid=N0_GRID, band_scales=BAND_SCALE_GRID, gammas=GAMMA_GRID, etas=ETA_GRID
          ) -> tuple[pd.DataFrame, dict]:
     """Every row with the point rule and the intervals learned without its source: columns
     ``low_known``/``high_known`` (crossing known) and ``low_unknown``/``high_unknown``, ``pred`` by the
@@ -254,7 +286,7 @@ def loso(frames: dict, n0_grid=N0_GRID, band_scales=BAND_SCALE_GRID, gammas=GAMM
     for src in sorted(first["source"].unique()):
         rule = choose_rule(frames, src)
         r = frames[rule]
-        fit = learn(training_rows(r, src), n0_grid, band_scales, gammas)
+        fit = learn(training_rows(r, src), n0_grid, band_scales, gammas, etas)
         fit["point_rule"] = rule
         learned[src] = fit
         sub = r[r["source"] == src].copy()
@@ -263,8 +295,8 @@ def loso(frames: dict, n0_grid=N0_GRID, band_scales=BAND_SCALE_GRID, gammas=GAMM
         ok = sub["ok"].to_numpy(bool)
         t = sub["pred"].to_numpy(float)
         for known, tag in ((True, "known"), (False, "unknown")):
-            lo, hi = halves(sub, row_kappas(sub, fit["kappa"], fit["n0"], known), fit["band_scale"],
-                            fit["structure_scale"])
+            lo, hi = halves(sub, row_kappas(sub, fit["kappa"], fit["n0"], known, fit["shortfall_scale"]),
+                            fit["band_scale"], fit["structure_scale"])
             sub[f"low_{tag}"] = np.where(ok, t * np.exp(-lo), np.nan)
             sub[f"high_{tag}"] = np.where(ok, t * np.exp(hi), np.nan)
         parts.append(sub)
@@ -334,13 +366,13 @@ def loso_report(r: pd.DataFrame, learned: dict) -> str:
              breakdown(r, "family · crossing")]
     sw = ["Source-weighted coverage over all rows (every source the same weight): " + ", ".join(
         f"{v} {metrics(r, *cols)['coverage_sw']:.1f} %" for v, cols in VARIANTS.items())]
-    lines = ["| held-out source | rows | point rule | κ same | κ cross | κ unknown | n0 | band scale | γ |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| held-out source | rows | point rule | κ same | κ cross | κ unknown | n0 | band scale | γ | η |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for src, fit in learned.items():
         k = fit["kappa"]
         lines.append(f"| {src} | {int((r['source'] == src).sum())} | {fit['point_rule']} | {k['same_nodes']:.3f} | "
                      f"{k['crosses_nodes']:.3f} | {k['unknown']:.3f} | {fit['n0']:g} | {fit['band_scale']:g} | "
-                     f"{fit['structure_scale']:g} |")
+                     f"{fit['structure_scale']:g} | {fit['shortfall_scale']:g} |")
     return "\n\n".join(parts + sw + ["Prior learned without each source:\n" + "\n".join(lines)])
 
 
@@ -359,6 +391,7 @@ def prior_document(r: pd.DataFrame, fit: dict) -> dict:
         "pseudo_configurations": float(fit["n0"]),
         "band_scale": float(fit["band_scale"]),
         "structure_scale": float(fit["structure_scale"]),
+        "shortfall_scale": float(fit["shortfall_scale"]),
         "point_rule": fit["point_rule"],
         "level": LEVEL,
         "n_series": int(train.groupby(["source", "series"]).ngroups),
@@ -375,7 +408,9 @@ def prior_document(r: pd.DataFrame, fit: dict) -> dict:
                    "(band_scale, n0) of " + ",".join(f"{v:g}" for v in BAND_SCALE_GRID) + " x "
                    + ",".join(f"{v:g}" for v in N0_GRID) + " x structure scale γ of "
                    + ",".join(f"{v:g}" for v in GAMMA_GRID)
-                   + " (the band widened by γ × the reference structures' reach, in quadrature)"
+                   + " (the band widened by γ × the reference structures' reach, in quadrature) x shortfall scale η of "
+                   + ",".join(f"{v:g}" for v in ETA_GRID)
+                   + " (κ_c × (1 + η·u), u the series' scaling shortfall over its last measured doubling)"
                    + " by the source-weighted mean interval score (log units); the point rule of "
                    + ", ".join(POINT_RULE_GRID) + " by the mean over sources of their median split error"),
     }
@@ -392,12 +427,19 @@ def main(argv=None) -> int:
                     help="grid of scales of the reference structures' reach")
     ap.add_argument("--write", action="store_true", help=f"learn on every source and write {PRIOR_FILE.name}")
     ap.add_argument("--out", default=str(PRIOR_FILE), help="where --write writes (default: the package's file)")
+    ap.add_argument("--shortfall-scale", default=",".join(f"{v:g}" for v in ETA_GRID),
+                    help="grid of scales η of the widening for a series' scaling shortfall")
+    ap.add_argument("--structures", default=None,
+                    help="reference structures to use, e.g. data-parallel,ernest,pollux (default: every one recorded)")
     args = ap.parse_args(argv)
+    global STRUCTURES
+    STRUCTURES = tuple(args.structures.split(",")) if args.structures else None
     grid = tuple(float(v) for v in args.n0.split(","))
     scales = tuple(float(v) for v in args.band_scale.split(","))
     gammas = tuple(float(v) for v in args.structure_scale.split(","))
-    raw = pd.read_csv(args.records, keep_default_na=False, na_values=[""],
-                      dtype={"series": str, "expression": str, "error": str})
+    etas = tuple(float(v) for v in args.shortfall_scale.split(","))
+    raw = attach_shortfall(pd.read_csv(args.records, keep_default_na=False, na_values=[""],
+                                       dtype={"series": str, "expression": str, "error": str}))
     frames = {rule: prepare(raw[raw["method"] == args.method], rule) for rule in POINT_RULE_GRID}
     r = frames["model"]
     if not len(r):
@@ -406,23 +448,24 @@ def main(argv=None) -> int:
     print(f"{len(r)} held-out rows ({int(r['ok'].sum())} with a usable fit) of "
           f"{r.groupby(['source', 'series', 'cut']).ngroups} splits, {r['source'].nunique()} sources; "
           f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC\n")
-    scored, learned = loso(frames, grid, scales, gammas)
+    scored, learned = loso(frames, grid, scales, gammas, etas)
     print(loso_report(scored, learned))
     peers = raw[raw["method"].isin(["pollux-ref", "optimus-ref"])]
     print("\nPoint predictions (median of each split's MAPE; LOSO choice: the rule chosen without the source):\n"
           + point_report(frames, scored, peers))
     rule = choose_rule(frames, None)
-    fit = learn(training_rows(frames[rule], None), grid, scales, gammas)
+    fit = learn(training_rows(frames[rule], None), grid, scales, gammas, etas)
     fit["point_rule"] = rule
     print(f"\nLearned on every source, point rule {rule} (γ × band scale × n0 grid, source-weighted mean "
           "interval score):")
     for row in fit["grid"]:
-        print(f"  γ {row['structure_scale']:g}, band scale {row['band_scale']:g}, n0 = {row['n0']:g}: κ same "
+        print(f"  η {row['shortfall_scale']:g}, γ {row['structure_scale']:g}, band scale {row['band_scale']:g}, n0 = {row['n0']:g}: κ same "
               f"{row['same_nodes']:.4f}, cross {row['crosses_nodes']:.4f}, unknown {row['unknown']:.4f}; "
               f"score {row['score']:.4f}")
     doc = prior_document(frames[rule], fit)
     print(f"\nprior: κ {doc['kappa']}, n0 = {doc['pseudo_configurations']:g}, band scale {doc['band_scale']:g}, "
-          f"structure scale {doc['structure_scale']:g}, point rule {doc['point_rule']}")
+          f"structure scale {doc['structure_scale']:g}, shortfall scale {doc['shortfall_scale']:g}, "
+          f"point rule {doc['point_rule']}")
     if args.write:
         Path(args.out).write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
         print(f"written: {args.out}")

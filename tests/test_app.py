@@ -706,3 +706,21 @@ def test_plan_page_opens_from_its_link():
     np.testing.assert_allclose(table["cost"], table["GPU-hours"] * 2.5)
     assert {k: at.query_params[k] for k in ("deadline", "grid", "repeat", "pricing", "price")} == {
         "deadline": "12h", "grid": "2,4,8", "repeat": "90", "pricing": "gpu", "price": "2.5"}
+
+
+def test_results_fills_the_half_beside_a_lone_parity_chart_with_its_largest_errors():
+    """Issue 21 item 7: with three varying factors the residual panels take a row of their own and the
+    parity chart sat alone in half the width; beside it now: the runs it misses most, worst first."""
+    at = new_app(dataset="sweep-dp-sgd-2core").run()
+    at.switch_page("pages/results.py").run()
+    assert not at.exception and not errors(at)
+    [worst] = [d.value for d in at.dataframe if "error (%)" in d.value.columns]
+    res, meas = at.session_state["result"], at.session_state["meas"]
+    err = (res.predict(meas) - meas.y) / meas.y * 100  # the errors as computed from the fit, not the table
+    assert len(worst) == 10 and worst["error (%)"].abs().is_monotonic_decreasing
+    assert worst["error (%)"].abs().iloc[0] == pytest.approx(np.abs(err).max())
+    assert set(worst["row"]) <= set(meas.rows) and worst["configuration"].str.contains("p = ").all()
+    assert any("misses most" in c.value for c in at.caption)
+    at = new_app().run()  # the default dataset: two residual panels beside the parity chart, no table
+    at.switch_page("pages/results.py").run()
+    assert not at.exception and not [d for d in at.dataframe if "error (%)" in d.value.columns]

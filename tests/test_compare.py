@@ -1,8 +1,10 @@
 """Peer comparison, the Extra-P-like PMNF search, and the selection figures.
 
 Known answers from outside: Extra-P's printed model for its ``two_parameter_1`` input
-(tests/test_console.py::test_print) and its expected models for ``one_parameter_6``
-(tests/test_modeling.py). The comparison table is checked against separate fits.
+(tests/test_console.py::test_print), its expected models for ``one_parameter_6``
+(tests/test_modeling.py), its negative building blocks recovered from noise-free data
+(tests/test_basic_modeler.py::test_modeling_negative_exponents) and its strong-scaling verdicts
+(tests/test_scaling_detection.py). The comparison table is checked against separate fits.
 """
 
 from pathlib import Path
@@ -13,7 +15,8 @@ import pytest
 
 from perfmodel import Measurements, Model, PerfModelError
 from perfmodel.search import auto_select, lambda_path
-from perfmodel.compare import (EXTRAP_EXPONENTS, PMNFSearchModel, compare, model_from_result, pmnf_search)
+from perfmodel.compare import (EXTRAP_EXPONENTS, EXTRAP_NEGATIVE_EXPONENTS, PMNFSearchModel, best_single_term, compare,
+                               model_from_result, pmnf_search, strong_scaling)
 from perfmodel.data import measurements_from_extrap, read_extrap
 from perfmodel.fitting import cross_validate, holdout
 from perfmodel.plots import selection as sp
@@ -79,6 +82,78 @@ def test_pmnf_search_model_reruns_the_search_per_fold():
     cv = cross_validate(model, meas, "kfold", 5, 0)
     assert cv.metrics["mape"] < 1e-6
     assert "log2(p)*s" in model.last_search.spec  # searched again on the last training part
+
+
+# -- strong scaling: Extra-P's negative exponents ---------------------------------------------------
+#: Extra-P tests/test_basic_modeler.py::test_modeling_negative_exponents: each (i, j, k) is recovered
+#: from 2, 30, 400 or 5000 + 1000·x^(i/j)·log2(x)^k at x = 2, 4, 8, 16, 32 with the option set.
+EXTRAP_NEGATIVE_TEST_BLOCKS = [
+    (0, 1, -1), (0, 1, -2), (-1, 4, 0), (-1, 2, 0), (-1, 2, -1), (-1, 2, -2), (-2, 3, 0), (-1, 1, 0), (-1, 1, -1),
+    (-1, 1, -2), (-5, 4, 0), (-4, 3, 0), (-3, 2, 0), (-5, 3, 0), (-7, 4, 0), (-2, 1, 0), (-9, 4, 0), (-7, 3, 0),
+    (-5, 2, 0), (-5, 2, -2), (-8, 3, 0), (-11, 4, 0), (-3, 1, 0), (-3, 1, -1)]
+
+
+@pytest.mark.parametrize("ijk", EXTRAP_NEGATIVE_TEST_BLOCKS)
+def test_negative_building_blocks_are_recovered_as_in_extrap(ijk):
+    assert len(EXTRAP_NEGATIVE_EXPONENTS) == 42 and ijk in EXTRAP_NEGATIVE_EXPONENTS
+    x = np.array([2.0, 4, 8, 16, 32])
+    i, j, k = ijk
+    for c0 in (2, 30, 400, 5000):
+        y = c0 + 1000 * x ** (i / j) * np.log2(x) ** k
+        assert best_single_term(x, y, negative_exponents=True)[0] == ijk
+
+
+def test_strong_scaling_is_detected_as_extrap_detects_it():
+    # Extra-P tests/test_scaling_detection.py: strong_scaling/one_parameter_6 is strong scaling (its
+    # values are one_parameter_6's in reverse order), the weak-scaling inputs are not
+    assert strong_scaling(extrap("text_strong_scaling_one_parameter_6.txt", region="met4")) == ["p"]
+    for name in ("text_one_parameter_6.txt", "text_two_parameter_1.txt", "text_two_parameter_5.txt",
+                 "text_two_parameter_6.txt", "text_three_parameter_1.txt"):
+        assert strong_scaling(extrap(name)) == [], name
+
+
+@pytest.mark.parametrize("region", ["met2", "met4"])
+def test_strong_scaling_data_gets_its_falling_term(region):
+    # strong_scaling/one_parameter_6: met2 = 256·(p/1000)^-2 and met4 = 256e6·(p/1000)^-2 at p = 1000..16000
+    meas = extrap("text_strong_scaling_one_parameter_6.txt", region=region)
+    s = pmnf_search(meas)
+    assert s.negative_exponents and s.strong_scaling == ["p"] and s.spec == "1 + p^(-2)"
+    assert "strong scaling" in s.explanation()
+    # Extra-P's default set has no falling term: the cause of `1 + b` on the bundled data
+    assert pmnf_search(meas, negative_exponents=False).spec == "1"
+
+
+def test_pmnf_search_recovers_a_two_factor_strong_scaling_formula():
+    # T = 5 + 2000·b^(1/2)/p, noise-free, on a 5 × 5 grid: the time falls along p and grows along b
+    rows = [{"p": p, "b": b, "t": 5 + 2000 * b ** 0.5 / p} for p in (2, 4, 8, 16, 32) for b in (16, 32, 64, 128, 256)]
+    meas = Measurements.from_frame(pd.DataFrame(rows), "t", {"p": "p", "b": "b"})
+    s = pmnf_search(meas)
+    assert s.per_factor == {"p": (-1, 1, 0), "b": (1, 2, 0)} and s.spec == "1 + p^(-1)*b^(1/2)"
+    r = Model(s.spec, loss="absolute", nonneg=False, lam=0).fit(meas)
+    np.testing.assert_allclose([r.coefficients["c0"], r.coefficients["c1"]], [5, 2000], rtol=1e-6)
+
+
+def test_a_two_point_line_gets_the_falling_term_when_the_time_falls():
+    x = np.array([16.0, 32.0])
+    assert best_single_term(x, np.array([1025.0, 587.0]), negative_exponents=True)[0] == (-1, 1, 0)
+    assert best_single_term(x, np.array([587.0, 1025.0]), negative_exponents=True)[0] == (1, 1, 0)
+    assert best_single_term(x, np.array([1025.0, 587.0]))[0] == (1, 1, 0)  # Extra-P's default set
+
+
+def test_pmnf_search_models_p_on_the_bundled_compare_data():
+    """Issue 21 item 4: on the Compare page's default dataset (ResNet-50 on 1-8 P100, a fixed ImageNet
+    epoch: time ∝ 1/p) the search picked `1 + b` and ignored p (MAPE 54/81/165 %)."""
+    from perfmodel.data.datasets import DEFAULT_DATASET, load_dataset
+
+    meas = load_dataset(DEFAULT_DATASET)
+    s = pmnf_search(meas)
+    assert "p" in s.strong_scaling and s.per_factor["p"] == (-1, 1, 0)
+    assert "p^(-1)" in s.spec
+    c = compare(meas, run_auto=False, presets=(), k=5, seed=0, workers=1)
+    row = c.table.set_index("model").loc["PMNF search"]
+    assert row["expression"] == s.spec
+    assert max(row["fit_mape"], row["cv_mape"], row["holdout_mape"]) < 10
+    assert any("negative ones for strong scaling (the time falls as p" in n for n in c.notes)
 
 
 # -- the comparison table matches separate fits ---------------------------------------------
@@ -246,6 +321,8 @@ def test_compare_page_shows_the_peers_side_by_side(served_like_a_server):
     assert list(table["model"]) == ["your model", "automatic", "ernest", "ernest + b", "data-parallel", "pollux",
                                     "optimus", "PMNF search"]
     assert list(table.columns[3:6]) == ["in-sample MAPE (%)", "CV MAPE (%)", "held-out MAPE (%)"]
+    pmnf = table.set_index("model").loc["PMNF search"]
+    assert "p^(" in pmnf["expression"] and pmnf["CV MAPE (%)"] < 10  # it models p (the time falls as 1/p)
     assert len(at.get("plotly_chart")) == 1
     assert any("lowest error in its column" in c.value for c in at.caption)
     for w in list(at.text_input) + list(at.toggle) + list(at.radio) + list(at.button):

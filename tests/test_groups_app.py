@@ -1,12 +1,16 @@
 """The Groups page through Streamlit's AppTest: first visit on the bundled models × platforms table,
 a change of the group columns, and a bad term shown as an error that names it."""
 
+import json
+import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from perfmodel.data.datasets import get_dataset, load_frame
+from tests.test_app import array
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.usefixtures("served_like_a_server")
@@ -23,16 +27,48 @@ def test_groups_page_fits_and_compares_every_group():
     assert f"**{n} of {n} groups fitted** by model, platform" in text
     assert "scales best" in text
     assert len(at.get("plotly_chart")) == 2
-    [table] = at.dataframe
-    shown = table.value
-    assert len(shown) == n and set(shown["status"]) == {"ok"}
-    assert {"Start-up (fixed): constant", "All-reduce, tree (log p) I·log2(p): constant", "communication (%)"} <= set(shown.columns)
-    assert "None" not in shown.astype(str).to_numpy() and "—" in shown.to_numpy()  # a term a group lacks
+    quality, constants = (t.value for t in at.dataframe)
+    assert len(quality) == len(constants) == n and set(quality["status"]) == {"ok"}
+    assert {"MAPE (%)", "CV MAPE (%)", "communication (%)", "notes"} <= set(quality.columns)
+    assert {"group", "c·1 (h)", "c·I·log2(p) (h)", "e1"} <= set(constants.columns)
+    assert "None" not in constants.astype(str).to_numpy() and "—" in constants.to_numpy()  # a term a group lacks
     # one group per model: 5 groups, each spanning several platforms
     at.multiselect(key="w:g:by:tf-cnn-all").set_value(["model"]).run()
     assert not at.exception and not at.error
     assert at.dataframe[0].value["group"].tolist() == list(dict.fromkeys(frame["model"]))
+    assert at.dataframe[1].value["group"].tolist() == list(dict.fromkeys(frame["model"]))
     at.text_input(key="w:g:terms:tf-cnn-all").set_value("1 + I*b^e1 + I*log2(p) + gpus").run()
     assert not at.exception
     [err] = at.error
     assert "'gpus'" in err.value and "not a mapped symbol" in err.value
+
+
+def _figure(chart) -> dict:
+    return json.loads(chart.proto.spec)
+
+
+def test_groups_page_speaks_one_time_unit_chosen_by_magnitude():
+    """Issue 21 item 7: the Groups time chart was in seconds (up to 14,000 s) while other views chose a
+    unit by magnitude; the time chart, the split chart and the constants now share the view's unit."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    at.switch_page("pages/groups.py").run()
+    assert not at.exception and not at.error
+    curves, split = (_figure(c) for c in at.get("plotly_chart"))
+    unit = re.fullmatch(r"predicted time \((ms|s|min|h)\)", curves["layout"]["yaxis"]["title"]["text"]).group(1)
+    k = {"ms": 1e-3, "s": 1, "min": 60, "h": 3600}[unit]
+    lines = [t for t in curves["data"] if t.get("mode") == "lines" and "interval" not in t.get("name", "")]
+    largest = max(np.nanmax(array(t["y"])) for t in lines) * k  # back in seconds
+    # the unit that reads well for the largest time shown: min below 2 h, h above
+    assert unit == ("h" if largest >= 7200 else "min" if largest >= 120 else "s")
+    assert split["layout"]["xaxis"]["title"]["text"] == f"predicted time ({unit})"
+    bars = sum(array(t["x"]) for t in split["data"]) * k
+    assert 1 < bars.min() and bars.max() < largest  # the split's totals, in seconds, lie within the curves
+    constants = at.dataframe[1].value
+    assert [c for c in constants.columns if c.startswith("c·")] and all(
+        c.endswith(f"({unit})") for c in constants.columns if c.startswith("c·"))
+    assert any(f"Constants in {unit}" in c.value for c in at.caption)
+    # the measured dots are in the same unit: back in seconds, they are measured times of the table
+    measured = load_frame("tf-cnn-all")[get_dataset("tf-cnn-all").time_column]
+    dots = np.concatenate([array(t["y"]) for t in curves["data"] if t.get("mode") == "markers"
+                           and len(array(t["x"]))]) * k
+    assert measured.min() * 0.99 <= dots.min() and dots.max() <= measured.max() * 1.01

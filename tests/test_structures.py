@@ -69,7 +69,7 @@ def test_references_are_fitted_stored_and_used_alike_everywhere():
     res = compute_intervals(Model(preset="data-parallel").fit(meas), meas, replicates=30)
     unc = res._uncertainty()
     assert [m.label for m in unc.references] == list(REFERENCE_PRESETS)
-    assert len(unc.reference_misfit) == 3 and all(v >= 0 for v in unc.reference_misfit)
+    assert len(unc.reference_misfit) == len(REFERENCE_PRESETS) and all(v >= 0 for v in unc.reference_misfit)
     # where measured, every structure agrees within its misfit: the prediction is the formula's
     env = meas.env()
     assert np.allclose(unc.reference_shifts(env, unc.point(unc.point_predictions(env))), 0.0)
@@ -113,9 +113,14 @@ def test_the_learning_script_computes_the_structures_as_the_product(learn_prior_
     t = np.full(4, 10.0)
     shifts = unc.reference_shifts(env, t)
     rec = pd.DataFrame({f"shift_{m.label}": a for m, a in zip(unc.references, shifts)})
-    got = mod.structures(rec, "structures-median")
-    for g, w in zip(got, unc.structures(env, t)):
-        assert np.allclose(g, w)
+    unc.backtest = {"model": 0.3, "same": 0.3, "slow": 0.05, "slower": 0.2}
+    for label, v in unc.backtest.items():
+        rec[f"bt_{label}"] = v
+    for rule in ("structures-median", "backtest-best", "backtest-weighted"):
+        unc.prior["point_rule"] = rule
+        got = mod.structures(rec, rule)
+        for g, w in zip(got, unc.structures(env, t)):
+            assert np.allclose(g, w)
 
 
 def test_the_product_gives_the_intervals_the_learning_script_emulates():
@@ -146,14 +151,22 @@ def test_the_product_gives_the_intervals_the_learning_script_emulates():
     rec = pd.DataFrame({"source": "s", "family": "f", "series": "x", "cut": 2.0, "n_train_configs": 2,
                         "y_true": t, "pred": t, "low": np.nan, "high": np.nan, "band_low": np.log(t / lo0),
                         "band_high": np.log(hi0 / t), "d_model": distance(unc.factor_ranges, far),
-                        "evidence": S, "n_evidence": n, "distance": 1.0, "crossing": "unknown", "bucket": ""})
+                        "evidence": S, "n_evidence": n, "distance": 1.0, "crossing": "unknown", "bucket": "",
+                        "shortfall": unc.scaling_shortfall})
     for m, a in zip(unc.references, unc.reference_shifts(far, t)):
         rec[f"shift_{m.label}"] = a
+    for label, v in (unc.backtest or {}).items():
+        rec[f"bt_{label}"] = v
     r = lp.prepare(rec, prior["point_rule"])
     with_prior = compute_intervals(Model(preset="data-parallel").fit(train), train, replicates=40, prior=True)
     got = with_prior.predict(far, interval=0.9)
     crossing = with_prior._uncertainty().kappas(far, 0.9)  # the product's κ per row (its crossing class)
     lo, hi = lp.halves(r, crossing, prior["band_scale"], prior["structure_scale"])
+    from perfmodel.fitting.members import crossings
+
+    pop = [prior["kappa"][c] for c in crossings(with_prior._uncertainty().topology, far)]
+    assert np.allclose(crossing, lp.kappas(r, pop, prior["pseudo_configurations"],
+                                           prior.get("shortfall_scale", 0.0)))  # κ as the script computes it
     tp = r["pred"].to_numpy(float)
     assert np.allclose(got["predicted_time"], tp, rtol=1e-9)
     assert np.allclose(got["predicted_low"], tp * np.exp(-lo), rtol=1e-9)
@@ -182,3 +195,96 @@ def test_the_structures_speak_only_beyond_the_measured_workers():
     assert "p" not in rcv1.factors
     fit = compute_intervals(Model("1 + x/m + log(m) + m", lam=0).fit(rcv1), rcv1, replicates=20)
     assert fit._uncertainty().references is None
+
+
+def test_the_backtest_rules_follow_the_structures_that_extrapolated_the_series_best():
+    """Hand-made backtest errors: the best rule takes the shift of the structure with the smallest,
+    the weighted rule weighs the shifts by 1 / error² (Bates & Granger's combination)."""
+    env = {"p": np.array([4.0, 64.0])}
+    a = math.log(2.4) - math.log(10 / 8.25)  # the slow structure's shift at p = 64 (see hand_made)
+    b = math.log(4.0) - math.log(10 / 8.5)
+    unc = hand_made(rule="backtest-best")
+    unc.backtest = {"model": 0.3, "same": 0.3, "slow": 0.05, "slower": 0.2}
+    assert unc.predict_point(env) == pytest.approx([10.0, 10.0 * math.exp(a)])
+    unc.prior["point_rule"] = "backtest-weighted"
+    w = np.array([1 / 0.3 ** 2, 1 / 0.3 ** 2, 1 / 0.05 ** 2, 1 / 0.2 ** 2])
+    want = (w[2] * a + w[3] * b) / w.sum()
+    assert unc.predict_point(env) == pytest.approx([10.0, 10.0 * math.exp(want)])
+    shift, below, above = unc.structures(env, np.array([10.0, 10.0]))
+    assert below[1] == pytest.approx(want) and above[1] == pytest.approx(b - want)  # the reach stays the span
+    unc.backtest = None  # no backtest (e.g. splits along N): the rule keeps the model's prediction
+    assert unc.predict_point(env) == pytest.approx([10.0, 10.0])
+    unc.backtest = {"model": 0.3, "slow": 0.0}  # an unscored structure is not chosen; a 0 error is floored
+    unc.prior["point_rule"] = "backtest-best"
+    assert unc.predict_point(env)[1] == pytest.approx(10.0 * math.exp(a))
+
+
+def test_backtests_score_each_structure_on_the_series_own_larger_worker_counts():
+    """On times generated by Ernest's formula, Ernest's structure extrapolates them exactly; the model
+    fitted without the p term does not, and the backtest-best rule follows Ernest beyond the data."""
+    import pandas as pd
+
+    from perfmodel import Measurements
+
+    p = np.array([1, 2, 4, 8, 16, 32], float)
+    t = 5 + 400 / p + 2 * np.log(p) + 0.5 * p  # Ernest's θ0 + θ1·N/p + θ2·log p + θ3·p at N = 1
+    meas = Measurements.from_frame(pd.DataFrame({"p": p, "time": t}), time="time", factors={"p": "p"})
+    res = compute_intervals(Model("1 + 1/p", lam=0).fit(meas), meas, replicates=20, prior=False)
+    unc = res._uncertainty()
+    # Ernest's structure (fitted with the default λ, on 3-5 points) extrapolates its own formula within
+    # 10 %; 1 + 1/p misses the growing p term on every larger scale, by more than three times as much
+    assert unc.backtest["ernest"] < 0.1 and unc.backtest["model"] > 3 * unc.backtest["ernest"]
+    unc.prior = {"kappa": {"same_nodes": 0.0, "crosses_nodes": 0.0, "unknown": 0.0}, "pseudo_configurations": 1.0,
+                 "level": 0.9, "structure_scale": 0.0, "point_rule": "backtest-best"}
+    far = {"p": np.array([128.0])}
+    truth = 5 + 400 / 128 + 2 * math.log(128) + 64
+    assert abs(math.log(unc.point(unc.point_predictions(far))[0] / truth)) > 1  # the model alone: 3× too fast
+    assert abs(math.log(unc.predict_point(far)[0] / truth)) < 0.15  # Ernest's, less its misfit where measured
+    again = Uncertainty.from_dict(json.loads(json.dumps(unc.to_dict())))
+    assert again.backtest == pytest.approx(unc.backtest)
+    d = unc.to_dict()
+    d["backtest"]["ernest"] = -1.0
+    with pytest.raises(PerfModelError, match="backtest"):
+        Uncertainty.from_dict(d)
+
+
+def test_a_prediction_moved_by_the_structures_is_said_in_the_diagnostics():
+    from perfmodel.fitting.diagnostics import _structure_warnings
+
+    meas = load_dataset("tf-cnn-resnet50-dgx1")
+    res = compute_intervals(Model("1 + N/p", lam=0).fit(meas), meas, replicates=20)
+    unc = res._uncertainty()
+    unc.prior = {**unc.prior, "point_rule": "structures-median"}
+    env = meas.env()
+    far = {"p": np.array([1024.0]), **{k: np.full(1, v[0]) for k, v in env.items() if k != "p"}}
+    ratio = float(res.predict(far)[0] / unc.point(unc.point_predictions(far))[0])
+    got = _structure_warnings(res, far)
+    if abs(ratio - 1) > 0.05:
+        assert got and f"{ratio:.3g}×" in got[0]
+    else:
+        assert got == []
+    assert _structure_warnings(res, env) == []  # where measured the structures agree within their misfit
+
+
+def test_the_scaling_shortfall_of_the_last_doubling_widens_kappa():
+    from perfmodel.fitting.members import scaling_shortfall
+
+    p = np.array([1.0, 2.0, 4.0, 4.0])
+    assert scaling_shortfall(p, 8 / p) == pytest.approx(0.0)  # the time halved: perfect scaling
+    assert scaling_shortfall(p, np.array([8.0, 4.0, 4.0, 4.0])) == pytest.approx(1.0)  # flat over 2 -> 4
+    assert scaling_shortfall(p, np.array([8.0, 4.0, 2.0 * 2 ** 0.3, 2.0 * 2 ** 0.3])) == pytest.approx(0.3)
+    assert scaling_shortfall(p, np.array([8.0, 1.0, 100.0, 100.0])) == 2.0  # clipped
+    assert scaling_shortfall(np.array([4.0, 4.0]), np.array([1.0, 2.0])) is None  # one worker count
+    unc = hand_made()
+    unc.prior["kappa"] = {"same_nodes": 0.2, "crosses_nodes": 0.2, "unknown": 0.2}
+    unc.prior["pseudo_configurations"] = 1.0
+    base = unc.kappa(0.9)[0]
+    unc.prior["shortfall_scale"] = 4.0
+    unc.scaling_shortfall = 0.25
+    k, how = unc.kappa(0.9)
+    assert k == pytest.approx(base * (1 + 4.0 * 0.25)) and "25 % short" in how
+    d = unc.to_dict()
+    assert Uncertainty.from_dict(json.loads(json.dumps(d))).scaling_shortfall == 0.25
+    d["scaling_shortfall"] = 3.0
+    with pytest.raises(PerfModelError, match="scaling_shortfall"):
+        Uncertainty.from_dict(d)

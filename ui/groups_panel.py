@@ -16,8 +16,9 @@ import pandas as pd
 import streamlit as st
 
 from perfmodel.fitting.quality import judge_result
-from perfmodel.plots.groups import best_scaling, group_split_data
-from perfmodel.plots.style import fmt_num, fmt_range
+from perfmodel.plots.groups import (best_scaling, common_notes, constant_column, group_constants_table,
+                                    group_quality_table, group_split_data, term_styles_by_text)
+from perfmodel.plots.style import fmt_num, fmt_range, term_name
 from perfmodel.data.datasets import get_dataset, load_frame
 from perfmodel.groups import GroupFits
 
@@ -161,3 +162,45 @@ def headline(fits: GroupFits, curves: list, x: str, at: float) -> str:
     elif b_lo is not None:
         text += " (90 % ranges)"
     return text + "." + note
+
+
+def show_tables(fits: GroupFits, unit: str) -> None:
+    """The groups' errors and time split, then their constants (in ``unit``, the view's), each table
+    narrow enough that every column is seen at the page's width, and tall enough for every group (up to
+    :data:`TABLE_ROWS`); a note every group has is said once, below."""
+    pct = st.column_config.NumberColumn
+    quality = group_quality_table(fits)
+    height = _height(len(quality))
+    st.dataframe(quality, hide_index=True, width="stretch", height=height, column_config={
+        "group": st.column_config.TextColumn("group", width="medium", pinned=True),
+        "status": st.column_config.TextColumn("status", width="small"),
+        "configurations": pct("configs", width="small", help="Measured configurations in the group"),
+        "MAPE (%)": pct("MAPE %", format="%.2f", width="small", help="In-sample mean absolute percentage error"),
+        "CV MAPE (%)": pct("CV MAPE %", format="%.2f", width="small",
+                           help="5-fold cross-validated MAPE (whole configurations per fold)"),
+        "start-up (%)": pct("start-up %", format="%.1f", width="small", help="Share of the predicted time"),
+        "compute (%)": pct("compute %", format="%.1f", width="small", help="Share of the predicted time"),
+        "communication (%)": pct("comm. %", format="%.1f", width="small",
+                                 help="Share of the predicted time spent communicating"),
+        "notes": st.column_config.TextColumn("notes", width="medium",
+                                             help="Why a group was skipped, or what to know about its fit"),
+    })
+    constants = group_constants_table(fits, unit)
+    styles = term_styles_by_text(fits)
+    config = {"group": st.column_config.TextColumn("group", width="medium", pinned=True)}
+    for text, style in styles.items():
+        config[constant_column(style, unit)] = st.column_config.TextColumn(
+            width="small", help=f"{term_name(style)}: its constant, in {unit} per unit of the term")
+    st.dataframe(constants, hide_index=True, width="stretch", height=height, column_config=config)
+    common = common_notes(fits)
+    if common:
+        st.caption("In every group: " + md("; ".join(common)) + ".")
+
+
+#: Rows a Groups table shows without scrolling (the bundled table's 18 groups and a few more).
+TABLE_ROWS = 24
+
+
+def _height(n_rows: int) -> int:
+    """Pixels of a table showing ``n_rows`` rows (up to :data:`TABLE_ROWS`) and its header."""
+    return 35 * (min(n_rows, TABLE_ROWS) + 1) + 3

@@ -14,8 +14,9 @@ import streamlit as st
 
 from perfmodel import PerfModelError
 from perfmodel.groups import GroupFits
-from perfmodel.plots.groups import MODES, common_range_end, group_scaling_data, group_scaling_figure, group_table
-from perfmodel.plots.style import FACTOR_WORDS
+from perfmodel.plots.groups import (MODES, common_range_end, group_quality_table, group_scaling_data,
+                                    group_scaling_figure)
+from perfmodel.plots.style import FACTOR_WORDS, view_unit
 
 from . import groups_panel
 from .group_run import GroupRun
@@ -44,11 +45,13 @@ def _controls(table: dict, by: list[str], run: GroupRun, fits: GroupFits) -> tup
     return shown, x, mode
 
 
-def curves(table: dict, by: list[str], terms: str) -> tuple[GroupFits, str, list[str], float | None]:
+def curves(table: dict, by: list[str], terms: str) -> tuple[GroupFits, str, list[str], float | None, str]:
     """Fit every group and draw the status line, the controls, the headline and the curves.
 
     Returns (the fits, the charted groups' with their intervals; the factor along which they
-    scale; the charted groups; the largest value measured in all of them, or None). Stops the
+    scale; the charted groups; the largest value measured in all of them, or None; the time unit
+    of the view, chosen by magnitude from the charted curves, for the split chart and the
+    constants too). Stops the
     script with an error (a bad column or term) or when no group could be fitted."""
     ss = st.session_state
     try:
@@ -72,15 +75,16 @@ def curves(table: dict, by: list[str], terms: str) -> tuple[GroupFits, str, list
         bar.empty()
         status.markdown(f"**0 of {n} groups fitted** by {named}.")
         st.warning("No group could be fitted; see the reasons below.", icon=":material/warning:")
-        st.dataframe(group_table(fits), hide_index=True)
+        st.dataframe(group_quality_table(fits), hide_index=True)
         st.stop()
     with controls:
         shown, x, mode = _controls(table, by, run, fits)
     run.fit([i for i, lab in enumerate(run.plan.labels) if lab in shown], each=step("Fitting", len(run.fitted)))
     if not ss.get(done_key):  # a first run: the curves now, before the slow part
         status.markdown(f"Fitting {n} groups by {named}: {len(run.fitted)} fitted, the charted ones first…")
-        chart.plotly_chart(group_scaling_figure(run.fits(), x, mode, labels=shown), width="stretch",
-                           key="g:curves:first")
+        first = run.fits()
+        chart.plotly_chart(group_scaling_figure(first, x, mode, labels=shown, unit=_unit(first, x, shown)),
+                           width="stretch", key="g:curves:first")
     run.fit(range(n), each=step("Fitting", len(run.fitted)))
     run.fit(range(n), cv=True, each=step("Cross-validating", n))
     bar.progress(1.0, text="Computing the 90 % ranges of the charted groups…")
@@ -92,9 +96,18 @@ def curves(table: dict, by: list[str], terms: str) -> tuple[GroupFits, str, list
     status.markdown(f"**{fits.n_ok} of {len(fits)} groups fitted** by {named} in {fits.seconds:.1f} s"
                     + (f"; {len(skipped)} skipped (reasons in the table)" if skipped else "") + ".")
     speedups = group_scaling_data(fits, x, "speedup", labels=shown)
+    times = group_scaling_data(fits, x, "time", labels=shown)
+    unit = _unit(fits, x, shown, times)
     at = common_range_end(speedups)
     if at is not None and len(speedups) > 1:
         head.markdown(groups_panel.headline(fits, speedups, x, at))
-    chart.plotly_chart(group_scaling_figure(fits, x, mode, labels=shown, curves=speedups if mode == "speedup" else None),
-                       width="stretch", key="g:curves")
-    return fits, x, shown, at
+    chart.plotly_chart(group_scaling_figure(fits, x, mode, labels=shown, curves=speedups if mode == "speedup" else times,
+                                            unit=unit), width="stretch", key="g:curves")
+    return fits, x, shown, at, unit
+
+
+def _unit(fits: GroupFits, x: str, shown: list[str], times=None) -> str:
+    """One unit for the time chart, the split chart and the constants (the split's totals lie on the
+    curves), chosen by the magnitude of the charted groups' times, ranges and measurements."""
+    times = group_scaling_data(fits, x, "time", labels=shown) if times is None else times
+    return view_unit(*(c.y for c in times), *(c.high for c in times), *(c.points_y for c in times))

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .members import crossings
+from .members import POINT_RULE_WORDS, crossings
 
 #: Extrapolation "far beyond the measured range": this many times past it.
 FAR = 4.0
@@ -127,7 +127,8 @@ STRUCTURE_NOTE = 0.05
 
 def _structure_warnings(result, env: dict) -> list[str]:
     """Where the point prediction is not the formula's: the reference structures (data-parallel, Ernest,
-    Pollux) disagree with it beyond the measurements, and the prediction is their median with it."""
+    Pollux) disagree with it beyond the measurements, and the prediction is made from them by the prior's
+    point rule (:data:`perfmodel.fitting.members.POINT_RULE_WORDS`)."""
     unc = result._uncertainty() if result.uncertainty else None
     if unc is None or unc.point_rule() == "model":
         return []
@@ -144,7 +145,7 @@ def _structure_warnings(result, env: dict) -> list[str]:
     i = off[np.argmax(np.abs(np.log(ratio[off])))]
     names = ", ".join(m.label for m in unc.references)
     return [f"beyond the measurements the formula and the reference structures ({names}) disagree: the "
-            f"prediction is their median, {ratio[i]:.3g}× the formula's own at the farthest such "
+            f"prediction is {POINT_RULE_WORDS[unc.point_rule()]}, {ratio[i]:.3g}× the formula's own at the farthest such "
             f"configuration ({len(off)} of {len(ratio)} configuration(s) differ by more than "
             f"{STRUCTURE_NOTE:.0%}); the interval spans the structures"]
 

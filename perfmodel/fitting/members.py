@@ -194,7 +194,15 @@ def distance(factor_ranges: dict, env: dict) -> np.ndarray:
 #: multi-node target from single-node data too), or unknown (the topology was not given).
 CROSSINGS = ("same_nodes", "crosses_nodes", "unknown")
 #: :meth:`Uncertainty.point_rule` values
-POINT_RULES = ("model", "structures-median")
+POINT_RULES = ("model", "structures-median", "backtest-best", "backtest-weighted")
+#: how each rule but ``model`` makes the point prediction, in words ("the prediction is ...")
+POINT_RULE_WORDS = {
+    "structures-median": "their median with it",
+    "backtest-best": "the one of them that extrapolated this series' own larger worker counts best",
+    "backtest-weighted": "their mean weighted by how well each extrapolated this series' own larger worker counts"}
+#: the smallest backtest error (log units) the ``backtest-weighted`` rule weighs by: about a run's own
+#: noise, below which two structures' errors on a few held-out points say nothing about which is better
+BACKTEST_FLOOR = 0.01
 
 
 def series_evidence(points) -> tuple[float, int]:
@@ -219,19 +227,53 @@ def combined_kappa(kappa_population: float, pseudo_configurations: float, eviden
     return math.sqrt((n0 * kappa_population ** 2 + evidence) / (n0 + n))
 
 
+def scaling_shortfall(p, y) -> float | None:
+    """How far the last measured doubling fell short of perfect strong scaling: ``u = 1 + s``, ``s`` the
+    log-log slope of the mean time between the two largest measured worker counts ``p``, clipped to
+    [0, 2] (0: the time fell as 1/p; 1: it stayed flat; 2: it grew as p). The corpus's series that
+    still scaled well where measured kept doing so beyond; those that had stopped are the ones whose
+    extrapolations went astray (scripts/learn_prior.py learns how much wider their band must be).
+    None with fewer than two worker counts or a time that is not positive."""
+    p, y = np.asarray(p, float), np.asarray(y, float)
+    vals = np.unique(p[np.isfinite(p)])
+    if len(vals) < 2 or not (vals[-2] > 0):
+        return None
+    with np.errstate(all="ignore"):
+        top, prev = float(np.mean(y[p == vals[-1]])), float(np.mean(y[p == vals[-2]]))
+        slope = (math.log(top) - math.log(prev)) / (math.log(vals[-1]) - math.log(vals[-2])) \
+            if top > 0 and prev > 0 else float("nan")
+    return float(min(max(1.0 + slope, 0.0), 2.0)) if math.isfinite(slope) else None
+
+
 def widen_band(half: np.ndarray, kappa: np.ndarray, d: np.ndarray, level: float) -> np.ndarray:
     """A band's log half-width ``half`` widened for extrapolation: ``sqrt(half² + (z·κ·d)²)``."""
     return np.sqrt(half ** 2 + (normal_quantile(level) * kappa * d) ** 2)
 
 
-def structure_terms(shifts: np.ndarray, rule: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def structure_terms(shifts: np.ndarray, rule: str, scores: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(shift, below, above), shape (n,) each, from the reference structures' shifts (J, n) around the
     model's prediction (NaN: a structure left out at that configuration): the point's log shift by
-    ``rule`` (:data:`POINT_RULES`; the median of the model's 0 and the shifts, or none) and how far the
-    structures, the model among them, reach below and above the shifted point."""
+    ``rule`` (:data:`POINT_RULES`) and how far the structures, the model among them, reach below and
+    above the shifted point. ``scores``: the backtest errors of the model and the structures, shape
+    (J + 1,) or (J + 1, n) (NaN: not scored), which the ``backtest-*`` rules weigh them by; without
+    them those rules leave the point where the model puts it."""
     a = np.vstack([np.zeros(np.shape(shifts)[-1]), np.reshape(shifts, (-1, np.shape(shifts)[-1]))])
     with np.errstate(all="ignore"):
-        m = np.nanmedian(a, axis=0) if rule == "structures-median" else np.zeros(a.shape[1])
+        if rule == "structures-median":
+            m = np.nanmedian(a, axis=0)
+        elif rule in ("backtest-best", "backtest-weighted") and scores is not None:
+            sc = np.broadcast_to(np.reshape(np.asarray(scores, float), (len(a), -1)), a.shape)
+            sc = np.where(np.isfinite(a), sc, np.nan)  # a structure left out at a row is not chosen there
+            if rule == "backtest-best":
+                best = np.argmin(np.where(np.isfinite(sc), sc, np.inf), axis=0)  # ties, no score: the model
+                m = a[best, np.arange(a.shape[1])]
+            else:  # inverse mean-square-error weights (Bates & Granger 1969), errors floored at 1 %
+                w = np.where(np.isfinite(sc), 1.0 / np.maximum(sc, BACKTEST_FLOOR) ** 2, 0.0)
+                w[0] = np.where(w.sum(axis=0) > 0, w[0], 1.0)
+                m = np.nansum(w * np.nan_to_num(a), axis=0) / w.sum(axis=0)
+        else:
+            m = np.zeros(a.shape[1])
         return m, np.maximum(m - np.nanmin(a, axis=0), 0.0), np.maximum(np.nanmax(a, axis=0) - m, 0.0)
 
 
@@ -305,6 +347,12 @@ class Uncertainty:
     #: over the measured configurations (|log| of the ratio), which it does not add
     references: list | None = None
     reference_misfit: list | None = None
+    #: {label: RMS log error} of the model ("model") and each reference structure extrapolating this
+    #: series' own larger worker counts (perfmodel.uncertainty.calibration.reference_backtests)
+    backtest: dict | None = None
+    #: how far the series' last measured doubling fell short of perfect scaling (scaling_shortfall),
+    #: which widens κ by the prior's ``shortfall_scale``: 1 + η·u
+    scaling_shortfall: float | None = None
 
     # -- calibration --------------------------------------------------------------------------
     def kappa(self, level: float, crossing: str = "unknown") -> tuple[float, str]:
@@ -316,9 +364,13 @@ class Uncertainty:
             evidence, n = series_evidence(self.calibration)
             what = {"same_nodes": "", "crosses_nodes": " for a target on more nodes than measured",
                     "unknown": ""}[crossing]
-            return (combined_kappa(pop, n0, evidence, n),
-                    f"the population's {pop:.3g} per doubling{what} ({self.prior.get('n_series', '?')} real series) "
-                    f"weighed as {n0:g} configurations against this series' {n} larger-scale configuration(s)")
+            eta, u = float(self.prior.get("shortfall_scale", 0.0)), float(self.scaling_shortfall or 0.0)
+            how = (f"the population's {pop:.3g} per doubling{what} ({self.prior.get('n_series', '?')} real series) "
+                   f"weighed as {n0:g} configurations against this series' {n} larger-scale configuration(s)")
+            if eta and u:
+                how += (f", × {1 + eta * u:.3g} as its last measured doubling fell {100 * u:.0f} % short of "
+                        "halving the time")
+            return combined_kappa(pop, n0, evidence, n) * (1 + eta * u), how
         z = normal_quantile(level)
         pts = np.asarray(self.calibration, float).reshape(-1, 4)
         n = len(pts)
@@ -369,11 +421,20 @@ class Uncertainty:
 
     def point_rule(self) -> str:
         """How the point prediction is made from the model and the reference structures (the prior's
-        ``point_rule``): ``"model"`` (the model's own prediction) or ``"structures-median"`` (the median
+        ``point_rule``): ``"model"`` (the model's own prediction), ``"structures-median"`` (the median
         of the model's prediction and the structures' :meth:`reference_shifts` around it, which is the
-        model's prediction wherever the structures agree with it as well as they do where measured)."""
+        model's prediction wherever the structures agree with it as well as they do where measured),
+        ``"backtest-best"`` (the one of them that extrapolated this series' own larger worker counts
+        best, :attr:`backtest`) or ``"backtest-weighted"`` (their shifts weighed by the inverse square
+        of those errors); see :func:`structure_terms`."""
         rule = str(self.prior.get("point_rule", "model")) if self.prior and self.references else "model"
         return rule if rule in POINT_RULES else "model"
+
+    def backtest_scores(self) -> np.ndarray:
+        """The backtest errors of the model and each reference structure, in :meth:`structures`' order
+        (NaN: not scored), shape (1 + J,)."""
+        bt = self.backtest or {}
+        return np.array([bt.get("model", np.nan)] + [bt.get(m.label, np.nan) for m in self.references or []], float)
 
     def structures(self, env: dict, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(shift, below, above), shape (n,) each, around the model's prediction ``t``: the log shift of
@@ -382,7 +443,7 @@ class Uncertainty:
         n = len(t)
         if not self.references or (self.point_rule() == "model" and not self.structure_scale(DEFAULT_LEVEL)):
             return np.zeros(n), np.zeros(n), np.zeros(n)  # the structures would change nothing
-        return structure_terms(self.reference_shifts(env, t), self.point_rule())
+        return structure_terms(self.reference_shifts(env, t), self.point_rule(), self.backtest_scores())
 
     def predict_point(self, env: dict, points: np.ndarray | None = None) -> np.ndarray:
         """The point prediction at ``env`` (``points``: :meth:`point_predictions` there, if known)."""
@@ -516,7 +577,9 @@ class Uncertainty:
                 **({"prior": self.prior} if self.prior else {}),
                 **({"topology": self.topology} if self.topology else {}),
                 **({"references": [m.to_dict() for m in self.references],
-                    "reference_misfit": [float(v) for v in self.reference_misfit or []]} if self.references else {})}
+                    "reference_misfit": [float(v) for v in self.reference_misfit or []]} if self.references else {}),
+                **({"backtest": {k: float(v) for k, v in self.backtest.items()}} if self.backtest else {}),
+                **({"scaling_shortfall": float(self.scaling_shortfall)} if self.scaling_shortfall is not None else {})}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Uncertainty":
@@ -544,7 +607,10 @@ class Uncertainty:
                       share_replicates=d.get("share_replicates") or None, splits=cal.get("splits") or None,
                       prior=d.get("prior") or None, topology=d.get("topology") or None,
                       references=[Member.from_dict(m) for m in d.get("references") or []] or None,
-                      reference_misfit=[float(v) for v in d.get("reference_misfit") or []] or None)
+                      reference_misfit=[float(v) for v in d.get("reference_misfit") or []] or None,
+                      backtest={text({"label": k}, "label"): float(v) for k, v in (d.get("backtest") or {}).items()}
+                      or None,
+                      scaling_shortfall=None if d.get("scaling_shortfall") is None else float(d["scaling_shortfall"]))
         except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as exc:
             raise PerfModelError(f"the model file's intervals are malformed ({exc})") from None
         if not members:
@@ -567,6 +633,11 @@ class Uncertainty:
                 len(self.reference_misfit) != len(self.references)
                 or not all(math.isfinite(v) and v >= 0 for v in self.reference_misfit)):
             bad("reference_misfit", "must hold one finite number >= 0 per reference")
+        if self.backtest is not None and (len(self.backtest) > MAX_MEMBERS + 1
+                                          or not all(math.isfinite(v) and v >= 0 for v in self.backtest.values())):
+            bad("backtest", "must hold at most one finite error >= 0 per structure")
+        if self.scaling_shortfall is not None and not 0 <= self.scaling_shortfall <= 2:
+            bad("scaling_shortfall", f"is {self.scaling_shortfall!r}; a number from 0 to 2")
         if not sum(m.weight for m in self.members) > 0:
             bad("members' weights", "do not add up to a positive number")
         sg, df = self.noise.sigma, self.noise.df
@@ -596,13 +667,14 @@ class Uncertainty:
                 vals = [float(self.prior["kappa"][c]) for c in CROSSINGS] + [float(self.prior["pseudo_configurations"])]
             except (KeyError, TypeError, ValueError, OverflowError):
                 vals = [float("nan")]
-            try:
-                vals.append(float(self.prior.get("structure_scale", 0.0)))
-            except (TypeError, ValueError, OverflowError):
-                vals.append(float("nan"))
+            for key in ("structure_scale", "shortfall_scale"):
+                try:
+                    vals.append(float(self.prior.get(key, 0.0)))
+                except (TypeError, ValueError, OverflowError):
+                    vals.append(float("nan"))
             if not all(math.isfinite(v) and 0 <= v < 1e6 for v in vals):
-                bad("prior", "needs finite κ >= 0 for same_nodes, crosses_nodes and unknown, pseudo_configurations "
-                    "and structure_scale")
+                bad("prior", "needs finite κ >= 0 for same_nodes, crosses_nodes and unknown, pseudo_configurations, "
+                    "structure_scale and shortfall_scale")
         if self.topology:
             for key in ("gpus_per_node", "max_nodes"):
                 v = self.topology.get(key)

@@ -40,6 +40,7 @@ from ..errors import PerfModelError
 from ..language.expression import Expression, parse_bounds, parse_expression
 from ..language.terms import preset_bounds, preset_spec
 from .problem import BIG, Problem
+from .reach import horizon_env
 from .problem import DESettings
 
 if TYPE_CHECKING:
@@ -59,6 +60,13 @@ MAX_LAMBDA = 1e6  # at λ = 1 a term carrying the whole mean time already costs 
 #: constants shift by 0.4 %; at 1e-3 they shift by a third).
 DEFAULT_LAM = 1e-5
 
+#: Where the penalty weighs a term's effect (``Model(penalty_reach=...)``): ``"measured"``, over the
+#: measured rows only; ``"horizon"``, also at the standard horizon beyond them
+#: (:mod:`perfmodel.fitting.reach`), so that of the fits the data cannot tell apart the one whose
+#: terms grow least beyond the measurements is chosen.
+PENALTY_REACHES = ("measured", "horizon")
+DEFAULT_PENALTY_REACH = "measured"
+
 
 class Model:
     """An execution-time model ``T = Σ c_k·term_k`` to be fitted to measurements.
@@ -71,6 +79,9 @@ class Model:
     lam : regularisation weight λ >= 0 (default :data:`DEFAULT_LAM`). With λ > 0 a model may have
         more fitted parameters than measured configurations: the penalty then decides (with a warning).
     penalty : ``"l1"`` or ``"l2"`` on normalised coefficients.
+    penalty_reach : where the penalty weighs a term's effect: ``"measured"`` (the measured rows) or
+        ``"horizon"`` (the larger of that and its effect at the standard horizon beyond them,
+        :mod:`perfmodel.fitting.reach`); default :data:`DEFAULT_PENALTY_REACH`.
     loss : ``"relative"``, ``"absolute"`` or ``"log"``.
     bounds : ``{"e1": (0, 2), "c1": (0, 10)}`` or ``["e1=0:2"]``: free parameters (default
         [-3, 3]) and coefficients ``c0..`` (default [0, inf) when ``nonneg``).
@@ -84,11 +95,13 @@ class Model:
 
     def __init__(self, terms: str | None = None, *, preset: str | None = None, lam: float = DEFAULT_LAM,
                  penalty: str = "l1", loss: str = "relative", bounds=None, nonneg: bool = True,
-                 seed: int = 0, exact_init: bool = True, vectorized: bool = True, **de):
+                 seed: int = 0, exact_init: bool = True, vectorized: bool = True, penalty_reach: str | None = None,
+                 **de):
         self.terms = terms
         self.preset = preset
         self.lam = lam
         self.penalty = penalty
+        self.penalty_reach = DEFAULT_PENALTY_REACH if penalty_reach is None else penalty_reach
         self.loss = loss
         self.bounds = bounds
         self.nonneg = nonneg
@@ -107,7 +120,7 @@ class Model:
     def get_params(self) -> dict:
         """Constructor arguments, JSON-ready (scikit-learn's convention)."""
         return {"terms": self.terms, "preset": self.preset, "lam": self.lam, "penalty": self.penalty,
-                "loss": self.loss, "bounds": parse_bounds(self.bounds or {}), "nonneg": self.nonneg,
+                "penalty_reach": self.penalty_reach, "loss": self.loss, "bounds": parse_bounds(self.bounds or {}), "nonneg": self.nonneg,
                 "seed": self.seed, "exact_init": self.exact_init, "vectorized": self.vectorized,
                 **asdict(self.de)}
 
@@ -165,7 +178,8 @@ class Model:
                 f"{n_cfg} distinct configuration(s) cannot determine {n_par} fitted parameters "
                 f"({', '.join(names)}) at λ = 0; set λ > 0 (the penalty makes such a fit well-posed, "
                 f"e.g. the default {DEFAULT_LAM:g}), remove terms or measure more configurations")
-        problem = Problem(expr, meas, self.loss, self.penalty, float(self.lam), cbounds, self.nonneg)
+        problem = Problem(expr, meas, self.loss, self.penalty, float(self.lam), cbounds, self.nonneg,
+                          self.reach_env(meas))
         t0, c0 = _time.perf_counter(), _time.thread_time()
         z, info = problem.minimise(self.de, self.seed, self.exact_init, self.vectorized, progress)
         if n_cfg < n_par:
@@ -178,7 +192,13 @@ class Model:
         _check_usable(result, meas)
         return result
 
+    def reach_env(self, meas: Measurements) -> dict | None:
+        """The horizon points the penalty also weighs the terms at (None: where measured only)."""
+        return horizon_env(meas) if self.penalty_reach == "horizon" else None
+
     def _check_settings(self) -> None:
+        if self.penalty_reach not in PENALTY_REACHES:
+            raise PerfModelError(f"unknown penalty reach {self.penalty_reach!r}; known: {', '.join(PENALTY_REACHES)}")
         if self.loss not in LOSSES:
             raise PerfModelError(f"unknown loss {self.loss!r}; known: {', '.join(LOSSES)}")
         if self.penalty not in PENALTIES:

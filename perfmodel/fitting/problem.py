@@ -18,6 +18,7 @@ from scipy.optimize import differential_evolution, lsq_linear, minimize
 from ..data.measurements import Measurements
 from ..errors import PerfModelError
 from ..language.expression import Expression
+from .reach import reach_weights
 
 
 BIG = 1e12  # cost of an invalid candidate (non-finite or non-positive prediction with log loss)
@@ -56,7 +57,7 @@ class Problem:
     """
 
     def __init__(self, expr: Expression, meas: Measurements, loss: str, penalty: str, lam: float,
-                 cbounds: dict, nonneg: bool):
+                 cbounds: dict, nonneg: bool, reach_env: dict | None = None):
         self.expr = expr
         self.yscale = time_scale(meas.y)
         y = meas.y / self.yscale  # in an internal unit where the times are near 1 (see time_scale)
@@ -105,6 +106,16 @@ class Problem:
                 raise PerfModelError(f"term {expr.terms[k].text!r} is 0 on every row, so its coefficient "
                                      "cannot be fitted; remove it")
         self.fixed_scales = self._weighted_scale(self.fixed_matrix)
+        # The penalty weighs a term by its effect where measured and at the horizon beyond (reach_env:
+        # perfmodel.fitting.reach; None: where measured only): a weight >= 1 per term on its |u|.
+        self.reach_env = reach_env if lam and reach_env else None
+        self.fixed_reach = np.ones(len(fixed))
+        if self.reach_env is not None and fixed:
+            with np.errstate(all="ignore"):
+                at = expr.term_values(self.reach_env, np.zeros(self.M), only=fixed)
+                H = len(next(iter(self.reach_env.values())))
+                self.fixed_reach = reach_weights(self.fixed_scales, np.vstack(
+                    [np.broadcast_to(np.asarray(at[k], float), (H,)) for k in fixed]))
         self.U = 2.0 if nonneg else 10.0
 
     def _weighted_scale(self, T: np.ndarray) -> np.ndarray:
@@ -133,6 +144,21 @@ class Problem:
 
     def scales(self, T: np.ndarray) -> np.ndarray:
         return self._weighted_scale(T)
+
+    def reach(self, theta: np.ndarray, T: np.ndarray) -> np.ndarray:
+        """Each term's penalty weight for its effect at the horizon (:func:`reach_weights`; 1 without
+        a horizon) at one ``theta`` (M,), ``T`` its term matrix (K, G): shape (K,)."""
+        out = np.ones(self.K)
+        if self.reach_env is None:
+            return out
+        out[self.fixed] = self.fixed_reach
+        if self.dynamic:
+            H = len(next(iter(self.reach_env.values())))
+            with np.errstate(all="ignore"):
+                at = self.expr.term_values(self.reach_env, np.asarray(theta, float), only=self.dynamic)
+                for k in self.dynamic:
+                    out[k] = reach_weights(self._weighted_scale(T[k]), np.broadcast_to(np.asarray(at[k], float), (H,)))
+        return out
 
     def de_bounds(self, u_extra: float = 0.0) -> list[tuple[float, float]]:
         U = max(self.U, u_extra)
@@ -171,12 +197,20 @@ class Problem:
                 scale[:, self.fixed] = self.fixed_scales
                 c[:, self.fixed] = u[self.fixed].T * self.ybar / self.fixed_scales
             parts = np.empty((self.K,) + pred.shape) if self.expr.overlaps else None
+            rho = None
+            if self.lam and self.reach_env is not None:
+                rho = np.ones((S, self.K))
+                rho[:, self.fixed] = self.fixed_reach
+                H = len(next(iter(self.reach_env.values())))
+                at = self.expr.term_values(self.reach_env, theta, only=self.dynamic) if self.dynamic else {}
             if self.dynamic:
                 vals = self.expr.term_values(self.env, theta, only=self.dynamic)
                 for k in self.dynamic:
                     T = np.broadcast_to(vals[k], pred.shape)
                     sk = self._weighted_scale(T)
                     scale[:, k] = sk
+                    if rho is not None:
+                        rho[:, k] = reach_weights(sk, np.broadcast_to(np.asarray(at[k], float), (S, H)))
                     c[:, k] = u[k] * self.ybar / sk
                     part = np.clip(c[:, k], self.clo[k], self.chi[k])[:, None] * T
                     if parts is None:
@@ -193,7 +227,7 @@ class Problem:
                 pred = self.expr.predict_from(parts, theta)
             loss = self._loss(pred)
             if self.lam:
-                un = (c * scale / self.ybar)[:, self.penalised]
+                un = (c * scale / self.ybar * (1.0 if rho is None else rho))[:, self.penalised]
                 pen = np.abs(un).sum(axis=1) if self.penalty == "l1" else (un ** 2).sum(axis=1)
                 loss = loss + self.lam * pen
         out = np.where(np.isfinite(loss), loss, BIG)
@@ -219,7 +253,7 @@ class Problem:
         with np.errstate(all="ignore"):
             T = self.term_matrix(theta)
             loss = float(self._loss(self.predict(c, theta, T)[None])[0])
-            un = (c * self.scales(T) / self.ybar)[self.penalised]
+            un = (c * self.scales(T) / self.ybar * self.reach(theta, T))[self.penalised]
         pen = float(np.abs(un).sum() if self.penalty == "l1" else (un ** 2).sum())
         return loss, pen
 
@@ -241,9 +275,10 @@ class Problem:
             return None
         lo = self.clo * s / self.ybar
         hi = self.chi * s / self.ybar
+        rho = self.reach(np.asarray(theta, float), T)
         if self.lam == 0 or self.penalty == "l2":
             if self.lam:
-                ridge = np.sqrt(self.lam) * np.diag(self.penalised.astype(float))
+                ridge = np.sqrt(self.lam) * np.diag(self.penalised * rho)
                 A = np.vstack([A, ridge[self.penalised]])
                 t = np.concatenate([t, np.zeros(int(self.penalised.sum()))])
             res = lsq_linear(A, t, bounds=(lo, hi), method="bvls", tol=1e-14, max_iter=10000)
@@ -252,7 +287,7 @@ class Problem:
             if not np.all(np.isfinite(A.T @ A)):  # squares past the float range: leave it to DE
                 return None
         try:
-            return _l1_box_qp(A, t, self.lam * self.penalised, lo, hi)
+            return _l1_box_qp(A, t, self.lam * self.penalised * rho, lo, hi)
         except np.linalg.LinAlgError:
             return None
 

@@ -3,7 +3,8 @@
 As in :mod:`perfmodel.plots`, each ``*_figure`` function builds on a ``*_data`` function returning
 plain arrays that tests can check; nothing is displayed here and Streamlit is never imported.
 
-* :func:`group_table`: constants, shares and errors side by side, one row per group;
+* :func:`group_quality_table` and :func:`group_constants_table`: errors and the time split, and the
+  constants, one row per group;
 * :func:`group_split_figure`: each group's predicted time at one configuration, split into
   start-up, compute and communication (stacked bars);
 * :func:`group_scaling_figure`: the groups' scaling curves along one factor overlaid (time or
@@ -14,6 +15,7 @@ Presentation: imports from the layers below and the other plots modules only.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -24,7 +26,8 @@ import plotly.graph_objects as go
 from ..errors import PerfModelError
 from ..groups import GroupFits
 from .bands import add_band, speedup_interval
-from .style import CATEGORY_COLORS, CATEGORY_ORDER, GROUP_COLORS, IDEAL, set_log_ticks, term_name, translucent, empty_figure, factor_title, fmt_num, style, term_styles, text_html, time_title
+from .style import (CATEGORY_COLORS, CATEGORY_ORDER, GROUP_COLORS, IDEAL, TIME_UNIT, empty_figure, factor_title, fmt_num,
+                    set_log_ticks, style, term_styles, text_html, time_title, translucent, unit_seconds)
 from .scaling import scaling_data, typical_value
 
 
@@ -38,15 +41,14 @@ def _ok(fits: GroupFits, labels=None) -> list[tuple]:
     return out
 
 
-def term_names(fits: GroupFits) -> dict[str, str]:
-    """{term as written: its plain-word name with the term} over every fitted group
-    (``I*b^e1`` -> ``Compute per batch I·b^e1``; :func:`perfmodel.plots.style.term_name`)."""
-    names: dict[str, str] = {}
+def term_styles_by_text(fits: GroupFits) -> dict:
+    """{term as written: its :class:`~perfmodel.plots.style.TermStyle`} over every fitted group."""
+    out: dict = {}
     for o in fits.outcomes:
         if o.result is not None:
             for s in term_styles(o.result):
-                names.setdefault(s.text, term_name(s))
-    return names
+                out.setdefault(s.text, s)
+    return out
 
 
 def _cells(values: pd.Series, scale: float = 1.0) -> list[str]:
@@ -54,9 +56,18 @@ def _cells(values: pd.Series, scale: float = 1.0) -> list[str]:
     return ["—" if pd.isna(v) else f"{float(v) * scale:.4g}" for v in values]
 
 
-def group_table(fits: GroupFits) -> pd.DataFrame:
-    """One row per group: status, errors, the time split by category (%), constants and term shares (%),
-    the terms by their plain-word names; '—' where a group's model lacks the term."""
+def common_notes(fits: GroupFits) -> list[str]:
+    """The notes every fitted group has (of two or more), e.g. a factor constant in the whole table:
+    said once, not in every row."""
+    ok = [o for o in fits.outcomes if o.result is not None]
+    if len(ok) < 2:
+        return []
+    return [n for n in ok[0].notes if all(n in o.notes for o in ok[1:])]
+
+
+def group_quality_table(fits: GroupFits) -> pd.DataFrame:
+    """One row per group: status, configurations, errors, the time split by category (%) and the
+    reason a group was skipped or the notes on its fit (without the :func:`common_notes`)."""
     s = fits.summary
     cols = {"group": "group", "status": "status", "configurations": "configurations", "mape": "MAPE (%)",
             "cv_mape": "CV MAPE (%)", "startup_share": "start-up (%)", "compute_share": "compute (%)",
@@ -65,16 +76,30 @@ def group_table(fits: GroupFits) -> pd.DataFrame:
     for c in ("start-up (%)", "compute (%)", "communication (%)"):
         if c in out.columns:
             out[c] = out[c] * 100
-    names = term_names(fits)
+    common = set(common_notes(fits))
+    out["notes"] = [o.reason or "; ".join(n for n in o.notes if n not in common) for o in fits.outcomes]
+    return out
+
+
+def constant_column(style, unit: str = TIME_UNIT) -> str:
+    """The constants table's header of a term: ``c·I·b^e1 (min)``."""
+    return f"c·{style.text.replace('*', '·')} ({unit})"
+
+
+def group_constants_table(fits: GroupFits, unit: str = TIME_UNIT) -> pd.DataFrame:
+    """One row per group: each term's constant in ``unit`` per unit of the term (:func:`constant_column`
+    headers) and the free exponents; '—' where a group's model lacks the term. The terms' shares
+    of the time are in ``fits.summary`` (``share:<term>``)."""
+    s = fits.summary
+    out = s[["group"]].copy()
+    styles = term_styles_by_text(fits)
+    k = unit_seconds(unit)
     for c in s.columns:
         if c.startswith("c:"):
-            out[f"{names.get(c[2:], c[2:])}: constant"] = _cells(s[c])
+            style = styles.get(c[2:])
+            out[constant_column(style, unit) if style else f"c·{c[2:]} ({unit})"] = _cells(s[c], 1 / k)
         elif c.startswith("param:"):
             out[c[6:]] = _cells(s[c])
-    for c in s.columns:
-        if c.startswith("share:"):
-            out[f"{names.get(c[6:], c[6:])}: share (%)"] = _cells(s[c], 100)
-    out["reason / notes"] = [r if r else n for r, n in zip(s["reason"].fillna(""), s["notes"].fillna(""))]
     return out
 
 
@@ -115,12 +140,14 @@ def group_split_data(fits: GroupFits, at: dict | None = None, labels=None) -> Sp
 
 
 def group_split_figure(fits: GroupFits, at: dict | None = None, labels=None, title: str | None = None,
-                       data: SplitData | None = None) -> go.Figure:
-    """Stacked horizontal bars: start-up, compute and communication seconds per group."""
+                       data: SplitData | None = None, unit: str = TIME_UNIT) -> go.Figure:
+    """Stacked horizontal bars: start-up, compute and communication time per group, in ``unit``
+    (the view's, :func:`perfmodel.plots.style.view_unit`)."""
     d = data or group_split_data(fits, at, labels)
     title = title if title is not None else "Where each group's time goes"
     if not d.labels:
-        return empty_figure("no fitted group to show", time_title("predicted time"), "group", title)
+        return empty_figure("no fitted group to show", time_title("predicted time", unit), "group", title)
+    k = unit_seconds(unit)
     ticks = [text_html(lab) + (" *" if out else "") for lab, out in zip(d.labels, d.outside)]
     fig = go.Figure()
     for c in CATEGORY_ORDER:
@@ -128,12 +155,12 @@ def group_split_figure(fits: GroupFits, at: dict | None = None, labels=None, tit
         if not np.any(v != 0):
             continue
         share = np.divide(v, d.total, out=np.zeros_like(v), where=d.total != 0) * 100
-        fig.add_trace(go.Bar(y=ticks, x=v, orientation="h", name=c, marker_color=CATEGORY_COLORS[c][0],
-                             customdata=share, hovertemplate=f"%{{y}}<br>{c}: %{{x:.4g}} s (%{{customdata:.1f}} %)"
+        fig.add_trace(go.Bar(y=ticks, x=v / k, orientation="h", name=c, marker_color=CATEGORY_COLORS[c][0],
+                             customdata=share, hovertemplate=f"%{{y}}<br>{c}: %{{x:.4g}} {unit} (%{{customdata:.1f}} %)"
                                                              "<extra></extra>"))
     fig.update_layout(barmode="stack")
     fig.update_yaxes(title_text="", autorange="reversed", type="category")
-    fig.update_xaxes(title_text=time_title("predicted time"), rangemode="tozero")
+    fig.update_xaxes(title_text=time_title("predicted time", unit), rangemode="tozero")
     common = {k: v for k, v in d.at[0].items() if all(w.get(k) == v for w in d.at)}
     sub = ("at " + ", ".join(f"{k} = {fmt_num(v)}" for k, v in common.items())) if common else \
         "each group at its most frequent measured configuration"
@@ -198,16 +225,20 @@ def group_scaling_data(fits: GroupFits, symbol: str = "p", mode: str = "time", e
 
 def group_scaling_figure(fits: GroupFits, symbol: str = "p", mode: str = "time", extend: float = 2.0,
                          labels=None, log_x: bool = True, log_y: bool | None = None, title: str | None = None,
-                         curves: list | None = None) -> go.Figure:
-    """The groups' predicted time (or speedup) along ``symbol``, one colour per group."""
+                         curves: list | None = None, unit: str = TIME_UNIT) -> go.Figure:
+    """The groups' predicted time (in ``unit``, the view's) or speedup along ``symbol``, one colour
+    per group."""
     curves = curves if curves is not None else group_scaling_data(fits, symbol, mode, extend, labels)
     what = "speedup" if mode == "speedup" else "predicted time"
     title = title if title is not None else ("Which group scales better" if mode == "speedup"
                                              else "Run time of each group as it scales")
     x_title = factor_title(symbol)
-    y_title = "speedup over the smallest measured " + symbol if mode == "speedup" else time_title(what)
+    y_title = "speedup over the smallest measured " + symbol if mode == "speedup" else time_title(what, unit)
     if not curves:
         return empty_figure(f"no fitted group has the factor {symbol}", x_title, y_title, title)
+    if mode != "speedup":
+        curves = [_in_unit(c, unit) for c in curves]
+    suffix = "×" if mode == "speedup" else f" {unit}"
     log_y = log_x if log_y is None else log_y  # log-log: the ideal speedup is a straight line
     fig = go.Figure()
     for i, c in enumerate(curves):  # the bands first, beneath every line
@@ -216,14 +247,13 @@ def group_scaling_figure(fits: GroupFits, symbol: str = "p", mode: str = "time",
             label = text_html(c.label)  # user text: never markup in a chart
             add_band(fig, c.x, c.low, c.high, name=f"{label}: 90 % interval", legend=False, below=False,
                      fill=translucent(color, 0.16), hover=f"<b>{label}</b><br>%{{x:.4g}}: %{{customdata[0]:.4g}} – "
-                                                         f"%{{customdata[1]:.4g}}{' ×' if mode == 'speedup' else ' s'}")
+                                                         f"%{{customdata[1]:.4g}}{suffix}")
     for i, c in enumerate(curves):
         color = GROUP_COLORS[i % len(GROUP_COLORS)]
         solid = np.where(c.inside, c.y, np.nan)
         dashed = np.where(~c.inside | _edges(c.inside), c.y, np.nan)
-        unit = "×" if mode == "speedup" else " s"
         name = text_html(c.label)
-        hover = f"<b>{name}</b><br>{symbol} = %{{x:.4g}}<br>{what} %{{y:.4g}}{unit}"
+        hover = f"<b>{name}</b><br>{symbol} = %{{x:.4g}}<br>{what} %{{y:.4g}}{suffix}"
         fig.add_trace(go.Scatter(x=c.x, y=solid, mode="lines", name=name, legendgroup=name,
                                  line=dict(color=color, width=3), hovertemplate=hover + "<extra></extra>"))
         fig.add_trace(go.Scatter(x=c.x, y=dashed, mode="lines", name=name, legendgroup=name, showlegend=False,
@@ -233,7 +263,7 @@ def group_scaling_figure(fits: GroupFits, symbol: str = "p", mode: str = "time",
             fig.add_trace(go.Scatter(x=c.points_x, y=c.points_y, mode="markers", name=name, legendgroup=name,
                                      showlegend=False, marker=dict(color=color, size=8, line=dict(width=1, color="white")),
                                      hovertemplate=f"<b>{name}</b><br>measured: {symbol} = %{{x:.4g}}, "
-                                                   f"%{{y:.4g}}{unit}<extra></extra>"))
+                                                   f"%{{y:.4g}}{suffix}<extra></extra>"))
     if mode == "speedup":
         x0 = min(c.x0 for c in curves)
         xs = np.unique(np.concatenate([c.x for c in curves]))
@@ -252,6 +282,13 @@ def group_scaling_figure(fits: GroupFits, symbol: str = "p", mode: str = "time",
     sub = "solid: within each group's measured range; dashed: extrapolated; dots: measured runs" + (
         "; shaded: each group's 90 % interval" if any(c.low is not None for c in curves) else "")
     return style(fig, title, sub, height=520, legend="right")
+
+
+def _in_unit(c: GroupCurve, unit: str) -> GroupCurve:
+    """A time curve (its line, band and measured runs) in ``unit`` instead of seconds."""
+    k = unit_seconds(unit)
+    scale = (lambda a: None if a is None else np.asarray(a, float) / k)
+    return dataclasses.replace(c, y=c.y / k, points_y=c.points_y / k, low=scale(c.low), high=scale(c.high))
 
 
 def _edges(inside: np.ndarray) -> np.ndarray:

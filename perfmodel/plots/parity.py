@@ -60,6 +60,21 @@ def parity_data(result, meas: Measurements, color_by: str | None = None,
     return ParityData(y, pred, err, meas.rows, hover, color, color_by, lo, hi, cv_predicted, within)
 
 
+def largest_errors(result, meas: Measurements, n: int = 10) -> pd.DataFrame:
+    """The ``n`` runs the fit misses most (largest absolute percentage error first): ``row``,
+    ``error (%)`` (signed: above 0 the model predicts too long), ``measured (s)``, ``predicted (s)``
+    and ``configuration`` (the values of the factors that vary)."""
+    d = parity_data(result, meas)
+    if d.measured.size == 0:
+        return pd.DataFrame(columns=["row", "error (%)", "measured (s)", "predicted (s)", "configuration"])
+    env = meas.env()
+    shown = meas.varying() or list(meas.factors)
+    order = np.argsort(-np.abs(d.error_pct), kind="stable")[:n]
+    return pd.DataFrame({"row": d.rows[order], "error (%)": d.error_pct[order], "measured (s)": d.measured[order],
+                         "predicted (s)": d.predicted[order],
+                         "configuration": [config_label({s: env[s][i] for s in shown}) for i in order]})
+
+
 def add_parity_guides(fig: go.Figure, lo: float, hi: float) -> None:
     """The y = x line and the ±BAND_PCT % band of a parity chart, from ``lo`` to ``hi`` seconds."""
     line = np.array([lo, hi])

@@ -108,7 +108,8 @@ Where it lives
 (splits and exact screening), :mod:`~perfmodel.search.beam` (the beam search),
 :mod:`~perfmodel.search.refine` (the candidates refined by DE), :mod:`~perfmodel.search.candidates`
 (candidates, the selection, the small-data rule, :func:`plausible`), :mod:`~perfmodel.search.select`
-(:func:`auto_select`, the outline) and :mod:`~perfmodel.search.lambda_path`. The search layer imports
+(:func:`auto_select`, the outline), :mod:`~perfmodel.search.lambda_path` and
+:mod:`~perfmodel.search.pmnf` (Extra-P's search, a peer on the Compare page). The search layer imports
 from the layers below it (model language, data, fitting, uncertainty) and :mod:`perfmodel.parallel`,
 never from the uses of models or presentation.
 """

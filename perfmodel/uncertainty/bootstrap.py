@@ -32,7 +32,8 @@ class _Design:
         model = refit_model(result)
         self.expr, cbounds = model.resolve(meas)
         self.problem = Problem(self.expr, meas, result.settings["loss"], result.settings["penalty"],
-                               float(result.settings["lam"]), cbounds, bool(result.settings.get("nonneg", True)))
+                               float(result.settings["lam"]), cbounds, bool(result.settings.get("nonneg", True)),
+                               model.reach_env(meas))
         pr = self.problem
         self.cfg = meas.configurations()
         self.G = len(pr.counts)
@@ -46,7 +47,7 @@ class _Design:
         self.theta0 = np.array([result.params[p] for p in self.expr.params], float)
         with np.errstate(all="ignore"):
             T0 = pr.term_matrix(self.theta0)
-        self.pen_scale = np.where(pr.penalised, pr.scales(T0) / pr.ybar, 0.0)  # d u_k / d c_k
+        self.pen_scale = np.where(pr.penalised, pr.scales(T0) / pr.ybar * pr.reach(self.theta0, T0), 0.0)  # d u_k / d c_k
         lo_t = np.array([self.expr.bounds[p][0] for p in self.expr.params], float)
         hi_t = np.array([self.expr.bounds[p][1] for p in self.expr.params], float)
         self.lo = np.concatenate([pr.clo, lo_t])

@@ -16,7 +16,8 @@ import numpy as np
 
 from ..data.measurements import Measurements
 from ..errors import PerfModelError
-from ..fitting.members import DEFAULT_LEVEL, DEFAULT_REPLICATES, Member, Noise, PRIOR_SIGMA, Uncertainty, distance
+from ..fitting.members import (DEFAULT_LEVEL, DEFAULT_REPLICATES, Member, Noise, PRIOR_SIGMA, Uncertainty, distance,
+                               scaling_shortfall)
 from .bootstrap import bootstrap
 from .prior import load_prior, topology
 from .references import reference_members
@@ -127,6 +128,8 @@ def compute(result, meas: Measurements, *, candidates: list | None = None, score
                        calibration_replicates)
     unc.prior = load_prior() if prior is True else (dict(prior) if prior else None)
     unc.topology = topology(meas, gpus_per_node)
+    if "p" in meas.factors:
+        unc.scaling_shortfall = scaling_shortfall(meas.values("p"), meas.y)
     if references:
         t0 = _time.perf_counter()
         unc.references = reference_members(meas, unc.seed) or None
@@ -134,8 +137,37 @@ def compute(result, meas: Measurements, *, candidates: list | None = None, score
             env = meas.env()
             lr = unc.reference_logratios(env, unc.point(unc.point_predictions(env)))
             unc.reference_misfit = [float(np.nanmax(np.abs(v))) if np.isfinite(v).any() else 0.0 for v in lr]
+            if calibrate:
+                unc.backtest = reference_backtests(unc, meas)
         unc.seconds += _time.perf_counter() - t0
     return unc
+
+
+def reference_backtests(unc: Uncertainty, meas: Measurements) -> dict | None:
+    """How the model and each reference structure extrapolated this series' own larger worker counts:
+    refitted on the smaller ``p`` of each "train small, test large" split (:func:`extrapolation_splits`,
+    the calibration's), the root mean square of their log errors over the held-out configurations
+    (repeats of one configuration are one point). {label: error}, ``"model"`` the displayed model's
+    (the calibration's points); None when the splits are not along ``p`` or none could be scored."""
+    if scale_axis(meas) != "p":
+        return None
+    labels = [m.label for m in unc.references]
+    errors: dict = {label: [] for label in labels}
+    for _, test in extrapolation_splits(meas):
+        train_m, test_m = meas.subset(~test), meas.subset(test)
+        env, cfg = test_m.env(), test_m.configurations()
+        fitted = {m.label: m for m in reference_members(train_m, unc.seed, presets=labels)}
+        for label in labels:
+            m = fitted.get(label)
+            if m is None:
+                continue
+            with np.errstate(all="ignore"):
+                e = np.log(test_m.y / m.predict(env, m.point_coefficients[None], m.point_params[None])[0])
+            errors[label] += [float(np.mean(e[cfg == g])) for g in np.unique(cfg)]
+    out = {"model": [float(pt[0]) for pt in unc.calibration], **errors}
+    out = {k: float(np.sqrt(np.mean(np.square(v)))) for k, v in out.items()
+           if v and np.isfinite(v).all()}
+    return out if "model" in out and len(out) > 1 else None
 
 
 def _compute(result, meas, candidates, scores, noise_scale, replicates, seed, calibrate, calibration_replicates):

@@ -5,7 +5,9 @@ extrapolation grows per doubling beyond the measured range (κ), for targets on 
 measured, for targets on more nodes, and when the topology is unknown; how many configurations
 of a series the population counts as (``pseudo_configurations``); how much the members' and the
 noise's own band must be scaled to cover as often as it says (``band_scale``); how much of the reference
-structures' reach beyond the measurements the band takes in (``structure_scale``) and how the point
+structures' reach beyond the measurements the band takes in (``structure_scale``), how much faster
+κ grows for a series whose last measured doubling fell short of perfect scaling (``shortfall_scale``,
+η in κ·(1 + η·u), :func:`perfmodel.fitting.members.scaling_shortfall`) and how the point
 prediction is made from the model and those structures (``point_rule``). It is written by
 ``scripts/learn_prior.py`` from the corpus of ``benchmarks/corpus.py`` (its sources and date are in
 the file) and read when intervals are computed; :func:`perfmodel.fitting.members.combined_kappa`
@@ -45,10 +47,11 @@ def _load(path: str) -> dict:
         raise PerfModelError(f"{path} is not an extrapolation prior ({FORMAT})")
     kappa = d.get("kappa", {})
     vals = ([kappa.get(k) for k in ("same_nodes", "crosses_nodes", "unknown")]
-            + [d.get("pseudo_configurations"), d.get("band_scale", 1.0), d.get("structure_scale", 0.0)])
+            + [d.get("pseudo_configurations"), d.get("band_scale", 1.0), d.get("structure_scale", 0.0),
+               d.get("shortfall_scale", 0.0)])
     if not all(isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 for v in vals):
-        raise PerfModelError(f"{path}: κ, pseudo_configurations, band_scale and structure_scale must be finite "
-                             "numbers >= 0")
+        raise PerfModelError(f"{path}: κ, pseudo_configurations, band_scale, structure_scale and shortfall_scale "
+                             "must be finite numbers >= 0")
     if d.get("point_rule", "model") not in POINT_RULES:
         raise PerfModelError(f"{path}: point_rule must be one of {', '.join(POINT_RULES)}")
     return d
@@ -58,7 +61,8 @@ def load_prior(path: str | Path | None = None) -> dict:
     """The prior as stored with a fit's intervals: κ per crossing, pseudo-configurations, and where it
     came from (sources, date, series)."""
     d = _load(str(path or PRIOR_FILE))
-    keep = ("format", "kappa", "pseudo_configurations", "band_scale", "structure_scale", "point_rule", "level",
+    keep = ("format", "kappa", "pseudo_configurations", "band_scale", "structure_scale", "shortfall_scale",
+            "point_rule", "level",
             "n_series", "n_splits", "created", "sources")
     return {k: d[k] for k in keep if k in d}
 

@@ -4,8 +4,9 @@ An interval must include the structures the data cannot rule out. Beside the sea
 candidates (the members), every fit carries the point fits of three fixed structures of the field on
 the same measurements: ``data-parallel`` (start-up + compute + tree all-reduce + per-worker cost),
 ``ernest`` (Venkataraman et al. 2016: θ0 + θ1·N/p + θ2·log p + θ3·p, and a linear term for each other
-factor that varies) and ``pollux`` (Qiao et al. 2021:
-compute and synchronisation with their overlap). Where they and the point prediction disagree beyond
+factor that varies), ``pollux`` (Qiao et al. 2021: compute and synchronisation with their overlap)
+and ``power-law`` (the empirical scaling law T = c·p^a·x^b… over the varying factors, a straight line
+on log-log axes: what a spreadsheet's trend line extrapolates). Where they and the point prediction disagree beyond
 the measured range, the interval widens towards them by the prior's ``structure_scale`` (learned
 from the corpus, ``scripts/learn_prior.py``): see
 :meth:`perfmodel.fitting.members.Uncertainty.structures`.
@@ -28,7 +29,7 @@ from ..language.terms import preset_spec
 #: The reference structures (presets of :data:`perfmodel.language.terms.PRESETS`), fitted as
 #: ``perfmodel fit --preset NAME`` fits them (a linear one by its exact solution, the same fit in one
 #: generation).
-REFERENCE_PRESETS = ("data-parallel", "ernest", "pollux")
+REFERENCE_PRESETS = ("data-parallel", "ernest", "pollux", "power-law")
 
 
 def point_member(result, label: str) -> Member:
@@ -52,6 +53,22 @@ def ernest_spec(meas: Measurements) -> str:
     return " + ".join([spec] + [x for x in symbols if x not in ("p", "N") and x in vary and x not in have])
 
 
+def power_law_spec(meas: Measurements) -> str:
+    """One term, a product of a free power of each varying factor with positive values (``p^e1`` at
+    least): ``c·p^e1·B^e2``, a straight line in log-log coordinates."""
+    vary = meas.varying()
+    symbols = ["p"] + [s for s in meas.factors if s != "p" and s in vary and meas.values(s).min() > 0]
+    return "*".join(f"{s}^e{i + 1}" for i, s in enumerate(symbols))
+
+
+def _reference_model(name: str, meas: Measurements, seed: int) -> Model:
+    if name == "ernest":
+        return Model(terms=ernest_spec(meas), seed=seed)
+    if name == "power-law":
+        return Model(terms=power_law_spec(meas), seed=seed)
+    return Model(preset=name, seed=seed)
+
+
 def reference_members(meas: Measurements, seed: int = 0, presets=REFERENCE_PRESETS) -> list[Member]:
     """Point fits of the reference structures on ``meas`` (a structure that cannot be fitted on these
     factors, or whose fit is not finite, is left out); none without a ``p`` factor (workers), which the
@@ -63,7 +80,7 @@ def reference_members(meas: Measurements, seed: int = 0, presets=REFERENCE_PRESE
         try:  # a reference's numerical warnings are not the user's fit's: a structure that fails is left out
             with np.errstate(all="ignore"), warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
-                model = Model(terms=ernest_spec(meas), seed=seed) if name == "ernest" else Model(preset=name, seed=seed)
+                model = _reference_model(name, meas, seed)
                 res = model.clone(**exact_settings(model, meas)).fit(meas)  # a linear structure: solved exactly
         except PerfModelError:
             continue

@@ -48,8 +48,9 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def running_app(log_path: Path | None = None):
-    """Start the dashboard on a free port, wait for /_stcore/health, yield its URL, stop it."""
+def running_app(log_path: Path | None = None, root: Path = ROOT):
+    """Start the dashboard of the checkout ``root`` (default: this one) on a free port, wait for
+    /_stcore/health, yield its URL, stop it."""
     port = free_port()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     log_path = log_path or ARTIFACTS / "streamlit.log"
@@ -58,7 +59,7 @@ def running_app(log_path: Path | None = None):
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
              "--server.port", str(port), "--server.address", "127.0.0.1",
              "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+            cwd=root, stdout=log, stderr=subprocess.STDOUT)
         try:
             url = f"http://127.0.0.1:{port}"
             deadline = time.monotonic() + 90
@@ -148,3 +149,9 @@ def figure(locator) -> dict:
         return {data: plain(el.data), layout: plain(el.layout), axes: axes,
                 boxes: {legend: box('.legend'), title: box('.gtitle'), subtitle: box('.gtitle-subtitle')}};
     }""")
+
+
+def chart_titled(page, title: str) -> dict:
+    """The figure (:func:`figure`) of the chart whose title starts with ``title``."""
+    loc = page.locator(PLOT).filter(has=page.locator(".gtitle", has_text=re.compile("^" + re.escape(title))))
+    return figure(loc)

@@ -13,15 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from .harness import PLOT, figure, go_to, no_exception, open_app, wait_for_run
+from .harness import PLOT, chart_titled, figure, go_to, no_exception, open_app, wait_for_run
 
 pytestmark = pytest.mark.browser
-
-
-def chart_titled(page, title: str) -> dict:
-    """The figure whose title starts with ``title``."""
-    loc = page.locator(PLOT).filter(has=page.locator(".gtitle", has_text=re.compile("^" + re.escape(title))))
-    return figure(loc)
 
 
 @pytest.fixture(scope="module")
@@ -164,6 +158,12 @@ def test_results_residual_panels_share_one_row(page, comm_csv):
     ys = [a for name, a in res["axes"].items() if name.startswith("yaxis")]
     assert len(xs) == 3  # p, b and N vary
     assert len({tuple(a["domain"]) for a in ys}) == 1, "a panel sits below the others"
+    # the parity chart above them does not sit alone in half the page: its largest errors are beside it
+    parity = page.locator(PLOT).filter(has=page.locator(".gtitle", has_text="Predicted against measured")).first
+    worst = page.locator('[data-testid="stDataFrame"]').last
+    p_box, w_box = parity.bounding_box(), worst.bounding_box()
+    assert w_box["x"] >= p_box["x"] + p_box["width"] - 1 and w_box["y"] < p_box["y"] + p_box["height"]
+    assert page.get_by_text("Largest errors").count() == 1
 
 
 def test_candidates_legend_clears_the_subtitle(page):

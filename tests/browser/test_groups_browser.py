@@ -8,7 +8,7 @@ import pytest
 
 from perfmodel.data.datasets import load_frame
 
-from .harness import open_app, screenshot, wait_for_run
+from .harness import chart_titled, no_exception, open_app, screenshot, wait_for_run, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -38,3 +38,31 @@ def test_groups_page_compares_the_bundled_groups_on_first_visit(page):
     wait_for_run(page, lambda: page.get_by_text("speedup", exact=True).first.click())
     page.locator(PLOT).nth(0).locator(".legendtext").filter(has_text="ideal").first.wait_for()
     screenshot(page, "groups_page_speedup")
+
+
+#: Per table: (width of its content, width shown) in pixels; content wider than shown hides columns.
+TABLE_WIDTHS = """() => Array.from(document.querySelectorAll('[data-testid=stDataFrame]')).map(df => {
+    const sc = df.querySelector('.dvn-scroller');
+    return [sc.scrollWidth, sc.clientWidth, sc.scrollHeight, sc.clientHeight];
+})"""
+
+
+def test_groups_tables_show_every_column_and_row_and_the_page_speaks_one_unit(page):
+    """Issue 21 item 7: the Groups table hid its columns off the right edge at the default width, and the
+    time chart was in seconds; now every column and every group is in view without scrolling, and the
+    time chart, the split chart and the constants' headers share one unit."""
+    open_app(page, "groups")
+    page.get_by_text(re.compile(r"(\d+) of \1 groups fitted")).first.wait_for(timeout=300_000)
+    wait_idle(page, 300_000)
+    no_exception(page)
+    widths = page.evaluate(TABLE_WIDTHS)
+    assert len(widths) == 2
+    for content_w, shown_w, content_h, shown_h in widths:
+        assert content_w <= shown_w + 1, widths  # no column hidden off the right edge
+        assert content_h <= shown_h + 1, widths  # no group hidden below
+    curves = chart_titled(page, "Run time of each group as it scales")
+    unit = re.fullmatch(r"predicted time \((h|min|s|ms)\)", curves["layout"]["yaxis"]["title"]["text"]).group(1)
+    split = chart_titled(page, "Where each group's time goes")
+    assert split["layout"]["xaxis"]["title"]["text"] == f"predicted time ({unit})"
+    assert page.get_by_text(f"Constants in {unit} per unit of their term").count() == 1
+    screenshot(page, "groups_tables")
