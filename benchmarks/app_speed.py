@@ -10,17 +10,26 @@ Measures, on this machine:
     drawn (the quick peers; the automatic search's row follows);
   * Results on the DeepBench all-reduce dataset (P100), opened by link by the second visitor of a
     fresh server (the dataset not fitted before) -> the parity chart drawn; in a new browser
-    context, and in one that opened the app before (Streamlit's scripts and plotly.js cached).
+    context, and in one that opened the app before (Streamlit's scripts and plotly.js cached);
+  * Compare and Groups opened by link, each the first visit of its page on a fresh server (the
+    server warmed up by one visit of the app's first page): Compare on the default dataset -> its
+    parity chart, Groups on its default table (the bundled CNN benchmarks, 18 groups) -> its
+    first chart.
 The baseline, measured in the same run, is the library fit of the default dataset's model in this
-process (no browser, no server), so each ratio is what the dashboard adds. Prints a table; no
-assertions.
+process (no browser, no server), so each ratio is what the dashboard adds. ``--load N`` starts N
+busy-loop processes before the first measurement (the baseline included) and stops them at the
+end: the machine as busy as a shared one is (issue 21: Compare and Groups within 4 s with two of
+them on 2 cores). The header gives the cores and the load average at the start and the end.
+Prints a table; no assertions.
 
-    python benchmarks/app_speed.py [--repeat 3] [--only fresh,warm,live,compare,big]
+    python benchmarks/app_speed.py [--repeat 3] [--load 2] [--only fresh,warm,live,compare,big,pages]
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing as mp
+import os
 import statistics
 import sys
 import tempfile
@@ -59,6 +68,7 @@ DEEPBENCH = "deepbench-allreduce-p100"
 LIVE_START = 0.01
 LIVE_FORMULA = ("() => { const k = document.querySelector('.st-key-live_formula .katex-html');"
                 " return k ? k.textContent : null; }")
+GROUPS_CHART = "Run time of each group as it scales"  # the Groups page's curves (default mode)
 PARITY = "Predicted against measured"                     # the Results page's parity chart
 COMPARE_PARITY = "Predicted against measured, all models"  # the Compare page's (a title not on Results)
 
@@ -154,10 +164,51 @@ def six_parameter_model(page) -> None:
     wait_for_run(page, lambda: page.get_by_role("button", name="Fit model").click(), timeout=180_000)
 
 
+NOT_RUNNING = "document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state') === 'notRunning'"
+
+
+def first_visit(browser, url: str, path: str, title: str) -> float:
+    """:func:`first_chart` of ``url/path`` in a new session, which is then left to finish its run
+    (so that its remaining work does not overlap the next measurement)."""
+    page = new_page(browser, url)
+    page.add_init_script(DRAWN)
+    t0 = time.time()
+    page.goto(f"{url}/{path}")
+    dt = drawn_at(page, title) - t0
+    page.wait_for_function(NOT_RUNNING, timeout=180_000)
+    page.context.close()
+    return dt
+
+
+def _busy() -> None:
+    while True:
+        pass
+
+
+def start_load(n: int) -> list:
+    """``n`` busy-loop processes (each wants a whole core); stop them with :func:`stop_load`."""
+    procs = [mp.get_context("fork").Process(target=_busy, daemon=True, name=f"load-{i}") for i in range(n)]
+    for p in procs:
+        p.start()
+    return procs
+
+
+def stop_load(procs: list) -> None:
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        p.join(5)
+
+
+def load_line() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.2f} (1 min), {five:.2f} (5 min)"
+
+
 #: The parts of the benchmark: fresh servers (first visitor, then DeepBench by link from a new and from a
 #: returning browser), new sessions on a running server, live λ on the default dataset, Compare's first
-#: visit, live λ on the 300-row upload.
-PARTS = ("fresh", "warm", "live", "compare", "big")
+#: visit, live λ on the 300-row upload, Compare and Groups opened by link on fresh servers.
+PARTS = ("fresh", "warm", "live", "compare", "big", "pages")
 
 
 def main() -> None:
@@ -165,8 +216,20 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--only", default=",".join(PARTS),
                     help=f"comma-separated parts to measure, of {','.join(PARTS)} (default: all)")
+    ap.add_argument("--load", type=int, default=0,
+                    help="busy-loop processes running during the whole measurement (default: none)")
     args = ap.parse_args()
     parts = set(args.only.split(","))
+    load = start_load(args.load)
+    try:
+        run(args, parts)
+    finally:
+        stop_load(load)
+
+
+def run(args, parts: set) -> None:
+    print(f"{len(os.sched_getaffinity(0))} cores; {args.load} busy-loop process(es) started; at the start: "
+          f"{load_line()}", flush=True)
     from playwright.sync_api import sync_playwright
 
     tmp = Path(tempfile.mkdtemp())
@@ -186,6 +249,7 @@ def main() -> None:
         lib.append(time.perf_counter() - t0)
 
     cold, warm, live, live_big, compare, deepbench, deepbench_back = [], [], [], [], [], [], []
+    compare_link, groups = [], []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         for _ in range(args.repeat if "fresh" in parts else 0):  # a fresh server: first visitor, then DeepBench
@@ -223,6 +287,11 @@ def main() -> None:
                 six_parameter_model(page)
                 live_big += live_lambda(page, ["ArrowRight", "ArrowLeft"] * args.repeat)
                 page.context.close()
+        for _ in range(args.repeat if "pages" in parts else 0):  # each page's first visit on a fresh server
+            with running_app() as url:
+                first_chart(browser, url)  # the server warmed up, the default dataset fitted
+                compare_link.append(first_visit(browser, url, "compare", COMPARE_PARITY))
+                groups.append(first_visit(browser, url, "groups", GROUPS_CHART))
         browser.close()
 
     base = statistics.median(lib)
@@ -233,7 +302,10 @@ def main() -> None:
             ("live λ: key press -> new formula, 300 rows, 6 parameters", live_big),
             ("Compare, first visit, 30-row upload -> chart", compare),
             (f"Results by link, {DEEPBENCH}, first visit -> chart", deepbench),
-            ("the same, from a browser that opened the app before", deepbench_back)]
+            ("the same, from a browser that opened the app before", deepbench_back),
+            ("Compare by link, default dataset, first visit -> chart", compare_link),
+            ("Groups by link, 18 groups, first visit -> first chart", groups)]
+    print(f"at the end: {load_line()}")
     print(f"{'step':<58} {'median s':>9} {'max s':>7} {'runs':>5} {'x baseline':>11}")
     for name, vals in rows:
         if not vals:

@@ -326,13 +326,37 @@ def _fit_one(task: dict, meas: Measurements, o: GroupOutcome) -> None:
             compute_intervals(o.result, meas, replicates=int(task["replicates"]), gpus_per_node=task.get("gpus_per_node"))
         o.notes.extend(o.result.warnings)
         if k >= 2:
-            try:
-                v = cross_validate(model, meas, k=k, seed=model.seed)
-                o.cv, o.cv_method = dict(v.metrics), v.method
-                o.result.validation[v.method] = v.metrics
-            except PerfModelError as exc:
-                o.notes.append(f"no cross-validation: {exc}")
+            _cross_validate_into(model, meas, k, o)
     o.categories = _category_shares(o.result, meas)
+
+
+def _cross_validate_into(model: Model, meas: Measurements, k: int, o: GroupOutcome) -> None:
+    """A group's k-fold cross-validation (the model's seed numbers the folds) into its outcome."""
+    try:
+        v = cross_validate(model, meas, k=k, seed=model.seed)
+        o.cv, o.cv_method = dict(v.metrics), v.method
+        o.result.validation[v.method] = v.metrics
+    except PerfModelError as exc:
+        o.notes.append(f"no cross-validation: {exc}")
+
+
+def cross_validate_group(task: dict, outcome: GroupOutcome) -> GroupOutcome:
+    """``outcome`` (of ``fit_group`` on ``task`` with ``cv`` 0) with the cross-validation that
+    ``fit_group(task)`` computes (the same model, rows and folds); a copy, ``outcome`` unchanged.
+    A skipped group, the automatic search's (cross-validated by the search) or one already
+    cross-validated is returned as it is."""
+    k = int(task.get("cv") or 0)
+    if outcome.result is None or task.get("auto") or k < 2 or outcome.cv_method:
+        return outcome
+    meas = task["meas"]
+    scratch = GroupOutcome(key=outcome.key, label=outcome.label, status="ok")  # its notes are fit_group's
+    model, fitted = _group_model(task, meas, constant_factors(meas), scratch)
+    model = model.clone(**exact_settings(model, fitted))
+    o = dataclasses.replace(outcome, notes=list(outcome.notes), result=FitResult.from_dict(outcome.result.to_dict()))
+    t0 = _time.perf_counter()
+    _cross_validate_into(model, fitted, k, o)
+    o.seconds += _time.perf_counter() - t0
+    return o
 
 
 def _group_model(task: dict, meas: Measurements, constant: dict, o: GroupOutcome) -> tuple[Model, Measurements]:
@@ -375,14 +399,63 @@ def _group_model(task: dict, meas: Measurements, constant: dict, o: GroupOutcome
 
 
 # ----------------------------------------------------------------------------------------
-# the one function
+# the one function, and its stages
 # ----------------------------------------------------------------------------------------
+@dataclass
+class GroupPlan:
+    """A table split into groups, each a task ready to fit: what :func:`fit_groups` runs, for a
+    caller that runs it in stages (some groups first, the cross-validation after) and shows the
+    groups as they finish. ``plan.fits(outcomes)`` of every group's ``fit_group`` outcome is what
+    ``fit_groups`` returns, whatever the order and the stages.
+
+        >>> plan = plan_groups(frame, ["model", "platform"], time=..., factors=..., terms=...)
+        >>> first = plan.fit([0, 3], cv=False)            # two groups, not cross-validated yet
+        >>> first = [plan.cross_validate(i, o) for i, o in zip([0, 3], first)]
+    """
+
+    by: list
+    tasks: list = field(repr=False)
+    dropped: list = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.tasks)
+
+    @property
+    def labels(self) -> list[str]:
+        return [t["label"] for t in self.tasks]
+
+    @property
+    def keys(self) -> list[tuple]:
+        return [t["key"] for t in self.tasks]
+
+    def fit(self, indices: Sequence[int] | None = None, *, cv: bool = True, executor="serial",
+            workers: int | None = None, progress: Callable | None = None) -> list[GroupOutcome]:
+        """The outcomes of the groups at ``indices`` (default: all), in that order; ``cv=False``:
+        without their cross-validation (:meth:`cross_validate` adds it)."""
+        indices = range(len(self.tasks)) if indices is None else indices
+        tasks = [self.tasks[i] if cv else {**self.tasks[i], "cv": 0} for i in indices]
+        return execute(fit_group, tasks, executor, workers, progress)
+
+    def cross_validate(self, index: int, outcome: GroupOutcome) -> GroupOutcome:
+        """Group ``index``'s ``outcome`` with its cross-validation (:func:`cross_validate_group`)."""
+        return cross_validate_group(self.tasks[index], outcome)
+
+    def fits(self, outcomes: dict[int, GroupOutcome], executor: str = "serial", seconds: float = 0.0) -> GroupFits:
+        """The :class:`GroupFits` of the groups in ``outcomes`` ({index: outcome}; all of them: what
+        :func:`fit_groups` returns), in the table's order."""
+        done = sorted(outcomes)
+        return GroupFits(self.by, [outcomes[i] for i in done], executor_name(executor), seconds, list(self.dropped),
+                         [self.tasks[i]["meas"] for i in done])
+
+
 def fit_groups(frame, by: str | Sequence[str], *, time: str | None = None, factors: dict | None = None,
                terms: str | None = None, preset: str | None = None, auto: bool = False,
                model: Model | None = None, cv: int = 5, min_configurations: int | None = None,
                executor="processes", workers: int | None = None, progress: Callable | None = None,
                name: str = "", replicates: int = 0, gpus_per_node: float | None = None, **settings) -> GroupFits:
     """Fit the same model to every group of rows with equal values in the ``by`` columns.
+
+    In stages: :func:`plan_groups` (the same arguments but the executor's) and :class:`GroupPlan`.
 
     Parameters
     ----------
@@ -411,6 +484,19 @@ def fit_groups(frame, by: str | Sequence[str], *, time: str | None = None, facto
     Raises :class:`PerfModelError` for an unknown ``by``/time/factor column or a bad setting.
     """
     t0 = _time.perf_counter()
+    plan = plan_groups(frame, by, time=time, factors=factors, terms=terms, preset=preset, auto=auto, model=model,
+                       cv=cv, min_configurations=min_configurations, name=name, replicates=replicates,
+                       gpus_per_node=gpus_per_node, **settings)
+    outcomes = plan.fit(executor=executor, workers=workers, progress=progress)
+    return plan.fits(dict(enumerate(outcomes)), executor, _time.perf_counter() - t0)
+
+
+def plan_groups(frame, by: str | Sequence[str], *, time: str | None = None, factors: dict | None = None,
+                terms: str | None = None, preset: str | None = None, auto: bool = False,
+                model: Model | None = None, cv: int = 5, min_configurations: int | None = None,
+                name: str = "", replicates: int = 0, gpus_per_node: float | None = None,
+                **settings) -> GroupPlan:
+    """The groups of :func:`fit_groups` (same arguments, same checks), not fitted yet."""
     by = [by] if isinstance(by, str) else list(by or [])
     if not by:
         raise PerfModelError("name at least one column to group by")
@@ -470,9 +556,7 @@ def fit_groups(frame, by: str | Sequence[str], *, time: str | None = None, facto
         tasks.append({**spec, "key": key, "label": group_label(key), "meas": sub, "notes": notes,
                       "empty_reason": empty, "cv": cv, "min_configurations": min_configurations,
                       "replicates": int(replicates), "gpus_per_node": gpus_per_node})
-    outcomes = execute(fit_group, tasks, executor, workers, progress)
-    return GroupFits(by, outcomes, executor_name(executor), _time.perf_counter() - t0,
-                     base_dropped + list(meas.dropped), [t["meas"] for t in tasks])
+    return GroupPlan(by, tasks, base_dropped + list(meas.dropped))
 
 
 def _plain(v):

@@ -3,6 +3,7 @@ term, query parameters, and the export downloads (captured where Streamlit store
 
 import io
 import json
+import os
 import re
 from pathlib import Path
 
@@ -520,13 +521,28 @@ def test_the_report_draws_the_scaling_view_last_set(app, captured):
     assert "at b = 32, N = 1.28M" in html
 
 
+def _compared_datasets() -> set[str]:
+    """The datasets whose Compare page the suite opens: the first of each set of factors (the peers,
+    the Ernest variant and the PMNF search depend on the factors), about half of them; every one
+    with ``PERFMODEL_LONG=1`` (Compare runs the automatic search: about 6 s a dataset, the most of
+    this test's time)."""
+    if os.environ.get("PERFMODEL_LONG") == "1":
+        return {d.name for d in list_datasets()}
+    first: dict[tuple, str] = {}
+    for d in list_datasets():
+        first.setdefault(tuple(sorted(d.factors)), d.name)
+    return set(first.values())
+
+
 @pytest.mark.parametrize("name", [d.name for d in list_datasets()])
 def test_every_bundled_dataset_opens_on_every_page(name):
-    """Each catalogue dataset, opened by link, fits and every page renders without an error box."""
+    """Each catalogue dataset, opened by link, fits and every page renders without an error box
+    (Compare: on one dataset of each set of factors, :func:`_compared_datasets`; the long run,
+    ``PERFMODEL_LONG=1 python -m pytest tests/test_app.py -k every_bundled``, on every one)."""
     at = new_app(dataset=name).run()
     assert not at.exception, at.exception
     assert at.session_state["data"]["name"] == name and at.session_state["result"] is not None
-    for page in PAGES + ["pages/compare.py"]:
+    for page in PAGES + (["pages/compare.py"] if name in _compared_datasets() else []):
         at.switch_page(page).run()
         assert not at.exception, (page, at.exception)
         assert not errors(at), (page, errors(at))

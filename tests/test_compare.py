@@ -205,6 +205,13 @@ def test_quick_peers_merged_with_the_automatic_one_equal_the_whole_comparison(co
     assert len(merged.predictions) == len(whole.predictions)
     with pytest.raises(PerfModelError, match="same folds"):
         quick.merged(compare(meas, auto=sel, presets=(), pmnf=False, k=3, seed=3, workers=1))
+    # the Compare page's stages: your model alone, then the presets and PMNF, then the automatic one
+    user_only = compare(meas, user_model=user, presets=(), pmnf=False, run_auto=False, k=4, seed=3, workers=1)
+    peers = compare(meas, run_auto=False, k=4, seed=3, workers=1)
+    staged = user_only.merged(peers, after=None).merged(auto_only)
+    pd.testing.assert_frame_equal(staged.table[cols], whole.table[cols])
+    pd.testing.assert_frame_equal(staged.predictions.sort_values(["model", "kind", "row"]).reset_index(drop=True),
+                                  whole.predictions.sort_values(["model", "kind", "row"]).reset_index(drop=True))
 
 
 def test_winner_flags(comparison):

@@ -259,3 +259,24 @@ def test_group_fits_carry_intervals_when_asked(tmp_path):
     out = r.predict({"workers": [64], "samples": [frame["samples"].iloc[0]]}, interval=0.9)
     truth = 2.0 + 3e-3 * frame["samples"].iloc[0] / 64 + 0.5 * 6
     assert out["predicted_low"][0] < truth < out["predicted_high"][0]
+
+
+def test_groups_fitted_in_stages_equal_fit_groups():
+    """The Groups page fits the charted groups first and cross-validates after (GroupPlan); the
+    result is fit_groups' (the CLI's), number for number, the notes of a constant factor included."""
+    frame = frameworks(CONSTANTS, noise=0.03, seed=3)
+    frame.loc[frame["framework"] == "MXNet", "samples"] = 10_000  # N constant there: left out, noted
+    kw = dict(time="time_s", factors=FACTORS, terms="1 + N/p + log2(p) + p^e1", lam=1e-4, seed=2)
+    whole = fit_groups(frame, "framework", executor="serial", **kw)
+    plan = perfmodel.groups.plan_groups(frame, "framework", **kw)
+    order = [2, 0, 3, 1]
+    first = dict(zip(order, plan.fit(order, cv=False)))
+    assert all(o.cv == {} for o in first.values())
+    partial = plan.fits({i: first[i] for i in order[:2]})
+    assert [o.label for o in partial.outcomes] == [plan.labels[0], plan.labels[2]]  # the table's order
+    staged = plan.fits({i: plan.cross_validate(i, o) for i, o in first.items()})
+    cols = [c for c in whole.summary.columns if c != "notes"]
+    pd.testing.assert_frame_equal(staged.summary[cols], whole.summary[cols])
+    assert list(staged.summary["notes"]) == list(whole.summary["notes"])
+    assert "constant in this group" in whole.summary["notes"].iloc[1]
+    assert staged.summary["cv_mape"].notna().all()

@@ -1,9 +1,11 @@
-"""Compare-page component: the peers' table and parity chart, quick peers first.
+"""Compare-page component: the peers' table and parity chart, drawn as the peers are compared.
 
-The automatic search is the slow peer (seconds, against a fraction of a second for the presets
-and the PMNF search). When its result is not known yet, the page first shows the other peers,
-then adds the automatic one when its search is done, without fitting the others again
-(:meth:`perfmodel.compare.Comparison.merged`). Every part is cached by data and settings.
+Each peer costs a fit, a 5-fold cross-validation and a hold-out fit; together they take seconds
+on a busy machine, the automatic search most. The page draws the user's model first (one peer),
+then adds the presets and the PMNF search, then the automatic search when it is done, each part
+merged into the table without fitting the others again (:meth:`perfmodel.compare.Comparison.merged`),
+the chart and the table drawn again each time in the same places (``st.empty``). Every part is
+cached by data and settings.
 """
 
 from __future__ import annotations
@@ -30,12 +32,11 @@ def _compare(data_key: str, key_json: str, _meas, _result, _auto, _progress=None
         if _progress is not None:
             cancelled[0] = bool(_progress(done, total, message))
 
-    part = kw["part"]
-    return compare(_meas, user_model=_result if part != "automatic" else None, auto=_auto,
+    part = kw["part"]  # "user": your model; "peers": the presets, PMNF (and a known automatic choice); "automatic"
+    return compare(_meas, user_model=_result if part == "user" else None, auto=_auto if part == "peers" else None,
                    holdout_query=kw["query"] or None, k=K, seed=kw["seed"], loss=kw["loss"], nested=kw["nested"],
-                   presets=PRESET_PEERS if part != "automatic" else (),
-                   pmnf=part != "automatic", run_auto=part != "quick", progress=progress,
-                   should_stop=lambda: cancelled[0])
+                   presets=PRESET_PEERS if part == "peers" else (), pmnf=part == "peers",
+                   run_auto=part == "automatic", progress=progress, should_stop=lambda: cancelled[0])
 
 
 def _run(bar, part: str, key: dict, meas, res, auto):
@@ -44,7 +45,7 @@ def _run(bar, part: str, key: dict, meas, res, auto):
         (st.session_state["data_key"], json.dumps({**key, "part": part}, sort_keys=True), meas, res, auto))
 
 
-def _table(cmp, pending: bool) -> None:
+def _table(cmp, pending: str) -> None:
     table = cmp.table.rename(columns=METRIC_COLUMNS)
     same = same_expression_notes(cmp.table, cmp.results)
     table["error"] = ["; ".join(x for x in (e, same.get(m, "")) if x) for m, e in zip(table["model"], table["error"])]
@@ -63,7 +64,7 @@ def _table(cmp, pending: bool) -> None:
                + " · ".join(f"{label}: **{md(winners[col] or '–')}**" for col, label in METRIC_COLUMNS.items())
                + f" · hold-out: {md(cmp.holdout_query or 'none')}")
     if pending:
-        st.caption("The automatic search is still running: its row follows in a moment.")
+        st.caption(pending)
     for note in cmp.notes:
         st.caption(md(note))
 
@@ -82,22 +83,24 @@ def render(meas, res, query: str, nested: bool) -> None:
     chart_box = st.empty()
     bar = st.progress(0.0, text="Comparing the models…")
 
-    def show(cmp, pending: bool) -> None:
+    def show(cmp, pending: str = "", step: int = 0) -> None:
         with table_box.container():
             _table(cmp, pending)
         chart_box.plotly_chart(comparison_parity_figure(cmp, kind), width="content", theme=None,
-                               key="cmp:parity:quick" if pending else "cmp:parity")
+                               key=f"cmp:parity:{step}" if pending else "cmp:parity")
 
     try:
-        if auto is not None:
-            cmp = _run(bar, "all", key, meas, res, auto)
-        else:
-            quick = _run(bar, "quick", key, meas, res, None)
-            show(quick, pending=True)
-            cmp = quick.merged(_run(bar, "automatic", key, meas, res, None))
+        cmp = _run(bar, "user", key, meas, res, None)
+        later = "The presets, the PMNF search" + (" and the automatic choice" if auto is not None else
+                                                  " and the automatic search")
+        show(cmp, f"{later} are being compared: their rows follow in a moment.", 1)
+        cmp = cmp.merged(_run(bar, "peers", key, meas, res, auto), after=None)
+        if auto is None:
+            show(cmp, "The automatic search is still running: its row follows in a moment.", 2)
+            cmp = cmp.merged(_run(bar, "automatic", key, meas, res, None))
     except PerfModelError as exc:
         bar.empty()
         st.error(f"The comparison failed: {md(exc)}", icon=":material/error:")
         return
     bar.empty()
-    show(cmp, pending=False)
+    show(cmp)

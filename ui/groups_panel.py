@@ -2,8 +2,10 @@
 
 The page compares one model per group. Its table is the current data when that has columns to group
 by, and the bundled TensorFlow CNN table (models × platforms, :data:`GROUP_DATASET`) otherwise, so
-the page works on a first visit. The fits go through :func:`perfmodel.fit_groups` (the CLI's
-``--group-by`` calls the same function) with the session's λ, loss, penalty, seed and DE settings.
+the page works on a first visit. The fits go through :func:`perfmodel.groups.plan_groups`, the stages
+of :func:`perfmodel.fit_groups` (the CLI's ``--group-by``), with the session's λ, loss, penalty, seed
+and DE settings: the charted groups first, the others after, then every group's cross-validation
+(:class:`GroupRun`), so the first chart is drawn while the rest are fitted.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ import json
 import pandas as pd
 import streamlit as st
 
-from perfmodel import fit_groups
 from perfmodel.fitting.quality import judge_result
 from perfmodel.plots.groups import (best_scaling, common_notes, constant_column, group_constants_table,
                                     group_quality_table, group_split_data, term_styles_by_text)
@@ -22,12 +23,12 @@ from perfmodel.data.datasets import get_dataset, load_frame
 from perfmodel.groups import GroupFits
 
 from . import state
+from .group_run import GroupRun, settings_for
 from .text import md
 
 GROUP_DATASET = "tf-cnn-all"
 #: A column with more distinct values than this (or than half the rows) is an identifier, not a group.
 MAX_GROUPS = 2000
-CV_K = 5
 
 
 def candidate_columns(frame: pd.DataFrame, time: str, factors: dict) -> list[str]:
@@ -91,30 +92,6 @@ def tables() -> dict[str, dict]:
         if current is not None and current["columns"]:
             out[f"Current data: {current['title']}"] = current
     return out
-
-
-def settings_for(table: dict, terms: str) -> dict:
-    """The session's fit settings with ``terms`` (bounds kept only for the table's own terms)."""
-    s = dict(state.fit_settings())
-    s["terms"] = terms
-    s["bounds"] = {k: list(v) for k, v in sorted(table["bounds"].items())} if terms == table["terms"] else {}
-    return s
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def _fit(key: str, by_json: str, settings_json: str, time: str, factors_json: str, _frame) -> GroupFits:
-    s = json.loads(settings_json)
-    return fit_groups(_frame, json.loads(by_json), time=time, factors=json.loads(factors_json), terms=s["terms"],
-                      bounds={k: tuple(v) for k, v in s["bounds"].items()} or None, lam=s["lam"],
-                      penalty=s["penalty"], loss=s["loss"], seed=s["seed"], strategy=s["strategy"],
-                      popsize=s["popsize"], maxiter=s["maxiter"], tol=s["tol"], cv=CV_K, executor="processes")
-
-
-def run(table: dict, by: list[str], terms: str) -> GroupFits:
-    """Fit ``terms`` to every group of ``table`` by the ``by`` columns (cached; raises PerfModelError)."""
-    settings = settings_for(table, terms)
-    return _fit(str(table["key"]), json.dumps(list(by)), json.dumps(settings, sort_keys=True), table["time"],
-                json.dumps(table["factors"]), table["frame"])  # in the mapping's order: it numbers the folds
 
 
 def default_shown(fits: GroupFits, most: int = 8) -> list[str]:
