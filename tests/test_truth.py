@@ -125,9 +125,10 @@ def test_groups_headline_carries_ranges_and_leaves_poor_fits_unranked():
     assert best, text
     v, lo, hi = map(float, best.groups())
     assert lo < v < hi
-    shown = at.dataframe[0].value
-    assert "None" not in shown.astype(str).to_numpy() and "—" in shown.to_numpy()
-    assert not any(c.startswith("c[") for c in shown.columns)
+    tables = [d.value for d in at.dataframe]  # errors and shares, then constants (a term left out: —)
+    assert all("None" not in t.astype(str).to_numpy() for t in tables)
+    assert any("—" in t.to_numpy() for t in tables)
+    assert not any(c.startswith("c[") for t in tables for c in t.columns)
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     from perfmodel.plots.style import GROUP_COLORS
     lines = [tr for tr in spec["data"] if tr.get("mode") == "lines" and tr.get("showlegend", True)
