@@ -242,8 +242,12 @@ def _unpinned(design: _Design, Y: np.ndarray, base: np.ndarray, coefs: np.ndarra
     are noisy get the spread of the unpenalised refits instead: a zero-width interval would claim a
     certainty the measurements do not have."""
     x = np.column_stack([coefs, params])
-    lo, hi = np.quantile(x, [0.025, 0.975], axis=0)  # pinned in most replicates, whatever a few do
-    pinned = hi - lo <= 1e-9 * np.maximum(1.0, np.abs(np.median(x, axis=0)))
+    med = np.median(x, axis=0)
+    tol = 1e-9 * np.maximum(1.0, np.abs(med))
+    # pinned in most replicates, whatever the others do: a central interval of the usual levels would
+    # then be that one value (at λ = 0.01 the constant of the data-parallel preset sat on one value in
+    # 70-98 % of the replicates, and a 2.5-97.5 % check missed it where the others spread)
+    pinned = np.mean(np.abs(x - med) <= tol, axis=0) >= 0.5
     if not pinned.any():
         return coefs, params
     lam = design.lam
