@@ -65,7 +65,7 @@ DEFAULT_LAM = 1e-5
 #: (:mod:`perfmodel.fitting.reach`), so that of the fits the data cannot tell apart the one whose
 #: terms grow least beyond the measurements is chosen.
 PENALTY_REACHES = ("measured", "horizon")
-DEFAULT_PENALTY_REACH = "measured"
+DEFAULT_PENALTY_REACH = "horizon"
 
 
 class Model:

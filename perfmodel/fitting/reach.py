@@ -48,7 +48,8 @@ def horizon_env(meas: Measurements, factor: float = HORIZON_FACTOR) -> dict[str,
         slope = 0.0
         if np.all(v > 0) and np.all(scale > 0) and np.ptp(v) > 0 and np.ptp(log_scale) > 0:
             slope = float(np.polyfit(log_scale, np.log(v), 1)[0])
-        env[s] = v[top] * factor ** slope
+        with np.errstate(over="ignore"):  # a trend past the float range: an infinite horizon, weighed 1
+            env[s] = v[top] * np.float64(factor) ** slope
     return env
 
 

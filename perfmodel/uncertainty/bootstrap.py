@@ -58,6 +58,19 @@ class _Design:
         self.starts = np.flatnonzero(np.r_[True, np.diff(self.cfg[self.order]) != 0])
         self.fitted_cfg = pr.predict(self.c0, self.theta0, T0)  # (G,), internal unit
 
+    def insensitive(self, j: int, values) -> bool:
+        """True when the fit's predictions stay the same (to 1e-9) with free parameter ``j`` at each of
+        ``values``, the other constants as fitted."""
+        pr = self.problem
+        for v in values:
+            theta = self.theta0.copy()
+            theta[j] = v
+            with np.errstate(all="ignore"):
+                pred = pr.predict(self.c0, theta, pr.term_matrix(theta))
+            if not np.allclose(pred, self.fitted_cfg, rtol=1e-9, atol=0.0):
+                return False
+        return True
+
     def terms(self, theta: np.ndarray) -> np.ndarray:
         """Term values for parameter rows ``theta`` (R, M): shape (R, K, G)."""
         R = theta.shape[0]
@@ -257,7 +270,14 @@ def _unpinned(design: _Design, Y: np.ndarray, base: np.ndarray, coefs: np.ndarra
     finally:
         design.lam = lam
     x[:, pinned] = free[:, pinned]
-    return x[:, :design.K], x[:, design.K:]
+    K = design.K
+    med = np.median(x, axis=0)
+    still = pinned & (np.mean(np.abs(x - med) <= tol, axis=0) >= 0.5)
+    for j in np.flatnonzero(still[K:]):  # a free parameter the fit does not depend on (its terms are 0):
+        lo, hi = design.lo[K + j], design.hi[K + j]  # any value in its bounds fits alike
+        if np.isfinite(lo) and np.isfinite(hi) and hi > lo and design.insensitive(j, (lo, hi)):
+            x[:, K + j] = np.linspace(lo, hi, len(x))
+    return x[:, :K], x[:, K:]
 
 
 def bootstrap(result, meas: Measurements, replicates: int = DEFAULT_REPLICATES, seed: int = 0
