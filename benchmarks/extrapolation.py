@@ -145,14 +145,14 @@ def run_auto(train: Measurements, test: Measurements):
     """``fit --auto`` (one process) then ``predict --interval 0.9``."""
     selection = auto_select(train, final_de=dict(CLI_DE), workers=1, **CLI_AUTO)
     res, _, averaging = plausible(selection)
-    compute_intervals(res, train, replicates=CLI_REPLICATES, prior=_with_prior(), **averaging)
+    compute_intervals(res, train, replicates=CLI_REPLICATES, prior=_with_prior(), backtests=True, **averaging)
     return (*_interval(res, test), res.expression)
 
 
 def run_preset(name: str, train: Measurements, test: Measurements):
     """``fit --preset NAME`` then ``predict --interval 0.9``."""
     res = Model(preset=name, seed=CLI_AUTO["seed"], **CLI_DE).fit(train)
-    compute_intervals(res, train, replicates=CLI_REPLICATES, prior=_with_prior())
+    compute_intervals(res, train, replicates=CLI_REPLICATES, prior=_with_prior(), backtests=True)
     return (*_interval(res, test), res.expression)
 
 

@@ -229,7 +229,7 @@ def test_backtests_score_each_structure_on_the_series_own_larger_worker_counts()
     p = np.array([1, 2, 4, 8, 16, 32], float)
     t = 5 + 400 / p + 2 * np.log(p) + 0.5 * p  # Ernest's θ0 + θ1·N/p + θ2·log p + θ3·p at N = 1
     meas = Measurements.from_frame(pd.DataFrame({"p": p, "time": t}), time="time", factors={"p": "p"})
-    res = compute_intervals(Model("1 + 1/p", lam=0).fit(meas), meas, replicates=20, prior=False)
+    res = compute_intervals(Model("1 + 1/p", lam=0).fit(meas), meas, replicates=20, prior=False, backtests=True)
     unc = res._uncertainty()
     # the structures with Ernest's growing p term (Ernest's own, data-parallel's), fitted with the default
     # λ on 3-5 points, extrapolate the formula within 15 %; 1 + 1/p misses that term on every larger

@@ -56,18 +56,19 @@ from .calibration import compute, extrapolation_splits, refit_model, scale_axis,
 
 def compute_intervals(result, data, *, candidates: list | None = None, scores: list | None = None,
                       noise_scale: float | None = None, replicates: int | None = None, calibrate: bool = True,
-                      prior: dict | bool = True, gpus_per_node: float | None = None, references: bool = True):
+                      prior: dict | bool = True, gpus_per_node: float | None = None, references: bool = True,
+                      backtests: bool | None = None):
     """Fill ``result.uncertainty`` from ``data`` (the measurements it was fitted on); returns ``result``.
 
     ``candidates``, ``scores``, ``noise_scale``: other plausible fits with validation scores (this
     fit's first), as the automatic search gives them (:func:`perfmodel.search.plausible`); see
-    :func:`compute` (also for ``prior`` and ``gpus_per_node``).
+    :func:`compute` (also for ``prior``, ``gpus_per_node`` and ``backtests``).
     """
     if not isinstance(data, Measurements):
         raise PerfModelError("compute_intervals needs the Measurements the model was fitted on")
     unc = compute(result, data, candidates=candidates, scores=scores, noise_scale=noise_scale,
                   replicates=replicates or DEFAULT_REPLICATES, calibrate=calibrate, prior=prior,
-                  gpus_per_node=gpus_per_node, references=references)
+                  gpus_per_node=gpus_per_node, references=references, backtests=backtests)
     return result.attach_uncertainty(unc)
 
 

@@ -108,7 +108,8 @@ def _bands(results: list, weights: list, meas: Measurements, replicates: int, se
 def compute(result, meas: Measurements, *, candidates: list | None = None, scores: list | None = None,
             noise_scale: float | None = None, replicates: int = DEFAULT_REPLICATES, seed: int | None = None,
             calibrate: bool = True, calibration_replicates: int = 100, prior: dict | bool = True,
-            gpus_per_node: float | None = None, references: bool = True) -> Uncertainty:
+            gpus_per_node: float | None = None, references: bool = True, backtests: bool | None = None
+            ) -> Uncertainty:
     """The :class:`Uncertainty` of ``result`` fitted on ``meas``.
 
     ``prior``: the population's prior on extrapolation error (True, the default: the one learned from the corpus,
@@ -116,7 +117,10 @@ def compute(result, meas: Measurements, *, candidates: list | None = None, score
     ``PRIOR_KAPPA`` as before it existed). ``gpus_per_node``: to tell a target on more nodes than
     measured when ``nodes`` is not a factor (see :func:`perfmodel.uncertainty.prior.topology`).
     ``references``: fit the reference structures too (:mod:`perfmodel.uncertainty.references`), whose
-    disagreement with the point prediction widens the interval as the prior says.
+    disagreement with the point prediction widens the interval as the prior says. ``backtests``: score
+    the model and the structures on the series' own larger worker counts (:func:`reference_backtests`;
+    None, the default: when the prior's point rule uses them, as a ``backtest-*`` rule does; True: also
+    otherwise, e.g. to record them for scripts/learn_prior.py).
 
     ``candidates``: other plausible fits of ``meas`` (FitResults, e.g. the automatic search's runners-up)
     with ``scores`` (validation scores, ``result``'s first; lower is better) and the score noise
@@ -137,7 +141,7 @@ def compute(result, meas: Measurements, *, candidates: list | None = None, score
             env = meas.env()
             lr = unc.reference_logratios(env, unc.point(unc.point_predictions(env)))
             unc.reference_misfit = [float(np.nanmax(np.abs(v))) if np.isfinite(v).any() else 0.0 for v in lr]
-            if calibrate:
+            if calibrate and (unc.point_rule().startswith("backtest-") if backtests is None else backtests):
                 unc.backtest = reference_backtests(unc, meas)
         unc.seconds += _time.perf_counter() - t0
     return unc
