@@ -127,7 +127,7 @@ STRUCTURE_NOTE = 0.05
 
 def _structure_warnings(result, env: dict) -> list[str]:
     """Where the point prediction is not the formula's: the reference structures (data-parallel, Ernest,
-    Pollux) disagree with it beyond the measurements, and the prediction is made from them by the prior's
+    Pollux, a power law) disagree with it beyond the measurements, and the prediction is made from them by the prior's
     point rule (:data:`perfmodel.fitting.members.POINT_RULE_WORDS`)."""
     unc = result._uncertainty() if result.uncertainty else None
     if unc is None or unc.point_rule() == "model":
@@ -147,7 +147,7 @@ def _structure_warnings(result, env: dict) -> list[str]:
     return [f"beyond the measurements the formula and the reference structures ({names}) disagree: the "
             f"prediction is {POINT_RULE_WORDS[unc.point_rule()]}, {ratio[i]:.3g}× the formula's own at the farthest such "
             f"configuration ({len(off)} of {len(ratio)} configuration(s) differ by more than "
-            f"{STRUCTURE_NOTE:.0%}); the interval spans the structures"]
+            f"{STRUCTURE_NOTE:.0%})" + ("; the interval spans the structures" if unc.structure_scale(0.9) else "")]
 
 
 def _crossing_warnings(result, env: dict) -> list[str]:

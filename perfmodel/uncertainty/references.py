@@ -1,7 +1,7 @@
 """Reference structures: the models any series is compared with, fitted beside the user's.
 
 An interval must include the structures the data cannot rule out. Beside the search's plausible
-candidates (the members), every fit carries the point fits of three fixed structures of the field on
+candidates (the members), every fit carries the point fits of four fixed structures on
 the same measurements: ``data-parallel`` (start-up + compute + tree all-reduce + per-worker cost),
 ``ernest`` (Venkataraman et al. 2016: θ0 + θ1·N/p + θ2·log p + θ3·p, and a linear term for each other
 factor that varies), ``pollux`` (Qiao et al. 2021: compute and synchronisation with their overlap)
