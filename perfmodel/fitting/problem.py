@@ -109,13 +109,13 @@ class Problem:
         # The penalty weighs a term by its effect where measured and at the horizon beyond (reach_env:
         # perfmodel.fitting.reach; None: where measured only): a weight >= 1 per term on its |u|.
         self.reach_env = reach_env if lam and reach_env else None
+        self.n_reach = len(next(iter(reach_env.values()))) if self.reach_env else 0  # horizon points
         self.fixed_reach = np.ones(len(fixed))
         if self.reach_env is not None and fixed:
             with np.errstate(all="ignore"):
                 at = expr.term_values(self.reach_env, np.zeros(self.M), only=fixed)
-                H = len(next(iter(self.reach_env.values())))
                 self.fixed_reach = reach_weights(self.fixed_scales, np.vstack(
-                    [np.broadcast_to(np.asarray(at[k], float), (H,)) for k in fixed]))
+                    [np.broadcast_to(np.asarray(at[k], float), (self.n_reach,)) for k in fixed]))
         self.U = 2.0 if nonneg else 10.0
 
     def _weighted_scale(self, T: np.ndarray) -> np.ndarray:
@@ -153,11 +153,11 @@ class Problem:
             return out
         out[self.fixed] = self.fixed_reach
         if self.dynamic:
-            H = len(next(iter(self.reach_env.values())))
             with np.errstate(all="ignore"):
                 at = self.expr.term_values(self.reach_env, np.asarray(theta, float), only=self.dynamic)
                 for k in self.dynamic:
-                    out[k] = reach_weights(self._weighted_scale(T[k]), np.broadcast_to(np.asarray(at[k], float), (H,)))
+                    out[k] = reach_weights(self._weighted_scale(T[k]),
+                                           np.broadcast_to(np.asarray(at[k], float), (self.n_reach,)))
         return out
 
     def de_bounds(self, u_extra: float = 0.0) -> list[tuple[float, float]]:
@@ -198,10 +198,9 @@ class Problem:
                 c[:, self.fixed] = u[self.fixed].T * self.ybar / self.fixed_scales
             parts = np.empty((self.K,) + pred.shape) if self.expr.overlaps else None
             rho = None
-            if self.lam and self.reach_env is not None:
+            if self.reach_env is not None:  # (set only with λ > 0)
                 rho = np.ones((S, self.K))
                 rho[:, self.fixed] = self.fixed_reach
-                H = len(next(iter(self.reach_env.values())))
                 at = self.expr.term_values(self.reach_env, theta, only=self.dynamic) if self.dynamic else {}
             if self.dynamic:
                 vals = self.expr.term_values(self.env, theta, only=self.dynamic)
@@ -210,7 +209,7 @@ class Problem:
                     sk = self._weighted_scale(T)
                     scale[:, k] = sk
                     if rho is not None:
-                        rho[:, k] = reach_weights(sk, np.broadcast_to(np.asarray(at[k], float), (S, H)))
+                        rho[:, k] = reach_weights(sk, np.broadcast_to(np.asarray(at[k], float), (S, self.n_reach)))
                     c[:, k] = u[k] * self.ybar / sk
                     part = np.clip(c[:, k], self.clo[k], self.chi[k])[:, None] * T
                     if parts is None:

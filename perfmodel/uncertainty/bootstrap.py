@@ -254,13 +254,15 @@ def _unpinned(design: _Design, Y: np.ndarray, base: np.ndarray, coefs: np.ndarra
     """Constants that the penalty pins to one value in every replicate (an L1 kink) although the data
     are noisy get the spread of the unpenalised refits instead: a zero-width interval would claim a
     certainty the measurements do not have."""
+    def on_one_value(x):
+        # pinned in most replicates, whatever the others do: a central interval of the usual levels would
+        # then be that one value (at λ = 0.01 the constant of the data-parallel preset sat on one value
+        # in 70-98 % of the replicates, and a 2.5-97.5 % check missed it where the others spread)
+        med = np.median(x, axis=0)
+        return np.mean(np.abs(x - med) <= 1e-9 * np.maximum(1.0, np.abs(med)), axis=0) >= 0.5
+
     x = np.column_stack([coefs, params])
-    med = np.median(x, axis=0)
-    tol = 1e-9 * np.maximum(1.0, np.abs(med))
-    # pinned in most replicates, whatever the others do: a central interval of the usual levels would
-    # then be that one value (at λ = 0.01 the constant of the data-parallel preset sat on one value in
-    # 70-98 % of the replicates, and a 2.5-97.5 % check missed it where the others spread)
-    pinned = np.mean(np.abs(x - med) <= tol, axis=0) >= 0.5
+    pinned = on_one_value(x)
     if not pinned.any():
         return coefs, params
     lam = design.lam
@@ -271,9 +273,7 @@ def _unpinned(design: _Design, Y: np.ndarray, base: np.ndarray, coefs: np.ndarra
         design.lam = lam
     x[:, pinned] = free[:, pinned]
     K = design.K
-    med = np.median(x, axis=0)
-    still = pinned & (np.mean(np.abs(x - med) <= tol, axis=0) >= 0.5)
-    for j in np.flatnonzero(still[K:]):  # a free parameter the fit does not depend on (its terms are 0):
+    for j in np.flatnonzero((pinned & on_one_value(x))[K:]):  # a free parameter the fit does not depend on (its terms are 0):
         lo, hi = design.lo[K + j], design.hi[K + j]  # any value in its bounds fits alike
         if np.isfinite(lo) and np.isfinite(hi) and hi > lo and design.insensitive(j, (lo, hi)):
             x[:, K + j] = np.linspace(lo, hi, len(x))
