@@ -19,6 +19,17 @@ from . import state
 CV_K = 5
 
 
+def charted_first(keys: list[tuple], n_by: int, most: int = 8) -> list[int]:
+    """Positions of the groups charted at first among ``keys`` (their ``by`` values, ``n_by`` columns):
+    those that differ from the first only in the first ``by`` column (e.g. every model on one
+    platform), or else the first ``most``."""
+    if n_by > 1 and keys:
+        same = [i for i, k in enumerate(keys) if k[1:] == keys[0][1:]]
+        if len(same) >= 2:
+            return same[:most]
+    return list(range(min(most, len(keys))))
+
+
 def settings_for(table: dict, terms: str) -> dict:
     """The session's fit settings with ``terms`` (bounds kept only for the table's own terms)."""
     s = dict(state.fit_settings())
@@ -62,14 +73,8 @@ class GroupRun:
         return [t["label"] for t in self.plan.tasks if t["meas"].n_rows]
 
     def first(self, most: int = 8) -> list[int]:
-        """The groups :func:`default_shown` will chart, as far as the keys tell: those that differ from
-        the first group only in the first ``by`` column, else the first ``most``."""
-        keys = self.plan.keys
-        if len(self.plan.by) > 1:
-            same = [i for i, k in enumerate(keys) if k[1:] == keys[0][1:]]
-            if len(same) >= 2:
-                return same[:most]
-        return list(range(min(most, len(keys))))
+        """The groups :func:`ui.groups_panel.default_shown` will chart, as far as the keys tell."""
+        return charted_first(self.plan.keys, len(self.plan.by), most)
 
     def fit(self, indices, cv: bool = False, each=None) -> None:
         """Fit the groups at ``indices`` (``cv``: and cross-validate them); ``each(done, total, label)``

@@ -23,7 +23,7 @@ from perfmodel.data.datasets import get_dataset, load_frame
 from perfmodel.groups import GroupFits
 
 from . import state
-from .group_run import GroupRun, settings_for
+from .group_run import GroupRun, charted_first, settings_for
 from .text import md
 
 GROUP_DATASET = "tf-cnn-all"
@@ -98,14 +98,7 @@ def default_shown(fits: GroupFits, most: int = 8) -> list[str]:
     """The groups charted at first: those that differ from the first fitted group only in the first
     ``by`` column (e.g. every model on one platform), or else the first ``most``."""
     ok = [o for o in fits.outcomes if o.result is not None]
-    if not ok:
-        return []
-    if len(fits.by) > 1:
-        rest = ok[0].key[1:]
-        same = [o.label for o in ok if o.key[1:] == rest]
-        if len(same) >= 2:
-            return same[:most]
-    return [o.label for o in ok[:most]]
+    return [ok[i].label for i in charted_first([o.key for o in ok], len(fits.by), most)]
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
