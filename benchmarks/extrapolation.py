@@ -56,7 +56,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from perfmodel import Measurements, Model, compute_intervals  # noqa: E402
-from perfmodel.fitting.members import distance, series_evidence  # noqa: E402
+from perfmodel.fitting.extrapolation import series_evidence  # noqa: E402
+from perfmodel.fitting.members import distance  # noqa: E402
 from perfmodel.fitting.model import DEFAULT_PENALTY_REACH, PENALTY_REACHES  # noqa: E402
 from perfmodel.search import auto_select, plausible  # noqa: E402
 from perfmodel.uncertainty.references import REFERENCE_PRESETS  # noqa: E402
@@ -81,7 +82,7 @@ RECORD_COLUMNS = ["source", "family", "series", "cut", "n_train_scales", "n_trai
 #: the learning columns (``auto`` and the presets; NaN for the point-only peers): the un-widened log
 #: half-widths below and above the point (members + noise, before any widening for extrapolation),
 #: the distance in doublings the fit itself measures, the series' own evidence (S, n) of
-#: :func:`perfmodel.fitting.members.series_evidence`, the row's true crossing class, and each reference
+#: :func:`perfmodel.fitting.extrapolation.series_evidence`, the row's true crossing class, and each reference
 #: structure's shift beyond its misfit (:meth:`perfmodel.fitting.members.Uncertainty.reference_shifts`,
 #: from which scripts/learn_prior.py computes the point rule and the reach), and the backtest errors of
 #: the model and each structure on the series' own larger worker counts

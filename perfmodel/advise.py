@@ -31,7 +31,8 @@ import pandas as pd
 
 from .errors import PerfModelError
 from .plan import Pricing
-from .fitting.members import DEFAULT_LEVEL, distance, extended, normal_quantile
+from .fitting.extrapolation import extended, normal_quantile
+from .fitting.members import DEFAULT_LEVEL, distance
 from .uncertainty.ranges import range_at
 
 _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"

@@ -7,17 +7,24 @@ The records (one per held-out row of :mod:`benchmarks.corpus`'s splits, method `
 point prediction ``t``, the un-widened log band (``band_low`` = log(t / low0), ``band_high`` =
 log(high0 / t): members and noise, before any widening for extrapolation), the fit's own distance
 beyond its measured range ``d_model`` (doublings), the series' own evidence ``(evidence, n_evidence)``
-(:func:`perfmodel.fitting.members.series_evidence` of its calibration points) and the row's true
+(:func:`perfmodel.fitting.extrapolation.series_evidence` of its calibration points) and the row's true
 ``crossing`` (``same_nodes`` / ``crosses_nodes`` from the corpus topology).
 
 With a prior, the product's 90 % interval at a row of class c is ``t·exp(±widen_band(w, κ_c, d, 0.9))``
 with ``κ_c = combined_kappa(κ_pop[c], n0, S, n)`` (the functions of :mod:`perfmodel.fitting.members`,
 used here as they are). For each ``n0`` of a grid, each ``κ_pop`` (same_nodes, crosses_nodes, and
-``unknown`` pooled over every row) is solved by bisection so that the *source-weighted* coverage of
-the training rows of its class is 0.90: every source weighs the same (its rows share its weight),
-or RELeARN's three thousand rows would decide alone. ``n0`` is then the one with the smallest
-source-weighted mean interval score (Gneiting & Raftery 2007: width + (2/α)·distance outside, in log
-units, α = 0.1) over every training row, the crossing known.
+``unknown`` pooled over every row) is solved by bisection so that the weighted coverage of the
+training rows of its class is 0.90, a source weighing as the square root of its rows (by rows,
+RELeARN's three thousand would decide alone; with every source the same, one DawnBench row weighed
+as much as all of them). ``n0`` is then the one with the smallest weighted mean interval score
+(Gneiting & Raftery 2007: width + (2/α)·distance outside, in log units, α = 0.1) over every training
+row, the crossing known.
+
+All of it is learned once on every series and once per *scaling class* (:data:`CLASSES`, by the
+parallel efficiency of the series' last measured doubling, as the product tells it with
+:func:`perfmodel.uncertainty.prior.for_series`), each class with its own point rule: a series that
+still scaled extrapolates within a few % per doubling, one that had stopped by tens of %, and one κ
+for both was too wide for the first and too narrow for the second.
 
 Leave-one-source-out: for each source, the prior is learned on the others and scores it; the table
 (per family, by distance bucket, by crossing) compares coverage and the median and 90th-percentile
@@ -43,9 +50,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from perfmodel.fitting.members import (CROSSINGS, combined_kappa, scaling_shortfall, structure_terms,  # noqa: E402
-                                       widen_band)
-from perfmodel.uncertainty.prior import FORMAT, PRIOR_FILE  # noqa: E402
+from perfmodel.fitting.extrapolation import (CROSSINGS, POINT_RULES, combined_kappa, scaling_shortfall,  # noqa: E402
+                                            structure_terms, widen_band)
+from perfmodel.uncertainty.prior import FORMAT, PRIOR_FILE, efficiency  # noqa: E402
 
 LEVEL = 0.9
 ALPHA = 1 - LEVEL
@@ -63,11 +70,23 @@ GAMMA_GRID = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5)
 #: same fell from 86.8 % to 84.1 % (2026-12-02, 754 splits), and the whole corpus chose 0 either way;
 #: ``--shortfall-scale 0,1,2,4,8`` tries them.
 ETA_GRID = (0.0,)
-#: Point rules tried (:data:`perfmodel.fitting.members.POINT_RULES`).
-POINT_RULE_GRID = ("model", "structures-median", "backtest-best", "backtest-weighted")
+#: Point rules tried (:data:`perfmodel.fitting.extrapolation.POINT_RULES`). The backtest rules are left out by
+#: default (``--point-rules`` tries them): no held-out source chose one for every series, and per scaling
+#: class one won only on the few splits of the small sources, which cost MLPerf's held-out splits
+#: 16.5 -> 21.2 % (2026-12-02).
+POINT_RULE_GRID = ("model", "structures-median", "structures-only-median")
 KAPPA_MAX = 5.0  # per doubling, in log units: exp(1.645·5) ≈ 3700× per doubling; far beyond any series
 BISECTIONS = 25  # KAPPA_MAX / 2^25: 1.5e-7 per doubling
 KNOWN = ("same_nodes", "crosses_nodes")
+#: Scaling classes (name, lowest parallel efficiency per doubling of the series' last measured doubling,
+#: perfmodel.uncertainty.prior.efficiency), from the highest; each learns its own prior on its rows. The
+#: bounds are round numbers (90 %: near-linear; below 70 %: a doubling cut the time by less than 29 %, or
+#: it grew), not fitted. ``--classes ''`` learns one prior for every series.
+CLASSES = (("scales well", 0.9), ("scales partly", 0.7), ("scaling stopped", 0.0))
+#: Fewest training sources a class needs to learn its own prior (else it takes the whole corpus's), and
+#: a node crossing its own κ (else it takes the κ pooled over every crossing): with one or two, the κ is
+#: that of whichever source is left, e.g. MLPerf's alone for the same-node targets of series that scaled well.
+MIN_CLASS_SOURCES = 3
 
 
 # ----------------------------------------------------------------------------------------
@@ -89,7 +108,7 @@ CRITERION = "score"
 
 def structures(r: pd.DataFrame, rule: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(shift, below, above) of each row from the recorded shifts of the reference structures and
-    their backtest errors, by the product's own :func:`perfmodel.fitting.members.structure_terms` (a
+    their backtest errors, by the product's own :func:`perfmodel.fitting.extrapolation.structure_terms` (a
     structure without a record at a row, e.g. not fitted, is left out)."""
     cols = [c for c in r.columns if c.startswith("shift_")
             and (STRUCTURES is None or c[len("shift_"):] in STRUCTURES)]
@@ -118,13 +137,26 @@ def prepare(r: pd.DataFrame, rule: str = "model") -> pd.DataFrame:
     r["evidence"] = r["evidence"].fillna(0.0)
     if "bucket" not in r:
         r["bucket"] = ""
-    r["shortfall"] = pd.to_numeric(r["shortfall"], errors="coerce").fillna(0.0) if "shortfall" in r else 0.0
+    u = pd.to_numeric(r["shortfall"], errors="coerce") if "shortfall" in r else pd.Series(np.nan, index=r.index)
+    r["scaling_class"] = [row_class(v) for v in u]
+    mtn = pd.to_numeric(r["max_train_nodes"], errors="coerce") if "max_train_nodes" in r else np.nan
+    r["first_crossing"] = ((r["crossing"] == "crosses_nodes") & (mtn <= 1)).to_numpy(bool)
+    r["shortfall"] = u.fillna(0.0)
     return r
+
+
+def row_class(shortfall) -> str:
+    """The scaling class of a series' row by its shortfall (:data:`CLASSES`, as
+    :func:`perfmodel.uncertainty.prior.for_series` tells it); "" without one or without classes."""
+    e = efficiency(None if shortfall is None or pd.isna(shortfall) else float(shortfall))
+    if e is None or not CLASSES:
+        return ""
+    return next((name for name, lo in CLASSES if e >= lo - 1e-12), CLASSES[-1][0])
 
 
 def attach_shortfall(raw: pd.DataFrame) -> pd.DataFrame:
     """Records of an older benchmark run without the ``shortfall`` column: each split's
-    :func:`perfmodel.fitting.members.scaling_shortfall` of its training rows (the corpus's splits),
+    :func:`perfmodel.fitting.extrapolation.scaling_shortfall` of its training rows (the corpus's splits),
     as the product computes it at fit time."""
     if "shortfall" in raw and raw["shortfall"].notna().any():
         return raw
@@ -137,9 +169,17 @@ def attach_shortfall(raw: pd.DataFrame) -> pd.DataFrame:
 
 
 def source_weights(r: pd.DataFrame) -> np.ndarray:
-    """Each row's weight: 1 / (rows of its source in ``r``), so every source weighs the same."""
+    """Each row's weight for the report: 1 / (rows of its source in ``r``), so every source weighs the same."""
     n = r.groupby("source")["source"].transform("size").to_numpy(float)
     return 1.0 / n
+
+
+def learning_weights(r: pd.DataFrame) -> np.ndarray:
+    """Each row's weight for learning: 1 / sqrt(rows of its source in ``r``), so a source weighs as the
+    square root of its rows. With every source the same, one DawnBench row weighed as much as RELeARN's
+    3,000 and set a class's κ alone; by rows, RELeARN would decide alone."""
+    n = r.groupby("source")["source"].transform("size").to_numpy(float)
+    return 1.0 / np.sqrt(n)
 
 
 def training_rows(r: pd.DataFrame, held_out: str | None) -> pd.DataFrame:
@@ -204,7 +244,7 @@ def solve_kappa(r: pd.DataFrame, n0: float, weights: np.ndarray | None = None, t
     coverage grows with κ). 0 when the un-widened bands already cover ``target``."""
     if not len(r):
         return float("nan")
-    w = source_weights(r) if weights is None else np.asarray(weights, float)
+    w = learning_weights(r) if weights is None else np.asarray(weights, float)
     w = w / w.sum()
 
     def cov(k):
@@ -242,6 +282,7 @@ def learn(r: pd.DataFrame, n0_grid=N0_GRID, band_scales=BAND_SCALE_GRID, gammas=
     training rows ``r`` (every source weighing the same): for each (η, γ, band scale, n0) the κ that
     give 90 % coverage, then the one chosen by ``criterion`` (:data:`CRITERIA`)."""
     table = []
+    n_sources = {c: r.loc[r["crossing"] == c, "source"].nunique() for c in KNOWN}
     for eta in etas:
         for gamma in gammas:
             for scale in band_scales:
@@ -249,11 +290,12 @@ def learn(r: pd.DataFrame, n0_grid=N0_GRID, band_scales=BAND_SCALE_GRID, gammas=
                     kap = {c: solve_kappa(r[r["crossing"] == c], n0, band_scale=scale, gamma=gamma, eta=eta)
                            for c in KNOWN}
                     kap["unknown"] = solve_kappa(r, n0, band_scale=scale, gamma=gamma, eta=eta)
-                    for c in KNOWN:  # a class without training rows: the pooled value
-                        if not math.isfinite(kap[c]):
+                    for c in KNOWN:  # a crossing with rows of fewer than MIN_CLASS_SOURCES sources: the pooled value
+                        if not math.isfinite(kap[c]) or n_sources[c] < MIN_CLASS_SOURCES:
                             kap[c] = kap["unknown"]
                     k = row_kappas(r, kap, n0, True, eta)
-                    s = float(source_weights(r) @ interval_score(r, k, scale, gamma)) / r["source"].nunique()
+                    w = learning_weights(r)
+                    s = float(w @ interval_score(r, k, scale, gamma)) / w.sum()
                     table.append({"shortfall_scale": float(eta), "structure_scale": float(gamma),
                                   "band_scale": float(scale), "n0": float(n0), **kap, "score": s,
                                   "spread": calibration_spread(r, k, scale, gamma)})
@@ -265,6 +307,43 @@ def learn(r: pd.DataFrame, n0_grid=N0_GRID, band_scales=BAND_SCALE_GRID, gammas=
     return {"n0": pick["n0"], "band_scale": pick["band_scale"], "structure_scale": pick["structure_scale"],
             "shortfall_scale": pick["shortfall_scale"], "kappa": {c: pick[c] for c in CROSSINGS},
             "score": pick["score"], "spread": pick["spread"], "grid": table}
+
+
+def learn_classes(r: pd.DataFrame, *grids, **kw) -> dict:
+    """:func:`learn` on every training row (the prior of a series without a class), and on the rows of
+    each scaling class (:data:`CLASSES`) with at least :data:`MIN_CLASS_SOURCES` sources, as
+    ``classes`` {name: fit}; a class with fewer takes the whole corpus's."""
+    fit = learn(r, *grids, **kw)
+    fit["classes"] = {}
+    for name, lo in CLASSES:
+        sub = r[r["scaling_class"] == name]
+        own = sub["source"].nunique() >= MIN_CLASS_SOURCES
+        c = learn(sub, *grids, **kw) if own else {k: fit[k] for k in fit if k not in ("grid", "classes")}
+        c.update(efficiency_min=lo, own=own, n_rows=int(len(sub)), n_sources=int(sub["source"].nunique()),
+                 n_series=int(sub.groupby(["source", "series"]).ngroups))
+        fit["classes"][name] = c
+    return fit
+
+
+def class_halves(r: pd.DataFrame, fit: dict, known: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`halves` of each row by the prior of its scaling class (the whole corpus's without one); a
+    first run across nodes (one-node training rows) takes the larger of its class's and the whole
+    corpus's κ for crossing nodes, as :meth:`perfmodel.fitting.members.Uncertainty.kappa` does."""
+    lo, hi = np.zeros(len(r)), np.zeros(len(r))
+    cls = r["scaling_class"].to_numpy(object)
+    for name in np.unique(cls):
+        f = fit.get("classes", {}).get(name, fit)
+        m = cls == name
+        kappa = f["kappa"]
+        if known and f is not fit:
+            first = dict(kappa, crosses_nodes=max(kappa["crosses_nodes"], fit["kappa"]["crosses_nodes"]))
+            pop = np.where(r["first_crossing"].to_numpy(bool)[m], r["crossing"][m].map(first).to_numpy(float),
+                           r["crossing"][m].map(kappa).to_numpy(float))
+            k = kappas(r[m], pop, f["n0"], f["shortfall_scale"])
+        else:
+            k = row_kappas(r[m], kappa, f["n0"], known, f["shortfall_scale"])
+        lo[m], hi[m] = halves(r[m], k, f["band_scale"], f["structure_scale"])
+    return lo, hi
 
 
 def row_kappas(r: pd.DataFrame, kappa: dict, n0: float, known: bool = True, eta: float = 0.0) -> np.ndarray:
@@ -284,19 +363,53 @@ def split_errors(r: pd.DataFrame) -> pd.DataFrame:
         ape = 100 * np.abs(t / r["y_true"].to_numpy(float) - 1)
     return (r.assign(ape=np.where(np.isfinite(t) & (t > 0), ape, np.nan))
             .groupby(["source", "family", "series", "cut"], sort=False)
-            .agg(ape=("ape", "mean"), n_train_configs=("n_train_configs", "first")).reset_index())
+            .agg(ape=("ape", "mean"), n_train_configs=("n_train_configs", "first"),
+                 scaling_class=("scaling_class", "first")).reset_index())
 
 
-def choose_rule(frames: dict, held_out: str | None) -> str:
-    """The point rule with the smallest mean over the training sources of their median split error
-    (every source the same weight; ``held_out`` not seen); the only one when there is one."""
+#: split errors below this (%) count as it in the geometric mean of :func:`choose_rule`
+APE_FLOOR = 0.01
+
+
+def choose_rule(frames: dict, held_out: str | None, scaling_class: str | None = None) -> str | None:
+    """The point rule with the smallest geometric mean over the training sources of their median split
+    error (a source weighing as the square root of its splits, as in :func:`learning_weights`, and a
+    relative gain counting the same on a source whose errors are 2 % as on one whose are 40 %;
+    ``held_out`` not seen), over the splits of one scaling class
+    when given (None when fewer than :data:`MIN_CLASS_SOURCES` sources have such splits); the only one
+    when there is one."""
     if len(frames) == 1:
         return next(iter(frames))
-    def score(rule):
-        e = split_errors(frames[rule])
+    errors = {}
+    for rule, f in frames.items():
+        e = split_errors(f)
         e = e[e["source"] != held_out] if held_out is not None else e
-        return float(e.groupby("source")["ape"].median().mean())
+        errors[rule] = e[e["scaling_class"] == scaling_class] if scaling_class is not None else e
+    if scaling_class is not None and next(iter(errors.values()))["source"].nunique() < MIN_CLASS_SOURCES:
+        return None
+
+    def score(rule):
+        g = errors[rule].groupby("source")["ape"]
+        med, w = g.median().fillna(np.inf).to_numpy(float), np.sqrt(g.size().to_numpy(float))
+        return float(w @ np.log(np.maximum(med, APE_FLOOR)) / w.sum())
     return min(frames, key=score)
+
+
+def choose_rules(frames: dict, held_out: str | None) -> tuple[str, dict]:
+    """(the rule of a series without a scaling class, {class: its rule}) by :func:`choose_rule`."""
+    rule = choose_rule(frames, held_out)
+    return rule, {name: choose_rule(frames, held_out, name) or rule for name, _ in CLASSES}
+
+
+def compose(frames: dict, rule: str, rules: dict) -> pd.DataFrame:
+    """Every row as its class's point rule makes it (``rules``; ``rule`` without a class): the
+    frames hold the same rows in the same order, each with one rule's point."""
+    out = frames[rule].copy()
+    for name, rl in rules.items():
+        m = (out["scaling_class"] == name).to_numpy(bool)
+        if rl != rule and m.any():
+            out.loc[m] = frames[rl].loc[m]
+    return out
 
 
 def loso(frames: dict, n0_grid=N0_GRID, band_scales=BAND_SCALE_GRID, gammas=GAMMA_GRID, etas=ETA_GRID,
@@ -307,19 +420,18 @@ def loso(frames: dict, n0_grid=N0_GRID, band_scales=BAND_SCALE_GRID, gammas=GAMM
     parts, learned = [], {}
     first = next(iter(frames.values()))
     for src in sorted(first["source"].unique()):
-        rule = choose_rule(frames, src)
-        r = frames[rule]
-        fit = learn(training_rows(r, src), n0_grid, band_scales, gammas, etas, criterion)
+        rule, rules = choose_rules(frames, src)
+        r = compose(frames, rule, rules)
+        fit = learn_classes(training_rows(r, src), n0_grid, band_scales, gammas, etas, criterion)
         fit["point_rule"] = rule
+        for name, c in fit["classes"].items():
+            c["point_rule"] = rules[name]
         learned[src] = fit
         sub = r[r["source"] == src].copy()
-        for c in ("low_known", "high_known", "low_unknown", "high_unknown"):
-            sub[c] = np.nan
         ok = sub["ok"].to_numpy(bool)
         t = sub["pred"].to_numpy(float)
         for known, tag in ((True, "known"), (False, "unknown")):
-            lo, hi = halves(sub, row_kappas(sub, fit["kappa"], fit["n0"], known, fit["shortfall_scale"]),
-                            fit["band_scale"], fit["structure_scale"])
+            lo, hi = class_halves(sub, fit, known)
             sub[f"low_{tag}"] = np.where(ok, t * np.exp(-lo), np.nan)
             sub[f"high_{tag}"] = np.where(ok, t * np.exp(hi), np.nan)
         parts.append(sub)
@@ -386,16 +498,19 @@ def breakdown(r: pd.DataFrame, by: str | None) -> str:
 def loso_report(r: pd.DataFrame, learned: dict) -> str:
     r = r.assign(**{"family · crossing": r["family"] + " · " + r["crossing"]})
     parts = [breakdown(r, "family"), breakdown(r, None), breakdown(r, "bucket"), breakdown(r, "crossing"),
-             breakdown(r, "family · crossing")]
+             breakdown(r, "family · crossing"), breakdown(r.assign(**{"scaling class": r["scaling_class"].replace("", "none")}),
+                                                          "scaling class")]
     sw = ["Source-weighted coverage over all rows (every source the same weight): " + ", ".join(
         f"{v} {metrics(r, *cols)['coverage_sw']:.1f} %" for v, cols in VARIANTS.items())]
     lines = ["| held-out source | rows | point rule | κ same | κ cross | κ unknown | n0 | band scale | γ | η |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for src, fit in learned.items():
-        k = fit["kappa"]
-        lines.append(f"| {src} | {int((r['source'] == src).sum())} | {fit['point_rule']} | {k['same_nodes']:.3f} | "
-                     f"{k['crosses_nodes']:.3f} | {k['unknown']:.3f} | {fit['n0']:g} | {fit['band_scale']:g} | "
-                     f"{fit['structure_scale']:g} | {fit['shortfall_scale']:g} |")
+        for name, f in [("", fit)] + list(fit.get("classes", {}).items()):
+            k = f["kappa"]
+            what = f"{src} · {name}" + ("" if f.get("own", True) else " (= all)") if name else src
+            lines.append(f"| {what} | {int(((r['source'] == src) & ((r['scaling_class'] == name) | (name == ''))).sum())} | "
+                         f"{f.get('point_rule', fit['point_rule'])} | {k['same_nodes']:.3f} | {k['crosses_nodes']:.3f} | {k['unknown']:.3f} | "
+                         f"{f['n0']:g} | {f['band_scale']:g} | {f['structure_scale']:g} | {f['shortfall_scale']:g} |")
     return "\n\n".join(parts + sw + ["Prior learned without each source:\n" + "\n".join(lines)])
 
 
@@ -410,7 +525,8 @@ def method_text() -> str:
               else "by the source-weighted mean interval score (log units)")
     return ("scripts/learn_prior.py on the records of benchmarks/extrapolation.py --methods auto "
             "(train at p <= cut, test 1-3 doublings beyond, on every series of benchmarks/corpus.py): "
-            "each κ per doubling solved by bisection for 90 % source-weighted coverage of the widened "
+            "each κ per doubling solved by bisection for 90 % coverage (a source weighing as the square root "
+            "of its rows) of the widened "
             "band t·exp(±sqrt(w² + (z·κ_c·d)²)), κ_c = combined_kappa(κ, n0, series evidence) × (1 + η·u), "
             "'unknown' pooled over every row, the members' and noise's band w scaled by band_scale; "
             "(band_scale, n0) of " + ",".join(f"{v:g}" for v in BAND_SCALE_GRID) + " x "
@@ -419,8 +535,10 @@ def method_text() -> str:
             + " (the band widened by γ × the reference structures' reach, in quadrature) x shortfall scale η of "
             + ",".join(f"{v:g}" for v in ETA_GRID)
             + " (u the series' scaling shortfall over its last measured doubling) " + choose
-            + "; the point rule of " + ", ".join(POINT_RULE_GRID) + " by the mean over sources of their median "
-            "split error")
+            + "; the point rule of " + ", ".join(POINT_RULE_GRID) + " by the geometric mean over sources of their "
+            "median split error; all of it learned once on every series and once per scaling class ("
+            + ", ".join(f"{name}: last measured doubling at >= {100 * lo:g} % parallel efficiency" for name, lo in CLASSES)
+            + f", a class with fewer than {MIN_CLASS_SOURCES} sources taking the whole corpus's)")
 
 
 def prior_document(r: pd.DataFrame, fit: dict) -> dict:
@@ -442,6 +560,13 @@ def prior_document(r: pd.DataFrame, fit: dict) -> dict:
         "n_splits": int(splits),
         "n_rows": int(len(train)),
         "n_sources": int(train["source"].nunique()),
+        "classes": [{"name": name, "efficiency_min": float(c["efficiency_min"]),
+                     "kappa": {k: round(float(c["kappa"][k]), 5) for k in CROSSINGS},
+                     "pseudo_configurations": float(c["n0"]), "band_scale": float(c["band_scale"]),
+                     "structure_scale": float(c["structure_scale"]), "shortfall_scale": float(c["shortfall_scale"]),
+                     "point_rule": c.get("point_rule", fit["point_rule"]),
+                     "own": bool(c["own"]), "n_series": c["n_series"], "n_sources": c["n_sources"], "n_rows": c["n_rows"]}
+                    for name, c in fit.get("classes", {}).items()],
         "created": datetime.date.today().isoformat(),
         "sources": sources,
         "method": method_text(),
@@ -449,7 +574,7 @@ def prior_document(r: pd.DataFrame, fit: dict) -> dict:
 
 
 def main(argv=None) -> int:
-    global STRUCTURES, N0_GRID, BAND_SCALE_GRID, GAMMA_GRID, ETA_GRID, CRITERION  # as run: the file says them
+    global STRUCTURES, N0_GRID, BAND_SCALE_GRID, GAMMA_GRID, ETA_GRID, CRITERION, CLASSES, POINT_RULE_GRID  # as run
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("records", help="records CSV of benchmarks/extrapolation.py (method auto)")
     ap.add_argument("--method", default="auto")
@@ -467,7 +592,15 @@ def main(argv=None) -> int:
                          "breaking near-ties) or the interval score alone")
     ap.add_argument("--structures", default=None,
                     help="reference structures to use, e.g. data-parallel,ernest,pollux (default: every one recorded)")
+    ap.add_argument("--point-rules", default=",".join(POINT_RULE_GRID),
+                    help="point rules tried, of " + ", ".join(POINT_RULES))
+    ap.add_argument("--classes", default=",".join(f"{name}:{lo:g}" for name, lo in CLASSES),
+                    help="scaling classes as name:lowest efficiency, from the highest ('' for one prior)")
     args = ap.parse_args(argv)
+    CLASSES = tuple((c.rsplit(":", 1)[0], float(c.rsplit(":", 1)[1])) for c in args.classes.split(",") if c)
+    POINT_RULE_GRID = tuple(v for v in args.point_rules.split(",") if v)
+    if not POINT_RULE_GRID or set(POINT_RULE_GRID) - set(POINT_RULES):
+        ap.error(f"--point-rules: some of {', '.join(POINT_RULES)}")
     STRUCTURES = tuple(args.structures.split(",")) if args.structures else None
     grid = tuple(float(v) for v in args.n0.split(","))
     scales = tuple(float(v) for v in args.band_scale.split(","))
@@ -476,7 +609,7 @@ def main(argv=None) -> int:
     N0_GRID, BAND_SCALE_GRID, GAMMA_GRID, ETA_GRID, CRITERION = grid, scales, gammas, etas, args.criterion
     raw = attach_shortfall(pd.read_csv(args.records, keep_default_na=False, na_values=[""],
                                        dtype={"series": str, "expression": str, "error": str}))
-    frames = {rule: prepare(raw[raw["method"] == args.method], rule) for rule in POINT_RULE_GRID}
+    frames = {rule: prepare(raw[raw["method"] == args.method], rule) for rule in POINT_RULE_GRID}  # after CLASSES
     r = frames["model"]
     if not len(r):
         ap.error(f"no {args.method} records in {args.records}")
@@ -489,19 +622,27 @@ def main(argv=None) -> int:
     peers = raw[raw["method"].isin(["pollux-ref", "optimus-ref"])]
     print("\nPoint predictions (median of each split's MAPE; LOSO choice: the rule chosen without the source):\n"
           + point_report(frames, scored, peers))
-    rule = choose_rule(frames, None)
-    fit = learn(training_rows(frames[rule], None), grid, scales, gammas, etas, args.criterion)
+    rule, rules = choose_rules(frames, None)
+    r = compose(frames, rule, rules)
+    fit = learn_classes(training_rows(r, None), grid, scales, gammas, etas, args.criterion)
     fit["point_rule"] = rule
+    for name, c in fit["classes"].items():
+        c["point_rule"] = rules[name]
     print(f"\nLearned on every source, point rule {rule} (γ × band scale × n0 grid, source-weighted mean "
           "interval score):")
     for row in fit["grid"]:
         print(f"  η {row['shortfall_scale']:g}, γ {row['structure_scale']:g}, band scale {row['band_scale']:g}, n0 = {row['n0']:g}: κ same "
               f"{row['same_nodes']:.4f}, cross {row['crosses_nodes']:.4f}, unknown {row['unknown']:.4f}; "
               f"score {row['score']:.4f}, coverage spread {100 * row['spread']:.1f} points")
-    doc = prior_document(frames[rule], fit)
+    doc = prior_document(r, fit)
     print(f"\nprior: κ {doc['kappa']}, n0 = {doc['pseudo_configurations']:g}, band scale {doc['band_scale']:g}, "
           f"structure scale {doc['structure_scale']:g}, shortfall scale {doc['shortfall_scale']:g}, "
           f"point rule {doc['point_rule']}")
+    for c in doc["classes"]:
+        print(f"  class {c['name']} (efficiency >= {100 * c['efficiency_min']:g} %, {c['n_series']} series of "
+              f"{c['n_sources']} sources{'' if c['own'] else ', too few: the whole corpus'}): κ {c['kappa']}, "
+              f"n0 = {c['pseudo_configurations']:g}, band scale {c['band_scale']:g}, structure scale {c['structure_scale']:g}, "
+              f"point rule {c['point_rule']}")
     if args.write:
         Path(args.out).write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
         print(f"written: {args.out}")

@@ -117,13 +117,40 @@ def test_solver_recovers_a_known_spread_per_doubling(learn_prior):
         assert cov == pytest.approx(0.90, abs=0.02)
 
 
-def test_every_source_weighs_the_same(learn_prior):
+def test_every_source_weighs_the_same_in_the_report_and_as_its_rows_square_root_in_learning(learn_prior):
     r = learn_prior.prepare(_records(n_per_source=50))
     r = pd.concat([r, learn_prior.prepare(_records(n_per_source=2000, sources=("big",), seed=1))],
                   ignore_index=True)
-    w = learn_prior.source_weights(r)
-    per = pd.Series(w).groupby(r["source"]).sum()
+    per = pd.Series(learn_prior.source_weights(r)).groupby(r["source"]).sum()
     assert np.allclose(per.to_numpy(), 1.0)
+    per = pd.Series(learn_prior.learning_weights(r)).groupby(r["source"]).sum()
+    assert per["big"] == pytest.approx(np.sqrt(2000)) and per["a"] == pytest.approx(np.sqrt(50))
+
+
+def test_each_scaling_class_learns_its_own_spread(learn_prior):
+    """Series whose last doubling ran at >= 90 % efficiency (u = 0.05) with errors of 3 % per doubling,
+    and series that had stopped scaling (u = 1.2) with 30 %: each class recovers its own κ, and the
+    product's class of a shortfall is the script's."""
+    from perfmodel.uncertainty.prior import for_series
+
+    well = _records(n_per_source=300, s_same=0.03, s_cross=0.03, seed=2).assign(shortfall=0.05)
+    stopped = _records(n_per_source=300, s_same=0.3, s_cross=0.3, seed=3).assign(shortfall=1.2)
+    r = learn_prior.prepare(pd.concat([well, stopped], ignore_index=True))
+    assert set(r["scaling_class"]) == {"scales well", "scaling stopped"}
+    fit = learn_prior.learn_classes(r, (1.0,), (1.0,), (0.0,))
+    assert fit["classes"]["scales well"]["kappa"]["unknown"] == pytest.approx(0.03, rel=0.15)
+    assert fit["classes"]["scaling stopped"]["kappa"]["unknown"] == pytest.approx(0.3, rel=0.15)
+    assert not fit["classes"]["scales partly"]["own"]  # no rows: the whole corpus's
+    lo, hi = learn_prior.class_halves(r, fit)
+    z = r["z"].to_numpy()
+    for name in ("scales well", "scaling stopped"):
+        m = (r["scaling_class"] == name).to_numpy()
+        assert np.mean((z[m] >= -lo[m]) & (z[m] <= hi[m])) == pytest.approx(0.90, abs=0.02)
+    doc = {"kappa": fit["kappa"], "classes": [{"name": n, "efficiency_min": c["efficiency_min"], "kappa": c["kappa"],
+                                               "pseudo_configurations": c["n0"], "band_scale": c["band_scale"]}
+                                              for n, c in fit["classes"].items()]}
+    for u in (0.0, 0.15, 0.16, 0.5, 0.52, 2.0):
+        assert for_series(doc, u)["scaling_class"]["name"] == learn_prior.row_class(u), u
 
 
 def test_leave_one_source_out_never_uses_the_scored_source(learn_prior, monkeypatch):

@@ -54,6 +54,18 @@ def test_structures_follow_their_formulas_beyond_the_measurements():
     assert low[1] == pytest.approx(10.0)  # the model's own prediction is the band's lower end
 
 
+def test_the_structures_only_median_leaves_the_formula_out_beyond_the_measurements():
+    unc = hand_made(rule="structures-only-median", gamma=0.0)
+    env = {"p": np.array([4.0, 64.0])}
+    a = math.log(2.4) - math.log(10 / 8.25)
+    b = math.log(4.0) - math.log(10 / 8.5)
+    # at p = 64 the structures' shifts are 0, a, b: their median is a (with the formula's 0 it was a / 2);
+    # inside the measurements every shift is 0, so the prediction is the formula's
+    assert unc.predict_point(env) == pytest.approx([10.0, 10.0 * math.exp(a)])
+    shift, below, above = unc.structures(env, np.array([10.0, 10.0]))
+    assert below == pytest.approx([0.0, a]) and above == pytest.approx([0.0, b - a])
+
+
 def test_the_model_rule_keeps_the_formula_and_gamma_zero_keeps_the_band():
     env = {"p": np.array([64.0])}
     unc = hand_made(rule="model", gamma=0.0)
@@ -116,7 +128,7 @@ def test_the_learning_script_computes_the_structures_as_the_product(learn_prior_
     unc.backtest = {"model": 0.3, "same": 0.3, "slow": 0.05, "slower": 0.2}
     for label, v in unc.backtest.items():
         rec[f"bt_{label}"] = v
-    for rule in ("structures-median", "backtest-best", "backtest-weighted"):
+    for rule in ("structures-median", "structures-only-median", "backtest-best", "backtest-weighted"):
         unc.prior["point_rule"] = rule
         got = mod.structures(rec, rule)
         for g, w in zip(got, unc.structures(env, t)):
@@ -148,25 +160,36 @@ def test_the_product_gives_the_intervals_the_learning_script_emulates():
     unc = base._uncertainty()
     t, lo0, hi0 = unc.interval(far, 0.9, widen=False)
     S, n = series_evidence(unc.calibration)
+    from perfmodel.fitting.members import crossings
+
+    cross = crossings(unc.topology, far)  # 8 GPUs guessed per node: 64 GPUs is a first run across nodes
+    assert list(cross) == ["same_nodes", "same_nodes", "crosses_nodes"] and unc.topology["max_nodes"] == 1
     rec = pd.DataFrame({"source": "s", "family": "f", "series": "x", "cut": 2.0, "n_train_configs": 2,
                         "y_true": t, "pred": t, "low": np.nan, "high": np.nan, "band_low": np.log(t / lo0),
                         "band_high": np.log(hi0 / t), "d_model": distance(unc.factor_ranges, far),
-                        "evidence": S, "n_evidence": n, "distance": 1.0, "crossing": "unknown", "bucket": "",
-                        "shortfall": unc.scaling_shortfall})
+                        "evidence": S, "n_evidence": n, "distance": 1.0, "crossing": cross, "bucket": "",
+                        "shortfall": unc.scaling_shortfall, "max_train_nodes": unc.topology["max_nodes"]})
     for m, a in zip(unc.references, unc.reference_shifts(far, t)):
         rec[f"shift_{m.label}"] = a
     for label, v in (unc.backtest or {}).items():
         rec[f"bt_{label}"] = v
-    r = lp.prepare(rec, prior["point_rule"])
+    name = lp.prepare(rec)["scaling_class"].iloc[0]  # the series' scaling class as the script tells it
+    c = next(c for c in prior["classes"] if c["name"] == name)
+    r = lp.prepare(rec, c["point_rule"])
     with_prior = compute_intervals(Model(preset="data-parallel").fit(train), train, replicates=40, prior=True)
     got = with_prior.predict(far, interval=0.9)
-    crossing = with_prior._uncertainty().kappas(far, 0.9)  # the product's κ per row (its crossing class)
-    lo, hi = lp.halves(r, crossing, prior["band_scale"], prior["structure_scale"])
-    from perfmodel.fitting.members import crossings
-
-    pop = [prior["kappa"][c] for c in crossings(with_prior._uncertainty().topology, far)]
-    assert np.allclose(crossing, lp.kappas(r, pop, prior["pseudo_configurations"],
-                                           prior.get("shortfall_scale", 0.0)))  # κ as the script computes it
+    # the product's class is the script's, and the class's fields are the shipped file's
+    assert name and name == with_prior._uncertainty().prior["scaling_class"]["name"]
+    # κ as the script computes it: the class's, a first run across nodes at least the whole corpus's
+    pop = [c["kappa"]["same_nodes"]] * 2 + [max(c["kappa"]["crosses_nodes"], prior["kappa"]["crosses_nodes"])]
+    kappa = with_prior._uncertainty().kappas(far, 0.9)
+    assert np.allclose(kappa, lp.kappas(r, pop, c["pseudo_configurations"], c.get("shortfall_scale", 0.0)))
+    lo, hi = lp.halves(r, kappa, c["band_scale"], c["structure_scale"])
+    fit = {"kappa": prior["kappa"], "n0": prior["pseudo_configurations"], "classes": {
+        k["name"]: {"kappa": k["kappa"], "n0": k["pseudo_configurations"], "band_scale": k["band_scale"],
+                    "structure_scale": k["structure_scale"], "shortfall_scale": k["shortfall_scale"]}
+        for k in prior["classes"]}}
+    assert np.allclose(lp.class_halves(r, fit), (lo, hi))  # the script's LOSO emulation: the same
     tp = r["pred"].to_numpy(float)
     assert np.allclose(got["predicted_time"], tp, rtol=1e-9)
     assert np.allclose(got["predicted_low"], tp * np.exp(-lo), rtol=1e-9)
@@ -270,7 +293,7 @@ def test_a_prediction_moved_by_the_structures_is_said_in_the_diagnostics():
 
 
 def test_the_scaling_shortfall_of_the_last_doubling_widens_kappa():
-    from perfmodel.fitting.members import scaling_shortfall
+    from perfmodel.fitting.extrapolation import scaling_shortfall
 
     p = np.array([1.0, 2.0, 4.0, 4.0])
     assert scaling_shortfall(p, 8 / p) == pytest.approx(0.0)  # the time halved: perfect scaling

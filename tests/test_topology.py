@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 import perfmodel
-from perfmodel import Measurements, Model, PerfModelError
+from perfmodel import Measurements, Model, PerfModelError, compute_intervals
 from perfmodel.advise import advise
-from perfmodel.fitting.members import combined_kappa, crossings, extended, series_evidence
+from perfmodel.fitting.extrapolation import combined_kappa, crossings, extended, series_evidence
 from perfmodel.uncertainty.prior import describe, topology
 
 PRIOR = {"format": "perfmodel.prior/1", "kappa": {"same_nodes": 0.05, "crosses_nodes": 0.4, "unknown": 0.2},
@@ -105,3 +105,73 @@ def test_cli_gpus_per_node(tmp_path):
     bad = subprocess.run(run + ["--gpus-per-node", "0.5"], capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0
     assert "GPUs per node must be a number >= 1" in bad.stderr
+
+
+CLASSED = {**PRIOR, "band_scale": 0.7, "classes": [
+    {"name": "scales well", "efficiency_min": 0.9, "kappa": {"same_nodes": 0.01, "crosses_nodes": 0.02, "unknown": 0.03},
+     "pseudo_configurations": 4.0, "band_scale": 0.5, "structure_scale": 0.0, "shortfall_scale": 0.0, "n_series": 7,
+     "n_sources": 3},
+    {"name": "scaling stopped", "efficiency_min": 0.0, "kappa": {"same_nodes": 0.3, "crosses_nodes": 0.6, "unknown": 0.5},
+     "pseudo_configurations": 8.0, "band_scale": 0.9, "structure_scale": 0.0, "shortfall_scale": 0.0}]}
+
+
+def test_the_scaling_class_is_told_by_the_last_doublings_efficiency():
+    from perfmodel.uncertainty.prior import efficiency, for_series
+
+    assert efficiency(0.0) == 1.0 and efficiency(1.0) == 0.5 and efficiency(None) is None
+    # 2^-u >= 0.9 <=> u <= 0.152: the first class; just past it, the next
+    well, stopped = for_series(CLASSED, 0.15), for_series(CLASSED, 0.16)
+    assert well["kappa"] == CLASSED["classes"][0]["kappa"] and well["band_scale"] == 0.5
+    assert well["scaling_class"]["name"] == "scales well" and well["scaling_class"]["efficiency_below"] is None
+    assert stopped["kappa"] == CLASSED["classes"][1]["kappa"] and stopped["pseudo_configurations"] == 8.0
+    assert stopped["scaling_class"]["efficiency_below"] == 0.9
+    # no shortfall (no p, or one worker count): the whole corpus's fields; no classes: the prior as it is
+    pooled = for_series(CLASSED, None)
+    assert pooled["kappa"] == PRIOR["kappa"] and "classes" not in pooled and "scaling_class" not in pooled
+    assert for_series(PRIOR, 0.5) is PRIOR and for_series(None, 0.5) is None
+    assert "classes" not in well and "classes" not in stopped  # the stored fit keeps its class only
+
+
+def test_a_series_that_stopped_scaling_gets_its_class_kappa_and_says_why():
+    meas = series()  # 30 + 800/p + 4·log2(p): the last doubling (4 -> 8) runs at 84 % efficiency
+    res = compute_intervals(Model(preset="data-parallel").fit(meas), meas, replicates=20, prior=CLASSED)
+    unc = res._uncertainty()
+    assert unc.prior["scaling_class"]["name"] == "scaling stopped"
+    k, how = unc.kappa(0.9, "crosses_nodes")
+    assert "parallel efficiency" in how and "scaling stopped" not in how
+    assert k == pytest.approx(combined_kappa(0.6, 8.0, *series_evidence(unc.calibration)))
+    # the stored fit keeps its class: read back, the same κ without the file's classes
+    from perfmodel.fitting.members import Uncertainty
+    again = Uncertainty.from_dict(unc.to_dict())
+    assert again.kappa(0.9, "crosses_nodes")[0] == pytest.approx(k)
+
+
+def test_a_stored_scaling_class_that_is_not_numbers_is_refused():
+    from perfmodel.fitting.members import Uncertainty
+
+    res = compute_intervals(Model(preset="data-parallel").fit(series()), series(), replicates=20, prior=CLASSED)
+    d = res._uncertainty().to_dict()
+    d["prior"]["scaling_class"]["efficiency"] = "high"
+    with pytest.raises(PerfModelError, match="scaling_class"):
+        Uncertainty.from_dict(d)
+
+
+def test_a_first_run_across_nodes_takes_at_least_the_whole_corpus_kappa():
+    """Measured on one node, a series' class says nothing about the network: a target on more nodes
+    takes the larger of its class's and the whole corpus's κ; measured across nodes, its class's."""
+    one = series(nodes=True)  # p = 1, 2, 4, 8 on ceil(p / 4) nodes: up to 2 nodes
+    meas = one.subset(one.values("p") <= 4)  # one node
+    res = compute_intervals(Model(preset="data-parallel").fit(meas), meas, replicates=20, prior=CLASSED)
+    unc = res._uncertainty()
+    assert unc.prior["scaling_class"]["name"] == "scales well" and unc.topology["max_nodes"] == 1
+    S, n = series_evidence(unc.calibration)
+    k, how = unc.kappa(0.9, "crosses_nodes")
+    assert k == pytest.approx(combined_kappa(0.4, 4.0, S, n)) and "first run across nodes" in how
+    assert unc.kappa(0.9, "same_nodes")[0] == pytest.approx(combined_kappa(0.01, 4.0, S, n))
+    # after a measurement on two nodes (advise's question), a third node is no longer a first crossing
+    two = dict(unc.topology, max_nodes=2.0)
+    assert unc.kappa(0.9, "crosses_nodes", two)[0] == pytest.approx(combined_kappa(0.02, 4.0, S, n))
+    env = {"p": np.array([4.0, 16.0]), "nodes": np.array([1.0, 4.0])}
+    assert np.allclose(unc.kappas(env, 0.9), [combined_kappa(0.01, 4.0, S, n), k])
+    assert np.allclose(unc.kappas(env, 0.9, two), [combined_kappa(0.01, 4.0, S, n),
+                                                     combined_kappa(0.02, 4.0, S, n)])

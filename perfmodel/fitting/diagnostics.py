@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .members import POINT_RULE_WORDS, crossings
+from .extrapolation import POINT_RULE_WORDS, crossings
 
 #: Extrapolation "far beyond the measured range": this many times past it.
 FAR = 4.0
@@ -128,7 +128,7 @@ STRUCTURE_NOTE = 0.05
 def _structure_warnings(result, env: dict) -> list[str]:
     """Where the point prediction is not the formula's: the reference structures (data-parallel, Ernest,
     Pollux, a power law) disagree with it beyond the measurements, and the prediction is made from them by the prior's
-    point rule (:data:`perfmodel.fitting.members.POINT_RULE_WORDS`)."""
+    point rule (:data:`perfmodel.fitting.extrapolation.POINT_RULE_WORDS`)."""
     unc = result._uncertainty() if result.uncertainty else None
     if unc is None or unc.point_rule() == "model":
         return []

@@ -14,15 +14,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 import numpy as np
-from scipy.special import ndtri, stdtrit  # normal and Student-t quantiles (scipy.stats costs 0.6 s to import)
+from scipy.special import stdtrit  # Student-t quantiles (scipy.stats costs 0.6 s to import)
 from ..errors import PerfModelError
 from ..language.expression import Expression, parse_expression
+from .extrapolation import (CROSSINGS, DEFAULT_LEVEL, POINT_RULES, _Z90, beyond_p, combined_kappa,
+                            crossings, normal_quantile, series_evidence, structure_terms, widen_band)
 
 
 FORMAT = "perfmodel.intervals/1"
 
 
-DEFAULT_LEVEL = 0.9
 
 
 DEFAULT_REPLICATES = 200
@@ -46,12 +47,6 @@ PRIOR_SIGMA = 0.05
 PRIOR_KAPPA = 0.1
 
 
-def normal_quantile(level: float) -> float:
-    """z such that a normal variable lies within ±z standard deviations with probability ``level``."""
-    return float(ndtri(0.5 + level / 2))
-
-
-_Z90 = normal_quantile(DEFAULT_LEVEL)
 
 
 @dataclass
@@ -190,134 +185,6 @@ def distance(factor_ranges: dict, env: dict) -> np.ndarray:
     return d
 
 
-#: Where a target stands against the measured nodes: on no more nodes than measured, on more (a
-#: multi-node target from single-node data too), or unknown (the topology was not given).
-CROSSINGS = ("same_nodes", "crosses_nodes", "unknown")
-#: :meth:`Uncertainty.point_rule` values
-POINT_RULES = ("model", "structures-median", "backtest-best", "backtest-weighted")
-#: how each rule but ``model`` makes the point prediction, in words ("the prediction is ...")
-POINT_RULE_WORDS = {
-    "structures-median": "their median with it",
-    "backtest-best": "the one of them that extrapolated this series' own larger worker counts best",
-    "backtest-weighted": "their mean weighted by how well each extrapolated this series' own larger worker counts"}
-#: the smallest backtest error (log units) the ``backtest-weighted`` rule weighs by: about a run's own
-#: noise, below which two structures' errors on a few held-out points say nothing about which is better
-BACKTEST_FLOOR = 0.01
-
-
-def series_evidence(points) -> tuple[float, int]:
-    """(Σ max(e² − b², 0) / d², n) of a series' own calibration points [e, b_low, b_high, d]: the
-    extrapolation error its larger-scale splits showed beyond their un-widened bands, per doubling²."""
-    pts = np.asarray(points, float).reshape(-1, 4)
-    if not len(pts):
-        return 0.0, 0
-    e, b_lo, b_hi, d = pts.T
-    b = np.where(e > 0, b_hi, b_lo) / _Z90  # spreads of the un-widened bands
-    return float(np.sum(np.maximum(e ** 2 - b ** 2, 0.0) / d ** 2)), len(pts)
-
-
-def combined_kappa(kappa_population: float, pseudo_configurations: float, evidence: float, n: int) -> float:
-    """Spread of the extrapolation error per doubling, the population's prior and the series combined:
-    ``κ² = (n0·κ_pop² + Σ max(e² − b², 0)/d²) / (n0 + n)`` — ``n0`` pseudo-configurations of the
-    population against the series' ``n`` larger-scale configurations, so a 3-configuration series
-    (one calibration point) leans on the population and a 12-configuration one on itself."""
-    n0 = max(float(pseudo_configurations), 0.0)
-    if n0 + n <= 0:
-        return float(kappa_population)
-    return math.sqrt((n0 * kappa_population ** 2 + evidence) / (n0 + n))
-
-
-def scaling_shortfall(p, y) -> float | None:
-    """How far the last measured doubling fell short of perfect strong scaling: ``u = 1 + s``, ``s`` the
-    log-log slope of the mean time between the two largest measured worker counts ``p``, clipped to
-    [0, 2] (0: the time fell as 1/p; 1: it stayed flat; 2: it grew as p). The corpus's series that
-    still scaled well where measured kept doing so beyond; those that had stopped are the ones whose
-    extrapolations went astray (scripts/learn_prior.py learns how much wider their band must be).
-    None with fewer than two worker counts or a time that is not positive."""
-    p, y = np.asarray(p, float), np.asarray(y, float)
-    vals = np.unique(p[np.isfinite(p)])
-    if len(vals) < 2 or not (vals[-2] > 0):
-        return None
-    with np.errstate(all="ignore"):
-        top, prev = float(np.mean(y[p == vals[-1]])), float(np.mean(y[p == vals[-2]]))
-        slope = (math.log(top) - math.log(prev)) / (math.log(vals[-1]) - math.log(vals[-2])) \
-            if top > 0 and prev > 0 else float("nan")
-    return float(min(max(1.0 + slope, 0.0), 2.0)) if math.isfinite(slope) else None
-
-
-def widen_band(half: np.ndarray, kappa: np.ndarray, d: np.ndarray, level: float) -> np.ndarray:
-    """A band's log half-width ``half`` widened for extrapolation: ``sqrt(half² + (z·κ·d)²)``."""
-    return np.sqrt(half ** 2 + (normal_quantile(level) * kappa * d) ** 2)
-
-
-def structure_terms(shifts: np.ndarray, rule: str, scores: np.ndarray | None = None
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(shift, below, above), shape (n,) each, from the reference structures' shifts (J, n) around the
-    model's prediction (NaN: a structure left out at that configuration): the point's log shift by
-    ``rule`` (:data:`POINT_RULES`) and how far the structures, the model among them, reach below and
-    above the shifted point. ``scores``: the backtest errors of the model and the structures, shape
-    (J + 1,) or (J + 1, n) (NaN: not scored), which the ``backtest-*`` rules weigh them by; without
-    them those rules leave the point where the model puts it."""
-    a = np.vstack([np.zeros(np.shape(shifts)[-1]), np.reshape(shifts, (-1, np.shape(shifts)[-1]))])
-    with np.errstate(all="ignore"):
-        if rule == "structures-median":
-            m = np.nanmedian(a, axis=0)
-        elif rule in ("backtest-best", "backtest-weighted") and scores is not None:
-            sc = np.broadcast_to(np.reshape(np.asarray(scores, float), (len(a), -1)), a.shape)
-            sc = np.where(np.isfinite(a), sc, np.nan)  # a structure left out at a row is not chosen there
-            if rule == "backtest-best":
-                best = np.argmin(np.where(np.isfinite(sc), sc, np.inf), axis=0)  # ties, no score: the model
-                m = a[best, np.arange(a.shape[1])]
-            else:  # inverse mean-square-error weights (Bates & Granger 1969), errors floored at 1 %
-                w = np.where(np.isfinite(sc), 1.0 / np.maximum(sc, BACKTEST_FLOOR) ** 2, 0.0)
-                w[0] = np.where(w.sum(axis=0) > 0, w[0], 1.0)
-                m = np.nansum(w * np.nan_to_num(a), axis=0) / w.sum(axis=0)
-        else:
-            m = np.zeros(a.shape[1])
-        return m, np.maximum(m - np.nanmin(a, axis=0), 0.0), np.maximum(np.nanmax(a, axis=0) - m, 0.0)
-
-
-def beyond_p(factor_ranges: dict, env: dict) -> np.ndarray:
-    """True where a configuration of ``env`` has more workers ``p`` than were measured: the
-    extrapolation the corpus's real series show (train on the smaller scales, predict the larger),
-    where the reference structures speak (:meth:`Uncertainty.reference_shifts`); False everywhere
-    without a ``p`` factor."""
-    n = len(next(iter(env.values()))) if env else 0
-    if "p" not in factor_ranges or "p" not in env:
-        return np.zeros(n, bool)
-    with np.errstate(all="ignore"):
-        return np.asarray(env["p"], float) > float(factor_ranges["p"][1]) * (1 + 1e-9)
-
-
-def crossings(topology: dict | None, env: dict) -> np.ndarray:
-    """:data:`CROSSINGS` of each configuration of ``env``: from the ``nodes`` factor when it is mapped,
-    else from ``p`` and the GPUs per node, else unknown. ``topology``: {"nodes_symbol", "gpus_per_node",
-    "max_nodes"} as :func:`perfmodel.uncertainty.topology` records it at fit time."""
-    n = len(next(iter(env.values()))) if env else 0
-    out = np.full(n, "unknown", dtype=object)
-    if not topology or not topology.get("max_nodes"):
-        return out
-    with np.errstate(all="ignore"):
-        if topology.get("nodes_symbol") and topology["nodes_symbol"] in env:
-            nodes = np.asarray(env[topology["nodes_symbol"]], float)
-        elif topology.get("gpus_per_node") and "p" in env:
-            nodes = np.ceil(np.asarray(env["p"], float) / float(topology["gpus_per_node"]))
-        else:
-            return out
-    return np.where(nodes > float(topology["max_nodes"]) + 1e-9, "crosses_nodes", "same_nodes").astype(object)
-
-
-def extended(topology: dict | None, env: dict, j: int) -> dict | None:
-    """``topology`` after measuring configuration ``j`` of ``env`` (its nodes join the measured ones)."""
-    if not topology or not topology.get("max_nodes"):
-        return topology
-    if topology.get("nodes_symbol") and topology["nodes_symbol"] in env:
-        nodes = float(np.asarray(env[topology["nodes_symbol"]], float)[j])
-    elif topology.get("gpus_per_node") and "p" in env:
-        nodes = float(np.ceil(float(np.asarray(env["p"], float)[j]) / float(topology["gpus_per_node"])))
-    else:
-        return topology
-    return {**topology, "max_nodes": max(float(topology["max_nodes"]), nodes)}
 
 
 @dataclass
@@ -351,21 +218,37 @@ class Uncertainty:
     #: series' own larger worker counts (perfmodel.uncertainty.calibration.reference_backtests)
     backtest: dict | None = None
     #: how far the series' last measured doubling fell short of perfect scaling (scaling_shortfall),
-    #: which widens κ by the prior's ``shortfall_scale``: 1 + η·u
+    #: which tells its scaling class in the prior (perfmodel.uncertainty.prior.for_series) and widens κ by
+    #: the prior's ``shortfall_scale``: 1 + η·u
     scaling_shortfall: float | None = None
 
     # -- calibration --------------------------------------------------------------------------
-    def kappa(self, level: float, crossing: str = "unknown") -> tuple[float, str]:
+    def kappa(self, level: float, crossing: str = "unknown", topology: dict | None = None) -> tuple[float, str]:
         """Spread of the extrapolation error per doubling (log units) at ``level`` for a target of
-        ``crossing`` (:data:`CROSSINGS`), and how it was obtained."""
+        ``crossing`` (:data:`CROSSINGS`), and how it was obtained. ``topology``: another than the fit's
+        (as in :meth:`kappas`), which tells whether a crossing is the series' first."""
         if self.prior:
             pop = float(self.prior["kappa"][crossing])
+            first = self.first_crossing(crossing, topology)
+            if first:
+                pop = max(pop, float(self.prior["corpus_kappa"]["crosses_nodes"]))
             n0 = float(self.prior["pseudo_configurations"])
             evidence, n = series_evidence(self.calibration)
             what = {"same_nodes": "", "crosses_nodes": " for a target on more nodes than measured",
                     "unknown": ""}[crossing]
+            if first:
+                what = (" for a first run across nodes (at least the whole corpus's: a series' scaling inside one "
+                        "node says nothing about the network)")
             eta, u = float(self.prior.get("shortfall_scale", 0.0)), float(self.scaling_shortfall or 0.0)
-            how = (f"the population's {pop:.3g} per doubling{what} ({self.prior.get('n_series', '?')} real series) "
+            c = self.prior.get("scaling_class")
+            if c:  # perfmodel.uncertainty.prior.for_series chose it
+                span = (f"{100 * c['efficiency_min']:.0f} % or more" if c.get("efficiency_below") is None
+                        else f"{100 * c['efficiency_min']:.0f}-{100 * c['efficiency_below']:.0f} %")
+                whose = (f"{c.get('n_series', '?')} real series whose last measured doubling ran at {span} parallel "
+                         f"efficiency, as this one's {100 * c['efficiency']:.0f} %")
+            else:
+                whose = f"{self.prior.get('n_series', '?')} real series"
+            how = (f"the population's {pop:.3g} per doubling{what} ({whose}) "
                    f"weighed as {n0:g} configurations against this series' {n} larger-scale configuration(s)")
             if eta and u:
                 how += (f", × {1 + eta * u:.3g} as its last measured doubling fell {100 * u:.0f} % short of "
@@ -384,6 +267,14 @@ class Uncertainty:
             return float(np.sort(need)[rank - 1]), f"conformal quantile of {n} larger-scale configurations"
         k2 = (PRIOR_KAPPA ** 2 + float(np.sum(np.maximum(e ** 2 - b ** 2, 0.0) / d ** 2))) / (1 + n)
         return math.sqrt(k2), f"{n} larger-scale configurations, shrunk towards the prior {PRIOR_KAPPA:g}"
+
+    def first_crossing(self, crossing: str, topology: dict | None = None) -> bool:
+        """True for a target on more nodes than measured when the measurements are on one node and the
+        prior is a scaling class's (:func:`perfmodel.uncertainty.prior.for_series` keeps the whole
+        corpus's κ beside it, which such a target takes when it is larger)."""
+        topo = self.topology if topology is None else topology
+        return bool(crossing == "crosses_nodes" and self.prior and self.prior.get("corpus_kappa")
+                    and topo and topo.get("max_nodes") is not None and float(topo["max_nodes"]) <= 1)
 
     def band_scale(self) -> float:
         """How much wider (> 1) or narrower the members' and the noise's band must be to cover as often
@@ -424,7 +315,8 @@ class Uncertainty:
         ``point_rule``): ``"model"`` (the model's own prediction), ``"structures-median"`` (the median
         of the model's prediction and the structures' :meth:`reference_shifts` around it, which is the
         model's prediction wherever the structures agree with it as well as they do where measured),
-        ``"backtest-best"`` (the one of them that extrapolated this series' own larger worker counts
+        ``"structures-only-median"`` (the median of the structures alone; inside the measurements, where
+        every shift is 0, still the model's prediction), ``"backtest-best"`` (the one of them that extrapolated this series' own larger worker counts
         best, :attr:`backtest`) or ``"backtest-weighted"`` (their shifts weighed by the inverse square
         of those errors); see :func:`structure_terms`."""
         rule = str(self.prior.get("point_rule", "model")) if self.prior and self.references else "model"
@@ -459,7 +351,7 @@ class Uncertainty:
         cross = crossings(self.topology if topology is None else topology, env)
         if not self.prior:
             return np.full(len(cross), self.kappa(level)[0])
-        table = {c: self.kappa(level, c)[0] for c in set(cross)}
+        table = {c: self.kappa(level, c, topology)[0] for c in set(cross)}
         return np.array([table[c] for c in cross], float)
 
     # -- predictions --------------------------------------------------------------------------
@@ -675,6 +567,24 @@ class Uncertainty:
             if not all(math.isfinite(v) and 0 <= v < 1e6 for v in vals):
                 bad("prior", "needs finite κ >= 0 for same_nodes, crosses_nodes and unknown, pseudo_configurations, "
                     "structure_scale and shortfall_scale")
+            ck = self.prior.get("corpus_kappa")
+            if ck is not None:
+                try:
+                    ok = math.isfinite(float(ck["crosses_nodes"])) and float(ck["crosses_nodes"]) >= 0
+                except (KeyError, TypeError, ValueError, OverflowError):
+                    ok = False
+                if not ok:
+                    bad("prior.corpus_kappa", "needs a finite κ >= 0 for crosses_nodes")
+            c = self.prior.get("scaling_class")
+            if c is not None:
+                try:
+                    ok = isinstance(c, dict) and all(
+                        math.isfinite(float(c[k])) for k in ("efficiency_min", "efficiency")) and (
+                        c.get("efficiency_below") is None or math.isfinite(float(c["efficiency_below"])))
+                except (KeyError, TypeError, ValueError, OverflowError):
+                    ok = False
+                if not ok:
+                    bad("prior.scaling_class", "needs finite numbers efficiency_min and efficiency")
         if self.topology:
             for key in ("gpus_per_node", "max_nodes"):
                 v = self.topology.get(key)

@@ -16,10 +16,10 @@ import numpy as np
 
 from ..data.measurements import Measurements
 from ..errors import PerfModelError
-from ..fitting.members import (DEFAULT_LEVEL, DEFAULT_REPLICATES, Member, Noise, PRIOR_SIGMA, Uncertainty, distance,
-                               scaling_shortfall)
+from ..fitting.extrapolation import scaling_shortfall
+from ..fitting.members import DEFAULT_LEVEL, DEFAULT_REPLICATES, Member, Noise, PRIOR_SIGMA, Uncertainty, distance
 from .bootstrap import bootstrap
-from .prior import load_prior, topology
+from .prior import for_series, load_prior, topology
 from .references import reference_members
 from ..fitting.model import refit_model
 
@@ -134,6 +134,7 @@ def compute(result, meas: Measurements, *, candidates: list | None = None, score
     unc.topology = topology(meas, gpus_per_node)
     if "p" in meas.factors:
         unc.scaling_shortfall = scaling_shortfall(meas.values("p"), meas.y)
+    unc.prior = for_series(unc.prior, unc.scaling_shortfall)  # the fields of the series' scaling class
     if references:
         t0 = _time.perf_counter()
         unc.references = reference_members(meas, unc.seed) or None

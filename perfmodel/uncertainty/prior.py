@@ -7,11 +7,20 @@ of a series the population counts as (``pseudo_configurations``); how much the m
 noise's own band must be scaled to cover as often as it says (``band_scale``); how much of the reference
 structures' reach beyond the measurements the band takes in (``structure_scale``), how much faster
 κ grows for a series whose last measured doubling fell short of perfect scaling (``shortfall_scale``,
-η in κ·(1 + η·u), :func:`perfmodel.fitting.members.scaling_shortfall`) and how the point
+η in κ·(1 + η·u), :func:`perfmodel.fitting.extrapolation.scaling_shortfall`) and how the point
 prediction is made from the model and those structures (``point_rule``). It is written by
 ``scripts/learn_prior.py`` from the corpus of ``benchmarks/corpus.py`` (its sources and date are in
-the file) and read when intervals are computed; :func:`perfmodel.fitting.members.combined_kappa`
+the file) and read when intervals are computed; :func:`perfmodel.fitting.extrapolation.combined_kappa`
 combines it with what the series shows about itself.
+
+The file may hold ``classes``: the same fields learned separately on the corpus's series of each
+*scaling class*, told by the parallel efficiency of the series' last measured doubling
+(``2^-u``, u its :func:`perfmodel.fitting.extrapolation.scaling_shortfall`): series that still scaled at
+90 % or better extrapolated within a few % per doubling, those below 70 % (or whose time grew) by
+tens of %. :func:`for_series` picks a fit's class; a series without a shortfall (no ``p``, or one
+worker count) takes the fields of the whole corpus, at the top of the file. A target on more nodes
+than a one-node series was measured on takes the larger of its class's and the whole corpus's κ for
+crossing nodes: how a series scales inside one node says nothing about the network.
 
 :func:`topology` records, at fit time, how node crossings of a later target are told: the ``nodes``
 factor when mapped, else ``gpus_per_node`` (given, e.g. ``--gpus-per-node 8``) and ``p``.
@@ -31,7 +40,7 @@ import numpy as np
 
 from ..data import Measurements
 from ..errors import PerfModelError
-from ..fitting.members import POINT_RULES
+from ..fitting.extrapolation import POINT_RULES
 
 PRIOR_FILE = Path(__file__).resolve().parent / "extrapolation_prior.json"
 FORMAT = "perfmodel.prior/1"
@@ -54,7 +63,55 @@ def _load(path: str) -> dict:
                              "must be finite numbers >= 0")
     if d.get("point_rule", "model") not in POINT_RULES:
         raise PerfModelError(f"{path}: point_rule must be one of {', '.join(POINT_RULES)}")
+    for i, c in enumerate(d.get("classes") or []):
+        try:
+            vals = ([float(c["kappa"][k]) for k in ("same_nodes", "crosses_nodes", "unknown")]
+                    + [float(c[k]) for k in ("efficiency_min", "pseudo_configurations", "band_scale")]
+                    + [float(c.get(k, 0.0)) for k in ("structure_scale", "shortfall_scale")])
+        except (KeyError, TypeError, ValueError):
+            vals = [float("nan")]
+        if c.get("point_rule", "model") not in POINT_RULES:
+            vals = [float("nan")]
+        if not all(math.isfinite(v) and v >= 0 for v in vals):
+            raise PerfModelError(f"{path}: scaling class {i + 1} needs efficiency_min, κ per crossing, "
+                                 "pseudo_configurations and band_scale, finite numbers >= 0, and a point rule "
+                                 f"of {', '.join(POINT_RULES)}")
     return d
+
+
+#: the fields a scaling class sets in place of the whole corpus's
+CLASS_FIELDS = ("kappa", "pseudo_configurations", "band_scale", "structure_scale", "shortfall_scale", "point_rule")
+
+
+def efficiency(shortfall: float | None) -> float | None:
+    """Parallel efficiency per doubling of a series' last measured doubling, ``2^-u`` (1: the time
+    halved; 0.5: it stayed flat); None without a shortfall."""
+    return None if shortfall is None or not math.isfinite(shortfall) else float(2.0 ** -shortfall)
+
+
+def for_series(prior: dict | None, shortfall: float | None) -> dict | None:
+    """``prior`` as it applies to a series of scaling shortfall ``shortfall``: the fields of its scaling
+    class (the first of ``classes`` whose ``efficiency_min`` it reaches; they are sorted from the
+    highest) in place of the whole corpus's, the class recorded as ``scaling_class`` (name, efficiency
+    range, series, and the series' own efficiency); the prior as it is without classes or a
+    shortfall. The stored fit keeps the result, so it does not depend on the file's classes later."""
+    if not prior or not prior.get("classes"):
+        return prior
+    out = {k: v for k, v in prior.items() if k != "classes"}
+    e = efficiency(shortfall)
+    if e is None:
+        return out
+    classes = sorted(prior["classes"], key=lambda c: -float(c["efficiency_min"]))
+    for i, c in enumerate(classes):
+        if e >= float(c["efficiency_min"]) - 1e-12 or i == len(classes) - 1:
+            out.update({k: c[k] for k in CLASS_FIELDS if k in c})
+            out["corpus_kappa"] = dict(prior["kappa"])  # a first run across nodes takes it when larger
+            top = float(classes[i - 1]["efficiency_min"]) if i else None
+            out["scaling_class"] = {"name": c.get("name", ""), "efficiency_min": float(c["efficiency_min"]),
+                                    "efficiency_below": top, "efficiency": e,
+                                    "n_series": c.get("n_series"), "n_sources": c.get("n_sources")}
+            return out
+    return out
 
 
 def load_prior(path: str | Path | None = None) -> dict:
@@ -62,7 +119,7 @@ def load_prior(path: str | Path | None = None) -> dict:
     came from (sources, date, series)."""
     d = _load(str(path or PRIOR_FILE))
     keep = ("format", "kappa", "pseudo_configurations", "band_scale", "structure_scale", "shortfall_scale",
-            "point_rule", "level",
+            "point_rule", "level", "classes",
             "n_series", "n_splits", "created", "sources")
     return {k: d[k] for k in keep if k in d}
 
