@@ -328,7 +328,8 @@ def learn_classes(r: pd.DataFrame, *grids, **kw) -> dict:
 def class_halves(r: pd.DataFrame, fit: dict, known: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """:func:`halves` of each row by the prior of its scaling class (the whole corpus's without one); a
     first run across nodes (one-node training rows) takes the larger of its class's and the whole
-    corpus's κ for crossing nodes, as :meth:`perfmodel.fitting.members.Uncertainty.kappa` does."""
+    corpus's κ for crossing nodes, and with the crossing unknown (``known`` False) every row the larger
+    of the two κ_unknown, as :meth:`perfmodel.fitting.members.Uncertainty.kappa` does."""
     lo, hi = np.zeros(len(r)), np.zeros(len(r))
     cls = r["scaling_class"].to_numpy(object)
     for name in np.unique(cls):
@@ -341,6 +342,8 @@ def class_halves(r: pd.DataFrame, fit: dict, known: bool = True) -> tuple[np.nda
                            r["crossing"][m].map(kappa).to_numpy(float))
             k = kappas(r[m], pop, f["n0"], f["shortfall_scale"])
         else:
+            if f is not fit:  # the crossing unknown: at least the whole corpus's κ_unknown
+                kappa = dict(kappa, unknown=max(kappa["unknown"], fit["kappa"]["unknown"]))
             k = row_kappas(r[m], kappa, f["n0"], known, f["shortfall_scale"])
         lo[m], hi[m] = halves(r[m], k, f["band_scale"], f["structure_scale"])
     return lo, hi

@@ -175,3 +175,17 @@ def test_a_first_run_across_nodes_takes_at_least_the_whole_corpus_kappa():
     assert np.allclose(unc.kappas(env, 0.9), [combined_kappa(0.01, 4.0, S, n), k])
     assert np.allclose(unc.kappas(env, 0.9, two), [combined_kappa(0.01, 4.0, S, n),
                                                      combined_kappa(0.02, 4.0, S, n)])
+
+
+def test_a_target_of_unknown_topology_takes_at_least_the_whole_corpus_kappa():
+    """Workers that are not GPUs: no topology is guessed, a target may cross nodes unseen, so the
+    class's κ for an unknown crossing counts only when it is the larger."""
+    meas = series(column="workers")
+    sub = meas.subset(meas.values("p") <= 4)
+    res = compute_intervals(Model(preset="data-parallel").fit(sub), sub, replicates=20, prior=CLASSED)
+    unc = res._uncertainty()
+    assert unc.topology is None and unc.prior["scaling_class"]["name"] == "scales well"
+    S, n = series_evidence(unc.calibration)
+    k, how = unc.kappa(0.9, "unknown")
+    assert k == pytest.approx(combined_kappa(0.2, 4.0, S, n)) and "topology unknown" in how
+    assert np.allclose(unc.kappas({"p": np.array([16.0])}, 0.9), [k])

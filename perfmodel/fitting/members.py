@@ -230,8 +230,9 @@ class Uncertainty:
         if self.prior:
             pop = float(self.prior["kappa"][crossing])
             first = self.first_crossing(crossing, topology)
-            if first:
-                pop = max(pop, float(self.prior["corpus_kappa"]["crosses_nodes"]))
+            unknown = crossing == "unknown" and bool(self.prior.get("corpus_kappa"))
+            if first or unknown:
+                pop = max(pop, float(self.prior["corpus_kappa"][crossing]))
             n0 = float(self.prior["pseudo_configurations"])
             evidence, n = series_evidence(self.calibration)
             what = {"same_nodes": "", "crosses_nodes": " for a target on more nodes than measured",
@@ -239,6 +240,9 @@ class Uncertainty:
             if first:
                 what = (" for a first run across nodes (at least the whole corpus's: a series' scaling inside one "
                         "node says nothing about the network)")
+            elif unknown:
+                what = (" with the topology unknown (at least the whole corpus's: the target may cross nodes, which "
+                        "the series' scaling says nothing about)")
             eta, u = float(self.prior.get("shortfall_scale", 0.0)), float(self.scaling_shortfall or 0.0)
             c = self.prior.get("scaling_class")
             if c:  # perfmodel.uncertainty.prior.for_series chose it
@@ -271,7 +275,8 @@ class Uncertainty:
     def first_crossing(self, crossing: str, topology: dict | None = None) -> bool:
         """True for a target on more nodes than measured when the measurements are on one node and the
         prior is a scaling class's (:func:`perfmodel.uncertainty.prior.for_series` keeps the whole
-        corpus's κ beside it, which such a target takes when it is larger)."""
+        corpus's κ beside it, which such a target takes when it is larger, as a target whose crossing is
+        unknown does)."""
         topo = self.topology if topology is None else topology
         return bool(crossing == "crosses_nodes" and self.prior and self.prior.get("corpus_kappa")
                     and topo and topo.get("max_nodes") is not None and float(topo["max_nodes"]) <= 1)

@@ -20,7 +20,8 @@ The file may hold ``classes``: the same fields learned separately on the corpus'
 tens of %. :func:`for_series` picks a fit's class; a series without a shortfall (no ``p``, or one
 worker count) takes the fields of the whole corpus, at the top of the file. A target on more nodes
 than a one-node series was measured on takes the larger of its class's and the whole corpus's κ for
-crossing nodes: how a series scales inside one node says nothing about the network.
+crossing nodes, and a target of unknown topology the larger of the two κ for it: how a series scales
+inside one node says nothing about the network.
 
 :func:`topology` records, at fit time, how node crossings of a later target are told: the ``nodes``
 factor when mapped, else ``gpus_per_node`` (given, e.g. ``--gpus-per-node 8``) and ``p``.
@@ -105,7 +106,7 @@ def for_series(prior: dict | None, shortfall: float | None) -> dict | None:
     for i, c in enumerate(classes):
         if e >= float(c["efficiency_min"]) - 1e-12 or i == len(classes) - 1:
             out.update({k: c[k] for k in CLASS_FIELDS if k in c})
-            out["corpus_kappa"] = dict(prior["kappa"])  # a first run across nodes takes it when larger
+            out["corpus_kappa"] = dict(prior["kappa"])  # a first or unknown crossing takes it when larger
             top = float(classes[i - 1]["efficiency_min"]) if i else None
             out["scaling_class"] = {"name": c.get("name", ""), "efficiency_min": float(c["efficiency_min"]),
                                     "efficiency_below": top, "efficiency": e,
