@@ -187,5 +187,17 @@ def test_a_target_of_unknown_topology_takes_at_least_the_whole_corpus_kappa():
     assert unc.topology is None and unc.prior["scaling_class"]["name"] == "scales well"
     S, n = series_evidence(unc.calibration)
     k, how = unc.kappa(0.9, "unknown")
-    assert k == pytest.approx(combined_kappa(0.2, 4.0, S, n)) and "topology unknown" in how
+    assert k == pytest.approx(combined_kappa(0.2, 4.0, S, n)) and "unknown topology" in how
     assert np.allclose(unc.kappas({"p": np.array([16.0])}, 0.9), [k])
+
+
+def test_the_interval_facts_give_the_widening_on_and_beyond_the_measured_nodes():
+    meas = series()  # "gpus" up to 8: 8 per node guessed, all of it on one node
+    res = compute_intervals(Model(preset="data-parallel").fit(meas), meas, replicates=20, prior=CLASSED)
+    facts = dict(res.interval_facts())
+    assert set(facts) >= {"extrapolation, on the measured nodes", "extrapolation, on more nodes"}
+    k = res._uncertainty().kappa(0.9, "crosses_nodes")[0]  # its class's 0.6, larger than the corpus's 0.4
+    assert facts["extrapolation, on more nodes"].startswith(f"widens by {k * 100:.3g} % per doubling")
+    unknown = compute_intervals(Model(preset="data-parallel").fit(series("workers")), series("workers"),
+                                replicates=20, prior=CLASSED)
+    assert "extrapolation" in dict(unknown.interval_facts())

@@ -228,24 +228,21 @@ class Uncertainty:
         ``crossing`` (:data:`CROSSINGS`), and how it was obtained. ``topology``: another than the fit's
         (as in :meth:`kappas`), which tells whether a crossing is the series' first."""
         if self.prior:
-            pop = float(self.prior["kappa"][crossing])
+            pop = own = float(self.prior["kappa"][crossing])
             first = self.first_crossing(crossing, topology)
-            unknown = crossing == "unknown" and bool(self.prior.get("corpus_kappa"))
-            if first or unknown:
+            if first or (crossing == "unknown" and self.prior.get("corpus_kappa")):
                 pop = max(pop, float(self.prior["corpus_kappa"][crossing]))
             n0 = float(self.prior["pseudo_configurations"])
             evidence, n = series_evidence(self.calibration)
             what = {"same_nodes": "", "crosses_nodes": " for a target on more nodes than measured",
                     "unknown": ""}[crossing]
-            if first:
-                what = (" for a first run across nodes (at least the whole corpus's: a series' scaling inside one "
-                        "node says nothing about the network)")
-            elif unknown:
-                what = (" with the topology unknown (at least the whole corpus's: the target may cross nodes, which "
-                        "the series' scaling says nothing about)")
             eta, u = float(self.prior.get("shortfall_scale", 0.0)), float(self.scaling_shortfall or 0.0)
             c = self.prior.get("scaling_class")
-            if c:  # perfmodel.uncertainty.prior.for_series chose it
+            if c and pop > own:  # the whole corpus's, larger than the class's: a network the class cannot speak for
+                why = ("a first run across nodes" if first else "a target of unknown topology, which may cross nodes")
+                whose = (f"{self.prior.get('n_series', '?')} real series; for {why}, the whole corpus's, larger than "
+                         f"its class's {own:.3g}: how a series scales inside one node says nothing about the network")
+            elif c:  # perfmodel.uncertainty.prior.for_series chose it
                 span = (f"{100 * c['efficiency_min']:.0f} % or more" if c.get("efficiency_below") is None
                         else f"{100 * c['efficiency_min']:.0f}-{100 * c['efficiency_below']:.0f} %")
                 whose = (f"{c.get('n_series', '?')} real series whose last measured doubling ran at {span} parallel "

@@ -385,13 +385,18 @@ class FitResult:
         """How the intervals were made, as (what, value) pairs: method and replicates, the noise of
         one run, the widening per doubling beyond the measured range, and the predictor's note."""
         unc = self._uncertainty(required=True)
-        kappa, how = unc.kappa(level)
         nz = unc.noise
         facts = [("method", f"{unc.method}; {sum(m.coefficients.shape[0] for m in unc.members)} replicates over "
                             f"{len(unc.members)} model(s); seed {unc.seed}"),
                  ("noise of one run", f"{nz.sigma * 100:.2g} % ({nz.source}"
-                                      + (f", {nz.df:g} degrees of freedom)" if nz.df else ")")),
-                 ("extrapolation", f"widens by {kappa * 100:.3g} % per doubling beyond the measured range ({how})")]
+                                      + (f", {nz.df:g} degrees of freedom)" if nz.df else ")"))]
+        # the widening that applies here: on the measured nodes and across them when the topology is known
+        where = ((("same_nodes", "on the measured nodes"), ("crosses_nodes", "on more nodes"))
+                 if unc.prior and unc.topology else (("unknown", ""),))
+        for crossing, label in where:
+            kappa, how = unc.kappa(level, crossing)
+            facts.append(("extrapolation" + (f", {label}" if label else ""),
+                          f"widens by {kappa * 100:.3g} % per doubling beyond the measured range ({how})"))
         if unc.predictor_note:
             facts.append(("predictor", unc.predictor_note))
         return facts
