@@ -12,11 +12,12 @@ from perfmodel.report import constants_table
 SHARE_INTERVAL = "share, 90 %"
 
 COLUMNS = {
-    "name": st.column_config.TextColumn("name", help="c_k multiplies term k; other names are exponents"),
+    # narrow where the text is short or has a tooltip, so every column fits the default width
+    "name": st.column_config.TextColumn("name", width="small", help="c_k multiplies term k; other names are exponents"),
     "term": st.column_config.TextColumn("term", help="The term with the fitted exponents"),
     "meaning": st.column_config.TextColumn("meaning", width="medium",  # a long one would push the numbers out
                                            help="Plain-word name of a library term"),
-    "category": st.column_config.TextColumn("category", help="start-up, compute or communication"),
+    "category": st.column_config.TextColumn("category", width="small", help="start-up, compute or communication"),
     "overlapped with": st.column_config.TextColumn(
         "overlapped with", help="The terms on the other side of the term's overlap: the time the two sides "
                                 "run at once is counted once (see the overlap γ)"),
@@ -24,9 +25,9 @@ COLUMNS = {
     "low": st.column_config.NumberColumn("90 % low", format="%.4g",
                                          help="Lower end of the 90 % interval (bootstrap over configurations)"),
     "high": st.column_config.NumberColumn("90 % high", format="%.4g", help="Upper end of the 90 % interval"),
-    "unit": st.column_config.TextColumn("unit", help="Seconds per unit of the term"),
+    "unit": st.column_config.TextColumn("unit", width="small", help="Seconds per unit of the term"),
     "share (%)": st.column_config.ProgressColumn(
-        "share of time", min_value=0.0, max_value=100.0, format="%.1f %%",
+        "share of time", width="small", min_value=0.0, max_value=100.0, format="%.1f %%",
         help="The term's share of the total predicted time over the measured runs"),
     SHARE_INTERVAL: st.column_config.TextColumn(SHARE_INTERVAL, help="The 90 % interval of the term's share"),
     "bounds": st.column_config.TextColumn("bounds", help="Search bounds of an exponent"),
