@@ -525,7 +525,7 @@ def method_text() -> str:
     choose = ("by the smallest spread of the sources' coverages around 90 % (root mean square; the "
               "source-weighted mean interval score, log units, among those within "
               f"{100 * CALIBRATION_TOLERANCE:g} point of it)" if CRITERION == "calibration"
-              else "by the source-weighted mean interval score (log units)")
+              else "by the mean interval score (log units, a source weighing as the square root of its rows)")
     return ("scripts/learn_prior.py on the records of benchmarks/extrapolation.py --methods auto "
             "(train at p <= cut, test 1-3 doublings beyond, on every series of benchmarks/corpus.py): "
             "each κ per doubling solved by bisection for 90 % coverage (a source weighing as the square root "

@@ -201,3 +201,13 @@ def test_the_interval_facts_give_the_widening_on_and_beyond_the_measured_nodes()
     unknown = compute_intervals(Model(preset="data-parallel").fit(series("workers")), series("workers"),
                                 replicates=20, prior=CLASSED)
     assert "extrapolation" in dict(unknown.interval_facts())
+
+
+def test_a_stored_corpus_kappa_without_the_unknown_crossing_is_refused():
+    from perfmodel.fitting.members import Uncertainty
+
+    res = compute_intervals(Model(preset="data-parallel").fit(series()), series(), replicates=20, prior=CLASSED)
+    d = res._uncertainty().to_dict()
+    del d["prior"]["corpus_kappa"]["unknown"]  # kappa() would read it for a target of unknown topology
+    with pytest.raises(PerfModelError, match="corpus_kappa"):
+        Uncertainty.from_dict(d)

@@ -318,7 +318,8 @@ class Uncertainty:
         of the model's prediction and the structures' :meth:`reference_shifts` around it, which is the
         model's prediction wherever the structures agree with it as well as they do where measured),
         ``"structures-only-median"`` (the median of the structures alone; inside the measurements, where
-        every shift is 0, still the model's prediction), ``"backtest-best"`` (the one of them that extrapolated this series' own larger worker counts
+        every shift is 0, still the model's prediction), ``"backtest-best"`` (the one of them that
+        extrapolated this series' own larger worker counts
         best, :attr:`backtest`) or ``"backtest-weighted"`` (their shifts weighed by the inverse square
         of those errors); see :func:`structure_terms`."""
         rule = str(self.prior.get("point_rule", "model")) if self.prior and self.references else "model"
@@ -571,12 +572,12 @@ class Uncertainty:
                     "structure_scale and shortfall_scale")
             ck = self.prior.get("corpus_kappa")
             if ck is not None:
-                try:
-                    ok = math.isfinite(float(ck["crosses_nodes"])) and float(ck["crosses_nodes"]) >= 0
+                try:  # kappa() reads both: a first crossing and an unknown one
+                    ok = all(math.isfinite(float(ck[k])) and float(ck[k]) >= 0 for k in ("crosses_nodes", "unknown"))
                 except (KeyError, TypeError, ValueError, OverflowError):
                     ok = False
                 if not ok:
-                    bad("prior.corpus_kappa", "needs a finite κ >= 0 for crosses_nodes")
+                    bad("prior.corpus_kappa", "needs a finite κ >= 0 for crosses_nodes and unknown")
             c = self.prior.get("scaling_class")
             if c is not None:
                 try:
