@@ -87,8 +87,11 @@ RECORD_COLUMNS = ["source", "family", "series", "cut", "n_train_scales", "n_trai
 #: from which scripts/learn_prior.py computes the point rule and the reach), and the backtest errors of
 #: the model and each structure on the series' own larger worker counts
 #: (:attr:`perfmodel.fitting.members.Uncertainty.backtest`, for the ``backtest-*`` point rules); and
-#: the series' scaling shortfall over its last measured doubling (``shortfall``)
-LEARN_COLUMNS = (("band_low", "band_high", "d_model", "evidence", "n_evidence", "shortfall")
+#: the series' scaling shortfall over its last measured doubling (``shortfall``), and where the fit's
+#: noise came from (``noise_source``: residuals, repeats, or the stated prior when the data has neither)
+#: and its degrees of freedom (``noise_df``, NaN for the prior)
+LEARN_COLUMNS = (("band_low", "band_high", "d_model", "evidence", "n_evidence", "shortfall", "noise_source",
+                  "noise_df")
                  + tuple(f"shift_{s}" for s in REFERENCE_PRESETS)
                  + tuple(f"bt_{s}" for s in ("model",) + REFERENCE_PRESETS))
 RECORD_COLUMNS += list(LEARN_COLUMNS)
@@ -116,7 +119,9 @@ def _interval(res, test: Measurements):
         learn = {"band_low": np.log(t / lo0), "band_high": np.log(hi0 / t),
                  "d_model": distance(unc.factor_ranges, env), "evidence": np.full(len(t), S),
                  "n_evidence": np.full(len(t), n),
-                 "shortfall": np.full(len(t), np.nan if unc.scaling_shortfall is None else unc.scaling_shortfall)}
+                 "shortfall": np.full(len(t), np.nan if unc.scaling_shortfall is None else unc.scaling_shortfall),
+                 "noise_source": np.full(len(t), unc.noise.source, dtype=object),
+                 "noise_df": np.full(len(t), np.nan if unc.noise.df is None else float(unc.noise.df))}
         shifts = unc.reference_shifts(env, t) if unc.references else np.zeros((0, len(t)))
         for m, a in zip(unc.references or [], shifts):
             learn[f"shift_{m.label}"] = a
@@ -209,7 +214,8 @@ def run_split(task) -> list[dict]:
                         "crosses_nodes": bool(split.crosses_nodes[i]), "y_true": y[i], "pred": pred[i],
                         "low": low[i], "high": high[i], "fit_seconds": seconds, "expression": expr,
                         "error": error, "crossing": "crosses_nodes" if split.crosses_nodes[i] else "same_nodes",
-                        **{c: float(learn[c][i]) if c in learn else np.nan for c in LEARN_COLUMNS}})
+                        **{c: (learn[c][i] if isinstance(learn[c][i], str) else float(learn[c][i])) if c in learn else np.nan
+                           for c in LEARN_COLUMNS}})
     return out
 
 

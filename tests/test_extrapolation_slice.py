@@ -117,6 +117,33 @@ def test_solver_recovers_a_known_spread_per_doubling(learn_prior):
         assert cov == pytest.approx(0.90, abs=0.02)
 
 
+def test_a_band_whose_noise_rests_on_few_degrees_of_freedom_learns_its_own_scale(learn_prior):
+    """Rows whose noise is the stated prior or rests on 1-2 degrees of freedom carry a band twice as wide
+    as their errors (N(0, 0.05²), nothing growing with distance) need; the others (3 or more) one as
+    wide as they need. The interval score, a proper score, is least at the errors' own 5 % and 95 %
+    quantiles: the prior-noise band is scaled by 0.5 and the other stays whole."""
+    r = _records(n_per_source=400, s_same=0.0, s_cross=0.0, seed=4)
+    rng = np.random.default_rng(5)
+    prior_noise = rng.random(len(r)) < 0.5
+    z = rng.standard_normal(len(r)) * 0.05
+    w = 1.6449 * 0.05 * np.where(prior_noise, 2.0, 1.0)
+    df = np.where(prior_noise, rng.choice([np.nan, 1.0, 2.0], size=len(r)), rng.choice([3.0, 10.0], size=len(r)))
+    r = r.assign(y_true=r["pred"] * np.exp(z), band_low=w, band_high=w, noise_df=df,
+                 noise_source=np.where(np.isnan(df), "prior", "residuals"))
+    r = learn_prior.prepare(r)
+    assert np.array_equal(r["few_dof"].to_numpy(bool), prior_noise)
+    fit = learn_prior.learn(r, (1.0,), (1.0,), (0.0,), prior_scales=(0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0))
+    assert fit["band_scale"] == 1.0 and fit["few_dof_band_scale"] == pytest.approx(0.5, abs=0.1)
+    assert fit["kappa"]["unknown"] < 0.01  # nothing left for the widening per doubling to cover
+    lo, hi = learn_prior.halves(r, 0.0, (fit["band_scale"], fit["few_dof_band_scale"]))
+    for m in (prior_noise, ~prior_noise):  # each kind of row covered about 90 % of the time
+        assert np.mean((r["z"].to_numpy()[m] >= -lo[m]) & (r["z"].to_numpy()[m] <= hi[m])) == pytest.approx(0.9, abs=0.04)
+    # without such rows the scale is not learned: it stays the other band's
+    plain = learn_prior.learn(learn_prior.prepare(_records(n_per_source=100)), (1.0,), (1.0,), (0.0,),
+                              prior_scales=(0.5,))
+    assert plain["few_dof_band_scale"] == plain["band_scale"] == 1.0
+
+
 def test_every_source_weighs_the_same_in_the_report_and_as_its_rows_square_root_in_learning(learn_prior):
     r = learn_prior.prepare(_records(n_per_source=50))
     r = pd.concat([r, learn_prior.prepare(_records(n_per_source=2000, sources=("big",), seed=1))],

@@ -168,7 +168,8 @@ def test_the_product_gives_the_intervals_the_learning_script_emulates():
                         "y_true": t, "pred": t, "low": np.nan, "high": np.nan, "band_low": np.log(t / lo0),
                         "band_high": np.log(hi0 / t), "d_model": distance(unc.factor_ranges, far),
                         "evidence": S, "n_evidence": n, "distance": 1.0, "crossing": cross, "bucket": "",
-                        "shortfall": unc.scaling_shortfall, "max_train_nodes": unc.topology["max_nodes"]})
+                        "shortfall": unc.scaling_shortfall, "max_train_nodes": unc.topology["max_nodes"],
+                        "noise_source": unc.noise.source})
     for m, a in zip(unc.references, unc.reference_shifts(far, t)):
         rec[f"shift_{m.label}"] = a
     for label, v in (unc.backtest or {}).items():
@@ -184,9 +185,14 @@ def test_the_product_gives_the_intervals_the_learning_script_emulates():
     pop = [c["kappa"]["same_nodes"]] * 2 + [max(c["kappa"]["crosses_nodes"], prior["kappa"]["crosses_nodes"])]
     kappa = with_prior._uncertainty().kappas(far, 0.9)
     assert np.allclose(kappa, lp.kappas(r, pop, c["pseudo_configurations"], c.get("shortfall_scale", 0.0)))
-    lo, hi = lp.halves(r, kappa, c["band_scale"], c["structure_scale"])
+    # two GPU counts, one run each: the noise is the stated prior, whose band the class scales apart
+    assert unc.noise.source == "prior" and r["few_dof"].all()
+    few = c.get("few_dof_band_scale", c["band_scale"])  # the shipped file learns none (learn_prior.FEW_DOF_SCALE_GRID)
+    assert with_prior._uncertainty().band_scale() == few
+    lo, hi = lp.halves(r, kappa, (c["band_scale"], few), c["structure_scale"])
     fit = {"kappa": prior["kappa"], "n0": prior["pseudo_configurations"], "classes": {
         k["name"]: {"kappa": k["kappa"], "n0": k["pseudo_configurations"], "band_scale": k["band_scale"],
+                    "few_dof_band_scale": k.get("few_dof_band_scale", k["band_scale"]),
                     "structure_scale": k["structure_scale"], "shortfall_scale": k["shortfall_scale"]}
         for k in prior["classes"]}}
     assert np.allclose(lp.class_halves(r, fit), (lo, hi))  # the script's LOSO emulation: the same

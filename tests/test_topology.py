@@ -211,3 +211,34 @@ def test_a_stored_corpus_kappa_without_the_unknown_crossing_is_refused():
     del d["prior"]["corpus_kappa"]["unknown"]  # kappa() would read it for a target of unknown topology
     with pytest.raises(PerfModelError, match="corpus_kappa"):
         Uncertainty.from_dict(d)
+
+
+def test_a_fit_whose_noise_rests_on_few_degrees_of_freedom_takes_its_own_band_scale():
+    """Two worker counts, one run each, two constants: no residual degrees of freedom and no repeats, so
+    the noise is the stated prior (5 %), and the band takes the class's few_dof_band_scale; a fit
+    whose noise rests on 3 or more (six worker counts, two constants) keeps band_scale. Inside the measured range (no widening, γ = 0) the half-width is the
+    scale times the un-widened band's, exactly."""
+    from perfmodel.fitting.members import Uncertainty
+
+    classed = {**CLASSED, "classes": [dict(c, few_dof_band_scale=0.3) for c in CLASSED["classes"]]}
+    frame = pd.DataFrame({"gpus": [1.0, 2.0], "time_s": [100.0, 52.0]})
+    two = Measurements.from_frame(frame, "time_s", {"p": "gpus"})
+    res = compute_intervals(Model(terms="1 + 1/p").fit(two), two, replicates=20, prior=classed)
+    unc = res._uncertainty()
+    assert unc.noise.source == "prior" and unc.band_scale() == 0.3
+    at = {"p": np.array([1.0, 2.0])}
+    t, lo, hi = unc.interval(at, 0.9)
+    t0, lo0, hi0 = unc.interval(at, 0.9, widen=False)
+    assert np.allclose(np.log(hi / t), 0.3 * np.log(hi0 / t0)) and np.allclose(np.log(t / lo), 0.3 * np.log(t0 / lo0))
+    p = np.array([1.0, 2.0, 4.0, 8.0, 16.0, 32.0])
+    six = Measurements.from_frame(pd.DataFrame({"gpus": p, "time_s": (5 + 100 / p) * (1 + 0.01 * np.cos(p))}),
+                                  "time_s", {"p": "gpus"})
+    u = compute_intervals(Model(terms="1 + 1/p").fit(six), six, replicates=20, prior=classed)._uncertainty()
+    assert u.noise.df >= 3
+    assert u.band_scale() == next(c for c in CLASSED["classes"] if c["name"] == u.prior["scaling_class"]["name"])["band_scale"]
+    assert dict(res.interval_facts())["band scale"].startswith("× 0.3: ") and "fewer than 3 degrees" in \
+        dict(res.interval_facts())["band scale"]
+    d = unc.to_dict()
+    d["prior"]["few_dof_band_scale"] = "narrow"
+    with pytest.raises(PerfModelError, match="few_dof_band_scale"):
+        Uncertainty.from_dict(d)

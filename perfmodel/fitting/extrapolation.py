@@ -30,6 +30,20 @@ _Z90 = normal_quantile(DEFAULT_LEVEL)
 #: Where a target stands against the measured nodes: on no more nodes than measured, on more (a
 #: multi-node target from single-node data too), or unknown (the topology was not given).
 CROSSINGS = ("same_nodes", "crosses_nodes", "unknown")
+#: Degrees of freedom of the noise estimate below which a fit's band takes the prior's
+#: ``few_dof_band_scale`` (the stated prior noise, no degrees of freedom, among them): with one or two
+#: the Student-t quantile of the 90 % band is 6.3 or 2.9 times the noise, where 1.64 would do with the
+#: noise known, and the corpus's series of two or three scales, of few or no repeats, were covered
+#: 97-100 % of the time. A round number: the 90 % quantile at 3 is 2.35, 1.4 times the normal's.
+FEW_NOISE_DOF = 3
+
+
+def few_noise_dof(source: str, df) -> bool:
+    """True when a fit's noise is the stated prior or rests on fewer than :data:`FEW_NOISE_DOF`
+    degrees of freedom (``source``, ``df``: :class:`perfmodel.fitting.members.Noise`'s)."""
+    return source == "prior" or df is None or not (float(df) >= FEW_NOISE_DOF)
+
+
 #: :meth:`Uncertainty.point_rule` values
 POINT_RULES = ("model", "structures-median", "structures-only-median", "backtest-best", "backtest-weighted")
 #: how each rule but ``model`` makes the point prediction, in words ("the prediction is ...")

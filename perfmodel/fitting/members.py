@@ -18,7 +18,8 @@ from scipy.special import stdtrit  # Student-t quantiles (scipy.stats costs 0.6 
 from ..errors import PerfModelError
 from ..language.expression import Expression, parse_expression
 from .extrapolation import (CROSSINGS, DEFAULT_LEVEL, POINT_RULES, _Z90, beyond_p, combined_kappa,
-                            crossings, normal_quantile, series_evidence, structure_terms, widen_band)
+                            crossings, few_noise_dof, normal_quantile, series_evidence, structure_terms,
+                            widen_band)
 
 
 FORMAT = "perfmodel.intervals/1"
@@ -280,8 +281,14 @@ class Uncertainty:
 
     def band_scale(self) -> float:
         """How much wider (> 1) or narrower the members' and the noise's band must be to cover as often
-        as it says on real series (the population's prior, ``band_scale``; 1 without it)."""
-        return float(self.prior.get("band_scale", 1.0)) if self.prior else 1.0
+        as it says on real series (the population's prior, ``band_scale``; ``few_dof_band_scale``
+        when the noise is the stated prior or rests on few degrees of freedom,
+        :func:`perfmodel.fitting.extrapolation.few_noise_dof`; 1 without it)."""
+        if not self.prior:
+            return 1.0
+        if "few_dof_band_scale" in self.prior and few_noise_dof(self.noise.source, self.noise.df):
+            return float(self.prior["few_dof_band_scale"])
+        return float(self.prior.get("band_scale", 1.0))
 
     def structure_scale(self, level: float) -> float:
         """How much of the reference structures' disagreement the interval at ``level`` takes in: the
@@ -562,14 +569,15 @@ class Uncertainty:
                 vals = [float(self.prior["kappa"][c]) for c in CROSSINGS] + [float(self.prior["pseudo_configurations"])]
             except (KeyError, TypeError, ValueError, OverflowError):
                 vals = [float("nan")]
-            for key in ("structure_scale", "shortfall_scale"):
+            for key, default in (("structure_scale", 0.0), ("shortfall_scale", 0.0), ("band_scale", 1.0),
+                                 ("few_dof_band_scale", 1.0)):
                 try:
-                    vals.append(float(self.prior.get(key, 0.0)))
+                    vals.append(float(self.prior.get(key, default)))
                 except (TypeError, ValueError, OverflowError):
                     vals.append(float("nan"))
             if not all(math.isfinite(v) and 0 <= v < 1e6 for v in vals):
                 bad("prior", "needs finite κ >= 0 for same_nodes, crosses_nodes and unknown, pseudo_configurations, "
-                    "structure_scale and shortfall_scale")
+                    "structure_scale, shortfall_scale, band_scale and few_dof_band_scale")
             ck = self.prior.get("corpus_kappa")
             if ck is not None:
                 try:  # kappa() reads both: a first crossing and an unknown one

@@ -4,7 +4,10 @@
 extrapolation grows per doubling beyond the measured range (κ), for targets on no more nodes than
 measured, for targets on more nodes, and when the topology is unknown; how many configurations
 of a series the population counts as (``pseudo_configurations``); how much the members' and the
-noise's own band must be scaled to cover as often as it says (``band_scale``); how much of the reference
+noise's own band must be scaled to cover as often as it says (``band_scale``, and
+``few_dof_band_scale`` for a fit whose noise is the stated prior or rests on fewer than three degrees
+of freedom, where the Student-t quantile makes the band several times wider than the noise known
+would); how much of the reference
 structures' reach beyond the measurements the band takes in (``structure_scale``), how much faster
 κ grows for a series whose last measured doubling fell short of perfect scaling (``shortfall_scale``,
 η in κ·(1 + η·u), :func:`perfmodel.fitting.extrapolation.scaling_shortfall`) and how the point
@@ -57,18 +60,19 @@ def _load(path: str) -> dict:
         raise PerfModelError(f"{path} is not an extrapolation prior ({FORMAT})")
     kappa = d.get("kappa", {})
     vals = ([kappa.get(k) for k in ("same_nodes", "crosses_nodes", "unknown")]
-            + [d.get("pseudo_configurations"), d.get("band_scale", 1.0), d.get("structure_scale", 0.0),
-               d.get("shortfall_scale", 0.0)])
+            + [d.get("pseudo_configurations"), d.get("band_scale", 1.0), d.get("few_dof_band_scale", 1.0),
+               d.get("structure_scale", 0.0), d.get("shortfall_scale", 0.0)])
     if not all(isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 for v in vals):
-        raise PerfModelError(f"{path}: κ, pseudo_configurations, band_scale, structure_scale and shortfall_scale "
-                             "must be finite numbers >= 0")
+        raise PerfModelError(f"{path}: κ, pseudo_configurations, band_scale, few_dof_band_scale, structure_scale "
+                             "and shortfall_scale must be finite numbers >= 0")
     if d.get("point_rule", "model") not in POINT_RULES:
         raise PerfModelError(f"{path}: point_rule must be one of {', '.join(POINT_RULES)}")
     for i, c in enumerate(d.get("classes") or []):
         try:
             vals = ([float(c["kappa"][k]) for k in ("same_nodes", "crosses_nodes", "unknown")]
                     + [float(c[k]) for k in ("efficiency_min", "pseudo_configurations", "band_scale")]
-                    + [float(c.get(k, 0.0)) for k in ("structure_scale", "shortfall_scale")])
+                    + [float(c.get(k, 0.0)) for k in ("structure_scale", "shortfall_scale")]
+                    + [float(c.get("few_dof_band_scale", 1.0))])
         except (KeyError, TypeError, ValueError):
             vals = [float("nan")]
         if c.get("point_rule", "model") not in POINT_RULES:
@@ -81,7 +85,8 @@ def _load(path: str) -> dict:
 
 
 #: the fields a scaling class sets in place of the whole corpus's
-CLASS_FIELDS = ("kappa", "pseudo_configurations", "band_scale", "structure_scale", "shortfall_scale", "point_rule")
+CLASS_FIELDS = ("kappa", "pseudo_configurations", "band_scale", "few_dof_band_scale", "structure_scale",
+                "shortfall_scale", "point_rule")
 
 
 def efficiency(shortfall: float | None) -> float | None:
@@ -119,7 +124,8 @@ def load_prior(path: str | Path | None = None) -> dict:
     """The prior as stored with a fit's intervals: κ per crossing, pseudo-configurations, and where it
     came from (sources, date, series)."""
     d = _load(str(path or PRIOR_FILE))
-    keep = ("format", "kappa", "pseudo_configurations", "band_scale", "structure_scale", "shortfall_scale",
+    keep = ("format", "kappa", "pseudo_configurations", "band_scale", "few_dof_band_scale", "structure_scale",
+            "shortfall_scale",
             "point_rule", "level", "classes",
             "n_series", "n_splits", "created", "sources")
     return {k: d[k] for k in keep if k in d}
