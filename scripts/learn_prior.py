@@ -232,13 +232,12 @@ def _check_kappas(r: pd.DataFrame) -> None:
 
 
 def row_scales(r: pd.DataFrame, band_scale) -> np.ndarray | float:
-    """Each row's band scale: ``band_scale``, or (scale, scale where the noise rests on few degrees of
-    freedom)
-    as :meth:`perfmodel.fitting.members.Uncertainty.band_scale` picks it."""
+    """Each row's band scale: ``band_scale``, or of (scale, scale where the noise rests on few degrees
+    of freedom) as :meth:`perfmodel.fitting.members.Uncertainty.band_scale` picks it."""
     if np.ndim(band_scale) == 0:
         return float(band_scale)
-    s, s_prior = band_scale
-    return np.where(r["few_dof"].to_numpy(bool), float(s_prior), float(s))
+    s, s_few = band_scale
+    return np.where(r["few_dof"].to_numpy(bool), float(s_few), float(s))
 
 
 def halves(r: pd.DataFrame, kappa: np.ndarray, band_scale=1.0, gamma: float = 0.0
@@ -305,10 +304,10 @@ def calibration_spread(r: pd.DataFrame, kappa: np.ndarray, band_scale, gamma: fl
     return float(np.sqrt(np.mean((cov.to_numpy() - LEVEL) ** 2)))
 
 
-def _grid_point(r: pd.DataFrame, n_sources: dict, eta: float, gamma: float, scale: float, prior_scale: float,
+def _grid_point(r: pd.DataFrame, n_sources: dict, eta: float, gamma: float, scale: float, few_scale: float,
                 n0: float) -> dict:
     """The κ per crossing giving 90 % coverage of ``r`` at one point of the grid, and its score."""
-    both = (scale, prior_scale)
+    both = (scale, few_scale)
     kap = {c: solve_kappa(r[r["crossing"] == c], n0, band_scale=both, gamma=gamma, eta=eta) for c in KNOWN}
     kap["unknown"] = solve_kappa(r, n0, band_scale=both, gamma=gamma, eta=eta)
     for c in KNOWN:  # a crossing with rows of fewer than MIN_CLASS_SOURCES sources: the pooled value
@@ -317,17 +316,17 @@ def _grid_point(r: pd.DataFrame, n_sources: dict, eta: float, gamma: float, scal
     k = row_kappas(r, kap, n0, True, eta)
     w = learning_weights(r)
     return {"shortfall_scale": float(eta), "structure_scale": float(gamma), "band_scale": float(scale),
-            "few_dof_band_scale": float(prior_scale), "n0": float(n0), **kap,
+            "few_dof_band_scale": float(few_scale), "n0": float(n0), **kap,
             "score": float(w @ interval_score(r, k, both, gamma)) / w.sum(),
             "spread": calibration_spread(r, k, both, gamma)}
 
 
 def learn(r: pd.DataFrame, n0_grid=N0_GRID, band_scales=BAND_SCALE_GRID, gammas=GAMMA_GRID,
-          etas=ETA_GRID, criterion: str = "score", prior_scales=None) -> dict:
+          etas=ETA_GRID, criterion: str = "score", few_dof_scales=None) -> dict:
     """κ per crossing, n0, the band scales, the structure scale γ and the shortfall scale η from the
     training rows ``r``: for each (η, γ, band scale, n0) the κ that give 90 % coverage, the band of
     a fit with few noise degrees of freedom scaled as the others; the one chosen by ``criterion`` (:data:`CRITERIA`);
-    then, the rest fixed, the scale of the few-dof band of ``prior_scales``
+    then, the rest fixed, the scale of the few-dof band of ``few_dof_scales``
     (:data:`FEW_DOF_SCALE_GRID`) chosen the same way when ``r`` has such rows."""
     n_sources = {c: r.loc[r["crossing"] == c, "source"].nunique() for c in KNOWN}
 
@@ -340,10 +339,10 @@ def learn(r: pd.DataFrame, n0_grid=N0_GRID, band_scales=BAND_SCALE_GRID, gammas=
     table = [_grid_point(r, n_sources, eta, gamma, scale, scale, n0)
              for eta in etas for gamma in gammas for scale in band_scales for n0 in n0_grid]
     pick = choose(table)
-    prior_scales = FEW_DOF_SCALE_GRID if prior_scales is None else prior_scales
-    if r["few_dof"].any() and prior_scales:
+    few_dof_scales = FEW_DOF_SCALE_GRID if few_dof_scales is None else few_dof_scales
+    if r["few_dof"].any() and few_dof_scales:
         pick = choose([pick] + [_grid_point(r, n_sources, pick["shortfall_scale"], pick["structure_scale"],
-                                            pick["band_scale"], sp, pick["n0"]) for sp in prior_scales])
+                                            pick["band_scale"], sf, pick["n0"]) for sf in few_dof_scales])
     return {"n0": pick["n0"], "band_scale": pick["band_scale"], "few_dof_band_scale": pick["few_dof_band_scale"],
             "structure_scale": pick["structure_scale"], "shortfall_scale": pick["shortfall_scale"],
             "kappa": {c: pick[c] for c in CROSSINGS}, "score": pick["score"], "spread": pick["spread"],

@@ -132,7 +132,7 @@ def test_a_band_whose_noise_rests_on_few_degrees_of_freedom_learns_its_own_scale
                  noise_source=np.where(np.isnan(df), "prior", "residuals"))
     r = learn_prior.prepare(r)
     assert np.array_equal(r["few_dof"].to_numpy(bool), prior_noise)
-    fit = learn_prior.learn(r, (1.0,), (1.0,), (0.0,), prior_scales=(0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0))
+    fit = learn_prior.learn(r, (1.0,), (1.0,), (0.0,), few_dof_scales=(0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0))
     assert fit["band_scale"] == 1.0 and fit["few_dof_band_scale"] == pytest.approx(0.5, abs=0.1)
     assert fit["kappa"]["unknown"] < 0.01  # nothing left for the widening per doubling to cover
     lo, hi = learn_prior.halves(r, 0.0, (fit["band_scale"], fit["few_dof_band_scale"]))
@@ -140,7 +140,7 @@ def test_a_band_whose_noise_rests_on_few_degrees_of_freedom_learns_its_own_scale
         assert np.mean((r["z"].to_numpy()[m] >= -lo[m]) & (r["z"].to_numpy()[m] <= hi[m])) == pytest.approx(0.9, abs=0.04)
     # without such rows the scale is not learned: it stays the other band's
     plain = learn_prior.learn(learn_prior.prepare(_records(n_per_source=100)), (1.0,), (1.0,), (0.0,),
-                              prior_scales=(0.5,))
+                              few_dof_scales=(0.5,))
     assert plain["few_dof_band_scale"] == plain["band_scale"] == 1.0
 
 

@@ -286,9 +286,15 @@ class Uncertainty:
         :func:`perfmodel.fitting.extrapolation.few_noise_dof`; 1 without it)."""
         if not self.prior:
             return 1.0
-        if "few_dof_band_scale" in self.prior and few_noise_dof(self.noise.source, self.noise.df):
+        if self.few_dof_band():
             return float(self.prior["few_dof_band_scale"])
         return float(self.prior.get("band_scale", 1.0))
+
+    def few_dof_band(self) -> bool:
+        """True when :meth:`band_scale` is the prior's ``few_dof_band_scale``: the prior has one and
+        the noise rests on few degrees of freedom (:func:`perfmodel.fitting.extrapolation.few_noise_dof`)."""
+        return bool(self.prior and "few_dof_band_scale" in self.prior
+                    and few_noise_dof(self.noise.source, self.noise.df))
 
     def structure_scale(self, level: float) -> float:
         """How much of the reference structures' disagreement the interval at ``level`` takes in: the

@@ -19,7 +19,7 @@ from ..data.measurements import Measurements
 from .diagnostics import dropped_terms, fit_warnings, prediction_warnings
 from ..errors import PerfModelError
 from .evaluate import metrics as compute_metrics
-from .extrapolation import FEW_NOISE_DOF, few_noise_dof
+from .extrapolation import FEW_NOISE_DOF
 from ..language.expression import Expression, parse_expression, unmapped_name_notice, unmapped_names
 from ..data.schema import FORMAT, loads as schema_loads, validate_model_dict
 from .members import Uncertainty
@@ -392,11 +392,9 @@ class FitResult:
                  ("noise of one run", f"{nz.sigma * 100:.2g} % ({nz.source}"
                                       + (f", {nz.df:g} degrees of freedom)" if nz.df else ")"))]
         if unc.prior:
-            few = few_noise_dof(nz.source, nz.df)
             facts.append(("band scale", f"× {unc.band_scale():.3g}: the members' and the noise's band as the corpus's "
                                         "held-out runs needed it" + (f" where the noise rests on fewer than {FEW_NOISE_DOF} "
-                                                                     "degrees of freedom" if few and "few_dof_band_scale"
-                                                                     in unc.prior else "")))
+                                                                     "degrees of freedom" if unc.few_dof_band() else "")))
         # the widening that applies here: on the measured nodes and across them when the topology is known
         where = ((("same_nodes", "on the measured nodes"), ("crosses_nodes", "on more nodes"))
                  if unc.prior and unc.topology else (("unknown", ""),))
