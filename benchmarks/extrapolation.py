@@ -89,9 +89,9 @@ RECORD_COLUMNS = ["source", "family", "series", "cut", "n_train_scales", "n_trai
 #: (:attr:`perfmodel.fitting.members.Uncertainty.backtest`, for the ``backtest-*`` point rules); and
 #: the series' scaling shortfall over its last measured doubling (``shortfall``), and where the fit's
 #: noise came from (``noise_source``: residuals, repeats, or the stated prior when the data has neither)
-#: and its degrees of freedom (``noise_df``, NaN for the prior)
+#: its relative size and degrees of freedom (``noise_sigma``; ``noise_df``, NaN for the prior)
 LEARN_COLUMNS = (("band_low", "band_high", "d_model", "evidence", "n_evidence", "shortfall", "noise_source",
-                  "noise_df")
+                  "noise_sigma", "noise_df")
                  + tuple(f"shift_{s}" for s in REFERENCE_PRESETS)
                  + tuple(f"bt_{s}" for s in ("model",) + REFERENCE_PRESETS))
 RECORD_COLUMNS += list(LEARN_COLUMNS)
@@ -121,6 +121,7 @@ def _interval(res, test: Measurements):
                  "n_evidence": np.full(len(t), n),
                  "shortfall": np.full(len(t), np.nan if unc.scaling_shortfall is None else unc.scaling_shortfall),
                  "noise_source": np.full(len(t), unc.noise.source, dtype=object),
+                 "noise_sigma": np.full(len(t), float(unc.noise.sigma)),
                  "noise_df": np.full(len(t), np.nan if unc.noise.df is None else float(unc.noise.df))}
         shifts = unc.reference_shifts(env, t) if unc.references else np.zeros((0, len(t)))
         for m, a in zip(unc.references or [], shifts):

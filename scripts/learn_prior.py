@@ -51,7 +51,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from perfmodel.fitting.extrapolation import (CROSSINGS, FEW_NOISE_DOF, POINT_RULES, combined_kappa,  # noqa: E402
-                                            few_noise_dof, scaling_shortfall, structure_terms, widen_band)
+                                            few_noise_dof, moderated_noise, normal_quantile, scaling_shortfall,
+                                            structure_terms, widen_band)
 from perfmodel.uncertainty.prior import FORMAT, PRIOR_FILE, efficiency  # noqa: E402
 
 LEVEL = 0.9
@@ -207,6 +208,99 @@ def training_rows(r: pd.DataFrame, held_out: str | None) -> pd.DataFrame:
     if held_out is not None:
         keep &= (r["source"] != held_out).to_numpy(bool)
     return r[keep]
+
+
+# ----------------------------------------------------------------------------------------
+# the population's prior on the noise
+# ----------------------------------------------------------------------------------------
+#: Moderate each fit's noise with a population prior learned from the training sources' fits
+#: (--noise-prior; :func:`learn_noise_prior`, :func:`perfmodel.fitting.extrapolation.moderated_noise`).
+NOISE_PRIOR = False
+#: bounds of the prior's pseudo-degrees of freedom searched (beyond 1e4 the prior is a known σ)
+NOISE_DF_BOUNDS = (0.05, 1e4)
+
+
+def split_noise(r: pd.DataFrame) -> pd.DataFrame:
+    """One row per split whose noise the fit estimated (residuals or repeats, at least one degree of
+    freedom, σ > 0): source, sigma, df, and its weight (a source weighing as the square root of its
+    splits, as :func:`learning_weights` weighs rows)."""
+    g = (r.groupby(["source", "series", "cut"], sort=False)
+         .agg(noise_source=("noise_source", "first"), sigma=("noise_sigma", "first"), df=("noise_df", "first"))
+         .reset_index())
+    sigma, df = pd.to_numeric(g["sigma"], errors="coerce"), pd.to_numeric(g["df"], errors="coerce")
+    g = g[g["noise_source"].isin(["residuals", "repeats"]) & (df >= 1) & (sigma > 0)].assign(sigma=sigma, df=df)
+    n = g.groupby("source")["source"].transform("size").to_numpy(float)
+    return g.assign(weight=1.0 / np.sqrt(n))
+
+
+#: the prior's pseudo-degrees of freedom when set (--noise-df), σ0 alone then learned; None: both learned
+NOISE_DF: float | None = None
+
+
+def learn_noise_prior(r: pd.DataFrame) -> dict | None:
+    """The population's prior on one run's relative noise, from the fits of ``r``'s splits
+    (:func:`split_noise`): σ0 and ν0 of a scaled inverse-χ² prior on σ², by weighted maximum marginal
+    likelihood (Smyth 2004: a fit's s² on d degrees of freedom is then σ0²·F(d, ν0); ν0 held at
+    :data:`NOISE_DF` when set). None without fits."""
+    from scipy import optimize, stats
+
+    g = split_noise(r)
+    if len(g) < 2:
+        return None
+    s2, d, w = g["sigma"].to_numpy(float) ** 2, g["df"].to_numpy(float), g["weight"].to_numpy(float)
+    w = w / w.sum()
+
+    def nll(x):
+        log_s02, nu = x[0], math.exp(x[1])
+        return -float(w @ (stats.f.logpdf(s2 / math.exp(log_s02), d, nu) - log_s02))
+
+    x0 = [math.log(float(np.median(s2))), math.log(4.0)]
+    lb, ub = (math.log(v) for v in NOISE_DF_BOUNDS)
+    if NOISE_DF is not None:
+        x0[1] = lb = ub = math.log(NOISE_DF)
+    res = optimize.minimize(nll, x0, method="L-BFGS-B", bounds=[(None, None), (lb, ub)])
+    return {"sigma": float(math.exp(res.x[0] / 2)), "df": float(math.exp(res.x[1])),
+            "n_fits": int(len(g)), "n_sources": int(g["source"].nunique())}
+
+
+def noise_quantile(sigma: np.ndarray, df: np.ndarray) -> np.ndarray:
+    """The 90 % quantile of one run's noise (:meth:`perfmodel.fitting.members.Noise.quantile`, per row;
+    df NaN or 0: the normal's)."""
+    from scipy.special import stdtrit
+
+    df = np.nan_to_num(np.asarray(df, float), nan=0.0)
+    with np.errstate(all="ignore"):
+        z = np.where(df > 0, stdtrit(np.where(df > 0, df, 1.0), 0.5 + LEVEL / 2), normal_quantile(LEVEL))
+    return np.asarray(sigma, float) * z
+
+
+def apply_noise_prior(r: pd.DataFrame, prior: dict | None) -> pd.DataFrame:
+    """``r`` with the un-widened band of each row made again with its fit's noise moderated by
+    ``prior`` (:func:`perfmodel.fitting.extrapolation.moderated_noise`; the stated prior noise replaced
+    by the population's): the members' part, sqrt(band² − q²), combined with the moderated quantile."""
+    if prior is None or "noise_sigma" not in r:
+        return r
+    sigma = pd.to_numeric(r["noise_sigma"], errors="coerce").to_numpy(float)
+    df = pd.to_numeric(r["noise_df"], errors="coerce").to_numpy(float)
+    own = r["noise_source"].isin(["residuals", "repeats"]).to_numpy(bool) & np.isfinite(sigma)
+    q_old = noise_quantile(sigma, df)
+    s_new, df_new = moderated_noise(np.where(own, sigma, 0.0), np.where(own, df, 0.0), prior["sigma"], prior["df"])
+    q_new = noise_quantile(s_new, df_new)
+    out = r.copy()
+    for c in ("band_low", "band_high"):
+        b = out[c].to_numpy(float)
+        members = np.sqrt(np.maximum(b ** 2 - np.nan_to_num(q_old) ** 2, 0.0))
+        out[c] = np.where(np.isfinite(q_old), np.hypot(members, q_new), b)
+    return out
+
+
+def with_noise_prior(r: pd.DataFrame, held_out: str | None) -> tuple[pd.DataFrame, dict | None]:
+    """(``r`` with its bands made with the noise prior learned without ``held_out``, that prior) when
+    :data:`NOISE_PRIOR`; else (``r``, None)."""
+    if not NOISE_PRIOR:
+        return r, None
+    prior = learn_noise_prior(training_rows(r, held_out))
+    return apply_noise_prior(r, prior), prior
 
 
 # ----------------------------------------------------------------------------------------
@@ -465,9 +559,9 @@ def loso(frames: dict, n0_grid=N0_GRID, band_scales=BAND_SCALE_GRID, gammas=GAMM
     first = next(iter(frames.values()))
     for src in sorted(first["source"].unique()):
         rule, rules = choose_rules(frames, src)
-        r = compose(frames, rule, rules)
+        r, noise = with_noise_prior(compose(frames, rule, rules), src)
         fit = learn_classes(training_rows(r, src), n0_grid, band_scales, gammas, etas, criterion)
-        fit["point_rule"] = rule
+        fit["point_rule"], fit["noise"] = rule, noise
         for name, c in fit["classes"].items():
             c["point_rule"] = rules[name]
         learned[src] = fit
@@ -556,7 +650,10 @@ def loso_report(r: pd.DataFrame, learned: dict) -> str:
                          f"{f.get('point_rule', fit['point_rule'])} | {k['same_nodes']:.3f} | {k['crosses_nodes']:.3f} | {k['unknown']:.3f} | "
                          f"{f['n0']:g} | {f['band_scale']:g} | {f['few_dof_band_scale']:g} | {f['structure_scale']:g} | "
                          f"{f['shortfall_scale']:g} |")
-    return "\n\n".join(parts + sw + ["Prior learned without each source:\n" + "\n".join(lines)])
+    noise = [f"  {src}: σ0 {100 * fit['noise']['sigma']:.2f} %, ν0 {fit['noise']['df']:.3g} ({fit['noise']['n_fits']} fits)"
+             for src, fit in learned.items() if fit.get("noise")]
+    return "\n\n".join(parts + sw + ["Prior learned without each source:\n" + "\n".join(lines)]
+                       + (["Noise prior learned without each source:\n" + "\n".join(noise)] if noise else []))
 
 
 # ----------------------------------------------------------------------------------------
@@ -583,6 +680,9 @@ def method_text() -> str:
             + ("; then, the rest fixed, w of a fit whose noise is the stated prior or rests on fewer than "
                f"{FEW_NOISE_DOF} degrees of freedom scaled by few_dof_band_scale of "
                + ",".join(f"{v:g}" for v in FEW_DOF_SCALE_GRID) if FEW_DOF_SCALE_GRID else "")
+            + ("; each fit's noise first moderated by the population's prior on it (scaled inverse-χ², σ0 "
+               + ("and ν0" if NOISE_DF is None else f"at ν0 = {NOISE_DF:g}") + " by weighted maximum marginal "
+               "likelihood over the fits' own estimates, Smyth 2004)" if NOISE_PRIOR else "")
             + "; the point rule of " + ", ".join(POINT_RULE_GRID) + " by the geometric mean over sources of their "
             "median split error; all of it learned once on every series and once per scaling class ("
             + ", ".join(f"{name}: last measured doubling at >= {100 * lo:g} % parallel efficiency" for name, lo in CLASSES)
@@ -604,6 +704,7 @@ def prior_document(r: pd.DataFrame, fit: dict) -> dict:
         "structure_scale": float(fit["structure_scale"]),
         "shortfall_scale": float(fit["shortfall_scale"]),
         "point_rule": fit["point_rule"],
+        **({"noise": {k: fit["noise"][k] for k in ("sigma", "df", "n_fits", "n_sources")}} if fit.get("noise") else {}),
         "level": LEVEL,
         "n_series": int(train.groupby(["source", "series"]).ngroups),
         "n_splits": int(splits),
@@ -625,7 +726,7 @@ def prior_document(r: pd.DataFrame, fit: dict) -> dict:
 
 def main(argv=None) -> int:
     global STRUCTURES, N0_GRID, BAND_SCALE_GRID, GAMMA_GRID, ETA_GRID, CRITERION, CLASSES, POINT_RULE_GRID, \
-        FEW_DOF_SCALE_GRID  # as run
+        FEW_DOF_SCALE_GRID, NOISE_PRIOR, NOISE_DF  # as run
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("records", help="records CSV of benchmarks/extrapolation.py (method auto)")
     ap.add_argument("--method", default="auto")
@@ -637,6 +738,10 @@ def main(argv=None) -> int:
                          f"{FEW_NOISE_DOF} degrees of freedom (default: none, the band scale's)")
     ap.add_argument("--structure-scale", default=",".join(f"{v:g}" for v in GAMMA_GRID),
                     help="grid of scales of the reference structures' reach")
+    ap.add_argument("--noise-prior", action="store_true",
+                    help="moderate each fit's noise with a population prior learned from the other sources' fits")
+    ap.add_argument("--noise-df", type=float, default=None,
+                    help="with --noise-prior: its pseudo-degrees of freedom (default: learned with σ0)")
     ap.add_argument("--write", action="store_true", help=f"learn on every source and write {PRIOR_FILE.name}")
     ap.add_argument("--out", default=str(PRIOR_FILE), help="where --write writes (default: the package's file)")
     ap.add_argument("--shortfall-scale", default=",".join(f"{v:g}" for v in ETA_GRID),
@@ -662,6 +767,7 @@ def main(argv=None) -> int:
     etas = tuple(float(v) for v in args.shortfall_scale.split(","))
     N0_GRID, BAND_SCALE_GRID, GAMMA_GRID, ETA_GRID, CRITERION = grid, scales, gammas, etas, args.criterion
     FEW_DOF_SCALE_GRID = tuple(float(v) for v in args.few_dof_scale.split(",") if v)
+    NOISE_PRIOR, NOISE_DF = args.noise_prior, args.noise_df
     raw = attach_shortfall(pd.read_csv(args.records, keep_default_na=False, na_values=[""],
                                        dtype={"series": str, "expression": str, "error": str}))
     frames = {rule: prepare(raw[raw["method"] == args.method], rule) for rule in POINT_RULE_GRID}  # after CLASSES
@@ -678,9 +784,9 @@ def main(argv=None) -> int:
     print("\nPoint predictions (median of each split's MAPE; LOSO choice: the rule chosen without the source):\n"
           + point_report(frames, scored, peers))
     rule, rules = choose_rules(frames, None)
-    r = compose(frames, rule, rules)
+    r, noise = with_noise_prior(compose(frames, rule, rules), None)
     fit = learn_classes(training_rows(r, None), grid, scales, gammas, etas, args.criterion)
-    fit["point_rule"] = rule
+    fit["point_rule"], fit["noise"] = rule, noise
     for name, c in fit["classes"].items():
         c["point_rule"] = rules[name]
     print(f"\nLearned on every source, point rule {rule} (γ × band scale × n0 grid, source-weighted mean "
@@ -693,7 +799,7 @@ def main(argv=None) -> int:
     print(f"\nprior: κ {doc['kappa']}, n0 = {doc['pseudo_configurations']:g}, band scale {doc['band_scale']:g} "
           f"(few dof {doc.get('few_dof_band_scale', doc['band_scale']):g}), "
           f"structure scale {doc['structure_scale']:g}, shortfall scale {doc['shortfall_scale']:g}, "
-          f"point rule {doc['point_rule']}")
+          f"point rule {doc['point_rule']}" + (f", noise {doc['noise']}" if "noise" in doc else ""))
     for c in doc["classes"]:
         print(f"  class {c['name']} (efficiency >= {100 * c['efficiency_min']:g} %, {c['n_series']} series of "
               f"{c['n_sources']} sources{'' if c['own'] else ', too few: the whole corpus'}): κ {c['kappa']}, "

@@ -10,6 +10,8 @@
 """
 
 import importlib.util
+import json
+import math
 import sys
 from pathlib import Path
 
@@ -216,3 +218,71 @@ def test_the_shipped_prior_loads_and_is_the_default():
     assert 0 < prior["kappa"]["same_nodes"] < 2 and 0 < prior["kappa"]["crosses_nodes"] < 2
     assert inspect.signature(calibration.compute).parameters["prior"].default is True
     assert inspect.signature(compute_intervals).parameters["prior"].default is True
+
+
+def test_the_noise_prior_is_recovered_from_fits_drawn_from_it(learn_prior):
+    """Smyth's (2004) model, drawn: each fit's true σ² from a scaled inverse-χ² (ν0 = 5 about
+    σ0 = 4 %), its estimate s² = σ²·χ²_d / d on 1-7 degrees of freedom. The weighted marginal
+    likelihood gives back ν0 and σ0; a fit of the stated prior noise is not one of its points."""
+    rng = np.random.default_rng(0)
+    n, nu0, s0 = 600, 5.0, 0.04
+    sigma2 = s0 ** 2 * nu0 / rng.chisquare(nu0, n)
+    d = rng.integers(1, 8, n).astype(float)
+    fits = pd.DataFrame({"source": rng.choice(list("abcdef"), n), "series": np.arange(n).astype(str), "cut": 1.0,
+                         "noise_source": "residuals", "noise_sigma": np.sqrt(sigma2 * rng.chisquare(d) / d),
+                         "noise_df": d})
+    stated = fits.iloc[:50].assign(series="p" + fits["series"].iloc[:50], noise_source="prior",
+                                   noise_sigma=0.05, noise_df=np.nan)
+    got = learn_prior.learn_noise_prior(pd.concat([fits, stated], ignore_index=True))
+    assert got["n_fits"] == n and got["n_sources"] == 6
+    assert got["sigma"] == pytest.approx(s0, rel=0.1) and got["df"] == pytest.approx(nu0, rel=0.4)
+    # the moderated noise on its records: σ² the degrees-of-freedom-weighted mean, on d + ν0
+    rec = learn_prior.apply_noise_prior(fits.assign(band_low=0.0, band_high=0.0).iloc[:1],
+                                        {"sigma": 0.04, "df": 5.0})
+    s, dd = fits["noise_sigma"].iloc[0], fits["noise_df"].iloc[0]
+    from scipy import stats
+    want = math.sqrt((5 * 0.04 ** 2 + dd * s ** 2) / (5 + dd)) * stats.t.ppf(0.95, 5 + dd)
+    assert rec["band_low"].iloc[0] == pytest.approx(want, rel=1e-6)
+
+
+def test_a_prior_on_the_noise_moderates_the_fit_as_the_script_emulates_it(learn_prior, tmp_path):
+    """A prior file's ``noise`` (σ0, ν0): the product's noise is the moderated one, its band inside
+    the measured range is the script's apply_noise_prior of the band recorded without it, the facts
+    say so, a stored fit keeps its own estimate, and a stored prior noise that is not a number is refused."""
+    from perfmodel import Measurements, Model, PerfModelError, compute_intervals
+    from perfmodel.fitting.extrapolation import moderated_noise
+    from perfmodel.fitting.members import Uncertainty
+
+    rng = np.random.default_rng(3)
+    p = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+    meas = Measurements.from_frame(pd.DataFrame({"workers": p, "time_s": (5 + 100 / p) * np.exp(rng.normal(0, 0.03, 5))}),
+                                   "time_s", {"p": "workers"})
+    prior = {"format": "perfmodel.prior/1", "kappa": {"same_nodes": 0.1, "crosses_nodes": 0.2, "unknown": 0.2},
+             "pseudo_configurations": 2.0, "level": 0.9, "n_series": 3, "noise": {"sigma": 0.02, "df": 4.0}}
+    base = compute_intervals(Model(terms="1 + 1/p").fit(meas), meas, replicates=30, prior=False)._uncertainty()
+    res = compute_intervals(Model(terms="1 + 1/p").fit(meas), meas, replicates=30, prior=prior)
+    unc = res._uncertainty()
+    own = base.noise
+    assert own.source == "residuals" and own.df == 3
+    assert (unc.noise.sigma, unc.noise.df) == pytest.approx(moderated_noise(own.sigma, own.df, 0.02, 4.0))
+    assert unc.noise.df == 7 and unc.noise.own == (own.sigma, own.df)
+    at = {"p": p}
+    t, lo, hi = base.interval(at, 0.9, widen=False)
+    rec = pd.DataFrame({"band_low": np.log(t / lo), "band_high": np.log(hi / t), "noise_source": own.source,
+                        "noise_sigma": own.sigma, "noise_df": own.df})
+    want = learn_prior.apply_noise_prior(rec, prior["noise"])
+    t1, lo1, hi1 = unc.interval(at, 0.9, widen=False)
+    assert np.allclose(np.log(t1 / lo1), want["band_low"]) and np.allclose(np.log(hi1 / t1), want["band_high"])
+    assert "pseudo-degrees of freedom" in dict(res.interval_facts())["noise of one run"]
+    d = unc.to_dict()
+    assert Uncertainty.from_dict(d).noise == unc.noise
+    from perfmodel.uncertainty.prior import load_prior
+
+    for where in ("stored", "file"):  # a stored fit's prior and a prior file are checked when read
+        bad = dict(prior, noise={"sigma": "small", "df": 4.0})
+        with pytest.raises(PerfModelError, match="noise"):
+            if where == "stored":
+                Uncertainty.from_dict(dict(d, prior=bad))
+            else:
+                (tmp_path / "prior.json").write_text(json.dumps(bad))
+                load_prior(tmp_path / "prior.json")

@@ -169,14 +169,15 @@ def test_the_product_gives_the_intervals_the_learning_script_emulates():
                         "band_high": np.log(hi0 / t), "d_model": distance(unc.factor_ranges, far),
                         "evidence": S, "n_evidence": n, "distance": 1.0, "crossing": cross, "bucket": "",
                         "shortfall": unc.scaling_shortfall, "max_train_nodes": unc.topology["max_nodes"],
-                        "noise_source": unc.noise.source})
+                        "noise_source": unc.noise.source, "noise_sigma": unc.noise.sigma,
+                        "noise_df": np.nan if unc.noise.df is None else unc.noise.df})
     for m, a in zip(unc.references, unc.reference_shifts(far, t)):
         rec[f"shift_{m.label}"] = a
     for label, v in (unc.backtest or {}).items():
         rec[f"bt_{label}"] = v
     name = lp.prepare(rec)["scaling_class"].iloc[0]  # the series' scaling class as the script tells it
     c = next(c for c in prior["classes"] if c["name"] == name)
-    r = lp.prepare(rec, c["point_rule"])
+    r = lp.apply_noise_prior(lp.prepare(rec, c["point_rule"]), prior.get("noise"))  # none in the shipped file
     with_prior = compute_intervals(Model(preset="data-parallel").fit(train), train, replicates=40, prior=True)
     got = with_prior.predict(far, interval=0.9)
     # the product's class is the script's, and the class's fields are the shipped file's

@@ -44,6 +44,21 @@ def few_noise_dof(source: str, df) -> bool:
     return source == "prior" or df is None or not (float(df) >= FEW_NOISE_DOF)
 
 
+def moderated_noise(sigma, df, prior_sigma: float, prior_df: float):
+    """(σ, degrees of freedom) of a fit's noise combined with the population's prior on it (Smyth
+    2004, limma's moderated variance): the prior is a scaled inverse-χ² with ``prior_df`` pseudo-degrees
+    of freedom about ``prior_sigma``², the fit's own estimate ``sigma`` rests on ``df``; the posterior
+    variance is their degrees-of-freedom-weighted mean, on ``df + prior_df``. ``df`` None or 0 (no
+    estimate: the stated prior noise): the population's own. Broadcasts over arrays (``df`` NaN: none)."""
+    if df is None:
+        return float(prior_sigma), float(prior_df)
+    s, d = np.asarray(sigma, float), np.nan_to_num(np.asarray(df, float), nan=0.0)
+    var = (prior_df * prior_sigma ** 2 + d * s ** 2) / (prior_df + d)
+    if np.ndim(var) == 0:
+        return float(np.sqrt(var)), float(prior_df + d)
+    return np.sqrt(var), prior_df + d
+
+
 #: :meth:`Uncertainty.point_rule` values
 POINT_RULES = ("model", "structures-median", "structures-only-median", "backtest-best", "backtest-weighted")
 #: how each rule but ``model`` makes the point prediction, in words ("the prediction is ...")

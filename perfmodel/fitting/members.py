@@ -18,8 +18,8 @@ from scipy.special import stdtrit  # Student-t quantiles (scipy.stats costs 0.6 
 from ..errors import PerfModelError
 from ..language.expression import Expression, parse_expression
 from .extrapolation import (CROSSINGS, DEFAULT_LEVEL, POINT_RULES, _Z90, beyond_p, combined_kappa,
-                            crossings, few_noise_dof, normal_quantile, series_evidence, structure_terms,
-                            widen_band)
+                            crossings, few_noise_dof, moderated_noise, normal_quantile, series_evidence,
+                            structure_terms, widen_band)
 
 
 FORMAT = "perfmodel.intervals/1"
@@ -139,18 +139,45 @@ def _num(v) -> float | None:
 
 @dataclass
 class Noise:
-    """Relative noise of one measurement: ``sigma`` with ``df`` degrees of freedom (None: prior)."""
+    """Relative noise of one measurement: ``sigma`` with ``df`` degrees of freedom (None: prior).
+    ``own``: (σ, df) the data gave, when ``sigma`` and ``df`` are those moderated by the population's
+    prior on the noise (:meth:`moderated`)."""
 
     sigma: float
     df: float | None
     source: str  # "residuals", "repeats" or "prior"
+    own: tuple | None = None
 
     def quantile(self, level: float) -> float:
         z = stdtrit(self.df, 0.5 + level / 2) if self.df else normal_quantile(level)
         return float(self.sigma * z)
 
+    def moderated(self, prior: dict) -> "Noise":
+        """This noise combined with the population's prior on it, ``prior`` {"sigma", "df"}
+        (:func:`perfmodel.fitting.extrapolation.moderated_noise`; the stated prior noise, which the data did
+        not give, replaced by the population's)."""
+        own = self.source in ("residuals", "repeats") and self.df
+        sigma, df = moderated_noise(self.sigma if own else 0.0, self.df if own else 0.0,
+                                    float(prior["sigma"]), float(prior["df"]))
+        return Noise(sigma, df, self.source, (self.sigma, self.df))
+
     def to_dict(self) -> dict:
-        return {"sigma": self.sigma, "df": self.df, "source": self.source}
+        return {"sigma": self.sigma, "df": self.df, "source": self.source,
+                **({"own": list(self.own)} if self.own else {})}
+
+
+#: what :func:`valid_noise_prior` asks of a prior on the noise, for its messages
+NOISE_PRIOR_NEEDS = f"needs sigma (a relative noise > 0 and <= {MAX_SIGMA:g}) and df (pseudo-degrees of freedom > 0)"
+
+
+def valid_noise_prior(nz) -> bool:
+    """True for a population prior on the noise that :meth:`Noise.moderated` can use: {"sigma": a
+    relative noise > 0 and <= :data:`MAX_SIGMA`, "df": pseudo-degrees of freedom > 0}."""
+    try:
+        sigma, df = float(nz["sigma"]), float(nz["df"])
+    except (KeyError, TypeError, ValueError, OverflowError):
+        return False
+    return 0 < sigma <= MAX_SIGMA and 0 < df < 1e12 and not isinstance(nz["sigma"], (bool, str))
 
 
 def weighted_quantile(values: np.ndarray, weights: np.ndarray, q) -> np.ndarray:
@@ -230,8 +257,7 @@ class Uncertainty:
         (as in :meth:`kappas`), which tells whether a crossing is the series' first."""
         if self.prior:
             pop = own = float(self.prior["kappa"][crossing])
-            first = self.first_crossing(crossing, topology)
-            if first or (crossing == "unknown" and self.prior.get("corpus_kappa")):
+            if self.beyond_class(crossing, topology):
                 pop = max(pop, float(self.prior["corpus_kappa"][crossing]))
             n0 = float(self.prior["pseudo_configurations"])
             evidence, n = series_evidence(self.calibration)
@@ -240,7 +266,8 @@ class Uncertainty:
             eta, u = float(self.prior.get("shortfall_scale", 0.0)), float(self.scaling_shortfall or 0.0)
             c = self.prior.get("scaling_class")
             if c and pop > own:  # the whole corpus's, larger than the class's: a network the class cannot speak for
-                why = ("a first run across nodes" if first else "a target of unknown topology, which may cross nodes")
+                why = ("a first run across nodes" if crossing == "crosses_nodes"
+                       else "a target of unknown topology, which may cross nodes")
                 whose = (f"{self.prior.get('n_series', '?')} real series; for {why}, the whole corpus's, larger than "
                          f"its class's {own:.3g}: how a series scales inside one node says nothing about the network")
             elif c:  # perfmodel.uncertainty.prior.for_series chose it
@@ -270,14 +297,19 @@ class Uncertainty:
         k2 = (PRIOR_KAPPA ** 2 + float(np.sum(np.maximum(e ** 2 - b ** 2, 0.0) / d ** 2))) / (1 + n)
         return math.sqrt(k2), f"{n} larger-scale configurations, shrunk towards the prior {PRIOR_KAPPA:g}"
 
-    def first_crossing(self, crossing: str, topology: dict | None = None) -> bool:
-        """True for a target on more nodes than measured when the measurements are on one node and the
-        prior is a scaling class's (:func:`perfmodel.uncertainty.prior.for_series` keeps the whole
-        corpus's κ beside it, which such a target takes when it is larger, as a target whose crossing is
-        unknown does)."""
+    def beyond_class(self, crossing: str, topology: dict | None = None) -> bool:
+        """True when the prior is a scaling class's and a target of ``crossing`` needs a network the
+        class cannot speak for: a first run across nodes (the measurements on one node) or a target of
+        unknown topology. Such a target takes the whole corpus's κ when it is larger
+        (:func:`perfmodel.uncertainty.prior.for_series` keeps it beside the class's): how a series
+        scales inside one node says nothing about the network."""
+        if not (self.prior and self.prior.get("corpus_kappa")):
+            return False
+        if crossing == "unknown":
+            return True
         topo = self.topology if topology is None else topology
-        return bool(crossing == "crosses_nodes" and self.prior and self.prior.get("corpus_kappa")
-                    and topo and topo.get("max_nodes") is not None and float(topo["max_nodes"]) <= 1)
+        return bool(crossing == "crosses_nodes" and topo and topo.get("max_nodes") is not None
+                    and float(topo["max_nodes"]) <= 1)
 
     def band_scale(self) -> float:
         """How much wider (> 1) or narrower the members' and the noise's band must be to cover as often
@@ -501,7 +533,9 @@ class Uncertainty:
 
         try:
             nz = d["noise"]
-            noise = Noise(float(nz["sigma"]), None if nz.get("df") is None else float(nz["df"]), text(nz, "source"))
+            own = nz.get("own")
+            noise = Noise(float(nz["sigma"]), None if nz.get("df") is None else float(nz["df"]), text(nz, "source"),
+                          None if own is None else (float(own[0]), None if own[1] is None else float(own[1])))
             cal = d["calibration"]
             members = [Member.from_dict(m) for m in d["members"]]
             points = [[float(v) for v in pt] for pt in cal["points"]]
@@ -553,6 +587,10 @@ class Uncertainty:
             bad("noise.sigma", f"is {sg!r}; a positive relative noise up to {MAX_SIGMA:g}")
         if df is not None and not (0 < df < 1e12):
             bad("noise.df", f"is {df!r}; a positive number of degrees of freedom")
+        own = self.noise.own
+        if own is not None and not (len(own) == 2 and 0 <= own[0] <= MAX_SIGMA
+                                    and (own[1] is None or 0 < own[1] < 1e12)):
+            bad("noise.own", f"is {own!r}; the fit's own relative noise and its degrees of freedom")
         pts = np.asarray(self.calibration, float).reshape(-1, 4)
         if not np.isfinite(pts).all() or (pts[:, 3] <= 0).any() or (pts[:, 1:3] < 0).any():
             bad("calibration.points", "hold a non-finite number, a negative band or a distance <= 0")
@@ -584,6 +622,8 @@ class Uncertainty:
             if not all(math.isfinite(v) and 0 <= v < 1e6 for v in vals):
                 bad("prior", "needs finite κ >= 0 for same_nodes, crosses_nodes and unknown, pseudo_configurations, "
                     "structure_scale, shortfall_scale, band_scale and few_dof_band_scale")
+            if "noise" in self.prior and not valid_noise_prior(self.prior["noise"]):
+                bad("prior.noise", NOISE_PRIOR_NEEDS)
             ck = self.prior.get("corpus_kappa")
             if ck is not None:
                 try:  # kappa() reads both: a first crossing and an unknown one

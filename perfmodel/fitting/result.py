@@ -387,10 +387,15 @@ class FitResult:
         one run, the widening per doubling beyond the measured range, and the predictor's note."""
         unc = self._uncertainty(required=True)
         nz = unc.noise
+        pn = (unc.prior or {}).get("noise") if nz.own else None
+        moderated = "" if not pn else (
+            f"; the corpus's prior {pn['sigma'] * 100:.2g} % on {pn['df']:.3g} pseudo-degrees of freedom combined with "
+            + (f"this fit's own {nz.own[0] * 100:.2g} % on {nz.own[1]:g}" if nz.source != "prior"
+               else "no estimate of its own"))
         facts = [("method", f"{unc.method}; {sum(m.coefficients.shape[0] for m in unc.members)} replicates over "
                             f"{len(unc.members)} model(s); seed {unc.seed}"),
                  ("noise of one run", f"{nz.sigma * 100:.2g} % ({nz.source}"
-                                      + (f", {nz.df:g} degrees of freedom)" if nz.df else ")"))]
+                                      + (f", {nz.df:.3g} degrees of freedom" if nz.df else "") + moderated + ")")]
         if unc.prior:
             facts.append(("band scale", f"× {unc.band_scale():.3g}: the members' and the noise's band as the corpus's "
                                         "held-out runs needed it" + (f" where the noise rests on fewer than {FEW_NOISE_DOF} "

@@ -135,6 +135,8 @@ def compute(result, meas: Measurements, *, candidates: list | None = None, score
     if "p" in meas.factors:
         unc.scaling_shortfall = scaling_shortfall(meas.values("p"), meas.y)
     unc.prior = for_series(unc.prior, unc.scaling_shortfall)  # the fields of the series' scaling class
+    if unc.prior and unc.prior.get("noise"):  # the population's prior on the noise, combined with the fit's
+        unc.noise = unc.noise.moderated(unc.prior["noise"])
     if references:
         t0 = _time.perf_counter()
         unc.references = reference_members(meas, unc.seed) or None

@@ -11,7 +11,10 @@ would); how much of the reference
 structures' reach beyond the measurements the band takes in (``structure_scale``), how much faster
 κ grows for a series whose last measured doubling fell short of perfect scaling (``shortfall_scale``,
 η in κ·(1 + η·u), :func:`perfmodel.fitting.extrapolation.scaling_shortfall`) and how the point
-prediction is made from the model and those structures (``point_rule``). It is written by
+prediction is made from the model and those structures (``point_rule``); and it may hold the
+population's prior on one run's noise (``noise``: σ and pseudo-degrees of freedom of a scaled
+inverse-χ², with which :meth:`perfmodel.fitting.members.Noise.moderated` combines a fit's own
+estimate; none in the shipped file, see ``scripts/learn_prior.py --noise-prior``). It is written by
 ``scripts/learn_prior.py`` from the corpus of ``benchmarks/corpus.py`` (its sources and date are in
 the file) and read when intervals are computed; :func:`perfmodel.fitting.extrapolation.combined_kappa`
 combines it with what the series shows about itself.
@@ -45,6 +48,7 @@ import numpy as np
 from ..data import Measurements
 from ..errors import PerfModelError
 from ..fitting.extrapolation import POINT_RULES
+from ..fitting.members import NOISE_PRIOR_NEEDS, valid_noise_prior
 
 PRIOR_FILE = Path(__file__).resolve().parent / "extrapolation_prior.json"
 FORMAT = "perfmodel.prior/1"
@@ -67,6 +71,8 @@ def _load(path: str) -> dict:
                              "and shortfall_scale must be finite numbers >= 0")
     if d.get("point_rule", "model") not in POINT_RULES:
         raise PerfModelError(f"{path}: point_rule must be one of {', '.join(POINT_RULES)}")
+    if "noise" in d and not valid_noise_prior(d["noise"]):
+        raise PerfModelError(f"{path}: noise {NOISE_PRIOR_NEEDS}")
     for i, c in enumerate(d.get("classes") or []):
         try:
             vals = ([float(c["kappa"][k]) for k in ("same_nodes", "crosses_nodes", "unknown")]
@@ -126,7 +132,7 @@ def load_prior(path: str | Path | None = None) -> dict:
     d = _load(str(path or PRIOR_FILE))
     keep = ("format", "kappa", "pseudo_configurations", "band_scale", "few_dof_band_scale", "structure_scale",
             "shortfall_scale",
-            "point_rule", "level", "classes",
+            "point_rule", "noise", "level", "classes",
             "n_series", "n_splits", "created", "sources")
     return {k: d[k] for k in keep if k in d}
 
