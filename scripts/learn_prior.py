@@ -32,6 +32,9 @@ relative half-width ((high − low) / 2 / t) of: the intervals without a prior (
 recorded them), the LOSO prior with the crossing known, and the LOSO prior with the crossing unknown
 (κ_unknown everywhere). A failed fit is a miss in all three. ``--write`` then learns on every source
 and writes ``perfmodel/uncertainty/extrapolation_prior.json`` (sources, date, counts, method).
+
+``--noise-prior`` first moderates each fit's noise with a population prior on it learned from the other
+sources' fits (:func:`learn_noise_prior`; off by default, see the README's "Tried and not kept").
 """
 
 from __future__ import annotations
@@ -770,6 +773,8 @@ def main(argv=None) -> int:
     NOISE_PRIOR, NOISE_DF = args.noise_prior, args.noise_df
     raw = attach_shortfall(pd.read_csv(args.records, keep_default_na=False, na_values=[""],
                                        dtype={"series": str, "expression": str, "error": str}))
+    if NOISE_PRIOR and "noise_sigma" not in raw:
+        ap.error(f"--noise-prior: {args.records} has no noise_sigma column (records of an older benchmark run)")
     frames = {rule: prepare(raw[raw["method"] == args.method], rule) for rule in POINT_RULE_GRID}  # after CLASSES
     r = frames["model"]
     if not len(r):
