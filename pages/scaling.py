@@ -35,6 +35,7 @@ for w in res.prediction_warnings({x: data.x[-1:], **{s: [v] for s, v in view.fix
 
 st.plotly_chart(scaling_figure(res, x, meas=meas, log_x=view.log_x, log_y=view.log_y, data=data, unit=unit),
                 width="stretch", theme=None, key="scaling")
+intervals.facts(res)
 st.plotly_chart(scaling_contributions_figure(res, x, meas=meas, log_x=view.log_x, data=data, unit=unit),
                 width="stretch", theme=None, key="scaling_contrib")
 

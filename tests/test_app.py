@@ -564,6 +564,11 @@ def test_intervals_follow_the_fit_on_results_scaling_and_export(app, captured):
     assert not app.exception and not errors(app)
     assert any("Ranges are 90 % intervals" in i.value for i in app.info)
     assert any(s.value == "What to measure next" for s in app.subheader)
+    # how the bands were made, as the CLI's fit says it: the widening per doubling of the fit's own κ
+    told = next(e for e in app.expander if e.label == "How the 90 % bands were made").markdown[0].value.replace("\\", "")
+    unc = res._uncertainty()
+    k = unc.kappa(0.9, "same_nodes" if unc.topology else "unknown")[0]
+    assert f"widens by {k * 100:.3g} % per doubling" in told and "noise of one run" in told
     app.switch_page("pages/export.py").run()
     assert not app.exception
     data = captured[next(n for n in captured if n.endswith(".json"))]

@@ -18,6 +18,7 @@ import streamlit as st
 from perfmodel import FitResult, Measurements, PerfModelError, compute_intervals
 
 from .fitting import NotCached, quick
+from .text import md
 
 LEVEL = 0.9
 
@@ -106,3 +107,13 @@ def ready() -> bool:
     """True when the shown result carries its intervals."""
     res = st.session_state.get("result")
     return bool(res is not None and res.has_intervals)
+
+
+def facts(res) -> None:
+    """An expander saying how the shown fit's bands were made (:meth:`perfmodel.FitResult.interval_facts`,
+    as the CLI's ``fit`` and the report give them): the noise of one run, the band scale, the widening
+    per doubling on and beyond the measured nodes, and the predictor."""
+    if not res.has_intervals:
+        return
+    with st.expander(f"How the {100 * LEVEL:g} % bands were made"):
+        st.markdown("\n".join(f"- **{md(what)}**: {md(how)}" for what, how in res.interval_facts(LEVEL)))
