@@ -54,8 +54,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from perfmodel.fitting.extrapolation import (CROSSINGS, FEW_NOISE_DOF, POINT_RULES, combined_kappa,  # noqa: E402
-                                            few_noise_dof, moderated_noise, normal_quantile, scaling_shortfall,
-                                            structure_terms, widen_band)
+                                            few_noise_dof, moderated_noise, normal_quantile, OWN_NOISE_SOURCES,
+                                            scaling_shortfall, structure_terms, widen_band)
 from perfmodel.uncertainty.prior import FORMAT, PRIOR_FILE, efficiency  # noqa: E402
 
 LEVEL = 0.9
@@ -221,6 +221,8 @@ def training_rows(r: pd.DataFrame, held_out: str | None) -> pd.DataFrame:
 NOISE_PRIOR = False
 #: bounds of the prior's pseudo-degrees of freedom searched (beyond 1e4 the prior is a known σ)
 NOISE_DF_BOUNDS = (0.05, 1e4)
+#: the prior's pseudo-degrees of freedom when set (--noise-df), σ0 alone then learned; None: both learned
+NOISE_DF: float | None = None
 
 
 def split_noise(r: pd.DataFrame) -> pd.DataFrame:
@@ -231,13 +233,8 @@ def split_noise(r: pd.DataFrame) -> pd.DataFrame:
          .agg(noise_source=("noise_source", "first"), sigma=("noise_sigma", "first"), df=("noise_df", "first"))
          .reset_index())
     sigma, df = pd.to_numeric(g["sigma"], errors="coerce"), pd.to_numeric(g["df"], errors="coerce")
-    g = g[g["noise_source"].isin(["residuals", "repeats"]) & (df >= 1) & (sigma > 0)].assign(sigma=sigma, df=df)
-    n = g.groupby("source")["source"].transform("size").to_numpy(float)
-    return g.assign(weight=1.0 / np.sqrt(n))
-
-
-#: the prior's pseudo-degrees of freedom when set (--noise-df), σ0 alone then learned; None: both learned
-NOISE_DF: float | None = None
+    g = g[g["noise_source"].isin(OWN_NOISE_SOURCES) & (df >= 1) & (sigma > 0)].assign(sigma=sigma, df=df)
+    return g.assign(weight=learning_weights(g))
 
 
 def learn_noise_prior(r: pd.DataFrame) -> dict | None:
@@ -285,7 +282,7 @@ def apply_noise_prior(r: pd.DataFrame, prior: dict | None) -> pd.DataFrame:
         return r
     sigma = pd.to_numeric(r["noise_sigma"], errors="coerce").to_numpy(float)
     df = pd.to_numeric(r["noise_df"], errors="coerce").to_numpy(float)
-    own = r["noise_source"].isin(["residuals", "repeats"]).to_numpy(bool) & np.isfinite(sigma)
+    own = r["noise_source"].isin(OWN_NOISE_SOURCES).to_numpy(bool) & np.isfinite(sigma)
     q_old = noise_quantile(sigma, df)
     s_new, df_new = moderated_noise(np.where(own, sigma, 0.0), np.where(own, df, 0.0), prior["sigma"], prior["df"])
     q_new = noise_quantile(s_new, df_new)

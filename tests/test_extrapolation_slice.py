@@ -278,11 +278,11 @@ def test_a_prior_on_the_noise_moderates_the_fit_as_the_script_emulates_it(learn_
     assert Uncertainty.from_dict(d).noise == unc.noise
     from perfmodel.uncertainty.prior import load_prior
 
-    for where in ("stored", "file"):  # a stored fit's prior and a prior file are checked when read
-        bad = dict(prior, noise={"sigma": "small", "df": 4.0})
+    for i, nz in enumerate(({"sigma": "small", "df": 4.0}, {"sigma": 0.02, "df": "4"})):  # the facts format both
+        bad = dict(prior, noise=nz)  # a stored fit's prior and a prior file are checked when read
         with pytest.raises(PerfModelError, match="noise"):
-            if where == "stored":
-                Uncertainty.from_dict(dict(d, prior=bad))
-            else:
-                (tmp_path / "prior.json").write_text(json.dumps(bad))
-                load_prior(tmp_path / "prior.json")
+            Uncertainty.from_dict(dict(d, prior=bad))
+        path = tmp_path / f"prior{i}.json"  # one file each: prior files are cached by path
+        path.write_text(json.dumps(bad))
+        with pytest.raises(PerfModelError, match="noise"):
+            load_prior(path)

@@ -38,6 +38,10 @@ CROSSINGS = ("same_nodes", "crosses_nodes", "unknown")
 FEW_NOISE_DOF = 3
 
 
+#: :class:`perfmodel.fitting.members.Noise` sources the data gave (else the stated prior)
+OWN_NOISE_SOURCES = ("residuals", "repeats")
+
+
 def few_noise_dof(source: str, df) -> bool:
     """True when a fit's noise is the stated prior or rests on fewer than :data:`FEW_NOISE_DOF`
     degrees of freedom (``source``, ``df``: :class:`perfmodel.fitting.members.Noise`'s)."""
@@ -48,10 +52,8 @@ def moderated_noise(sigma, df, prior_sigma: float, prior_df: float):
     """(σ, degrees of freedom) of a fit's noise combined with the population's prior on it (Smyth
     2004, limma's moderated variance): the prior is a scaled inverse-χ² with ``prior_df`` pseudo-degrees
     of freedom about ``prior_sigma``², the fit's own estimate ``sigma`` rests on ``df``; the posterior
-    variance is their degrees-of-freedom-weighted mean, on ``df + prior_df``. ``df`` None or 0 (no
-    estimate: the stated prior noise): the population's own. Broadcasts over arrays (``df`` NaN: none)."""
-    if df is None:
-        return float(prior_sigma), float(prior_df)
+    variance is their degrees-of-freedom-weighted mean, on ``df + prior_df``. ``df`` 0 or NaN (no
+    estimate: the stated prior noise): the population's own. Broadcasts over arrays."""
     s, d = np.asarray(sigma, float), np.nan_to_num(np.asarray(df, float), nan=0.0)
     var = (prior_df * prior_sigma ** 2 + d * s ** 2) / (prior_df + d)
     if np.ndim(var) == 0:

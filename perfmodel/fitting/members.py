@@ -18,7 +18,7 @@ from scipy.special import stdtrit  # Student-t quantiles (scipy.stats costs 0.6 
 from ..errors import PerfModelError
 from ..language.expression import Expression, parse_expression
 from .extrapolation import (CROSSINGS, DEFAULT_LEVEL, POINT_RULES, _Z90, beyond_p, combined_kappa,
-                            crossings, few_noise_dof, moderated_noise, normal_quantile, series_evidence,
+                            crossings, few_noise_dof, moderated_noise, normal_quantile, OWN_NOISE_SOURCES, series_evidence,
                             structure_terms, widen_band)
 
 
@@ -156,7 +156,7 @@ class Noise:
         """This noise combined with the population's prior on it, ``prior`` {"sigma", "df"}
         (:func:`perfmodel.fitting.extrapolation.moderated_noise`; the stated prior noise, which the data did
         not give, replaced by the population's)."""
-        own = self.source in ("residuals", "repeats") and self.df
+        own = self.source in OWN_NOISE_SOURCES and self.df
         sigma, df = moderated_noise(self.sigma if own else 0.0, self.df if own else 0.0,
                                     float(prior["sigma"]), float(prior["df"]))
         return Noise(sigma, df, self.source, (self.sigma, self.df))
@@ -174,10 +174,11 @@ def valid_noise_prior(nz) -> bool:
     """True for a population prior on the noise that :meth:`Noise.moderated` can use: {"sigma": a
     relative noise > 0 and <= :data:`MAX_SIGMA`, "df": pseudo-degrees of freedom > 0}."""
     try:
-        sigma, df = float(nz["sigma"]), float(nz["df"])
-    except (KeyError, TypeError, ValueError, OverflowError):
+        sigma, df = nz["sigma"], nz["df"]
+    except (KeyError, TypeError):
         return False
-    return 0 < sigma <= MAX_SIGMA and 0 < df < 1e12 and not isinstance(nz["sigma"], (bool, str))
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (sigma, df))
+    return numbers and 0 < sigma <= MAX_SIGMA and 0 < df < 1e12
 
 
 def weighted_quantile(values: np.ndarray, weights: np.ndarray, q) -> np.ndarray:
