@@ -12,25 +12,26 @@ from perfmodel.report import constants_table
 SHARE_INTERVAL = "share, 90 %"
 
 COLUMNS = {
-    # narrow where the text is short or has a tooltip, so every column fits the default width
-    "name": st.column_config.TextColumn("name", width="small", help="c_k multiplies term k; other names are exponents"),
-    "term": st.column_config.TextColumn("term", help="The term with the fitted exponents"),
-    "meaning": st.column_config.TextColumn("meaning", width="medium",  # a long one would push the numbers out
+    # widths in pixels, narrow where the text is short or has a tooltip, so that every column of a fit with
+    # bounds and share intervals fits the default width (about 940 px beside the sidebar at 1400 px)
+    "name": st.column_config.TextColumn("name", width=45, help="c_k multiplies term k; other names are exponents"),
+    "term": st.column_config.TextColumn("term", width=100, help="The term with the fitted exponents"),
+    "meaning": st.column_config.TextColumn("meaning", width=140,  # a long one would push the numbers out
                                            help="Plain-word name of a library term"),
-    "category": st.column_config.TextColumn("category", width="small", help="start-up, compute or communication"),
+    "category": st.column_config.TextColumn("category", width=100, help="start-up, compute or communication"),
     "overlapped with": st.column_config.TextColumn(
         "overlapped with", help="The terms on the other side of the term's overlap: the time the two sides "
                                 "run at once is counted once (see the overlap γ)"),
-    "value": st.column_config.NumberColumn("value", format="%.4g", help="Fitted value"),
-    "low": st.column_config.NumberColumn("90 % low", format="%.4g",
+    "value": st.column_config.NumberColumn("value", width=70, format="%.4g", help="Fitted value"),
+    "low": st.column_config.NumberColumn("90 % low", width=70, format="%.4g",
                                          help="Lower end of the 90 % interval (bootstrap over configurations)"),
-    "high": st.column_config.NumberColumn("90 % high", format="%.4g", help="Upper end of the 90 % interval"),
-    "unit": st.column_config.TextColumn("unit", width="small", help="Seconds per unit of the term"),
+    "high": st.column_config.NumberColumn("90 % high", width=70, format="%.4g", help="Upper end of the 90 % interval"),
+    "unit": st.column_config.TextColumn("unit", width=90, help="Seconds per unit of the term"),
     "share (%)": st.column_config.ProgressColumn(
-        "share of time", width="small", min_value=0.0, max_value=100.0, format="%.1f %%",
+        "share of time", width=90, min_value=0.0, max_value=100.0, format="%.1f %%",
         help="The term's share of the total predicted time over the measured runs"),
-    SHARE_INTERVAL: st.column_config.TextColumn(SHARE_INTERVAL, help="The 90 % interval of the term's share"),
-    "bounds": st.column_config.TextColumn("bounds", help="Search bounds of an exponent"),
+    SHARE_INTERVAL: st.column_config.TextColumn(SHARE_INTERVAL, width=95, help="The 90 % interval of the term's share"),
+    "bounds": st.column_config.TextColumn("bounds", width=60, help="Search bounds of an exponent"),
 }
 
 
