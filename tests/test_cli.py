@@ -46,6 +46,30 @@ def test_extrap_file_needs_no_time(tmp_path, capsys):
     assert json.loads(model.read_text())["params"]["e"] == pytest.approx(1.5, rel=1e-6)
 
 
+def test_columns_not_given_are_guessed_and_said(tmp_path, capsys):
+    """Without --time and --factor the columns are guessed from their names, the guess is said on stderr,
+    and the fit is the one the flags give: T = 2 + 60/p exactly, from its generating formula."""
+    data = tmp_path / "runs.csv"
+    pd.DataFrame({"gpus": [1, 2, 4, 8], "time_s": [2 + 60 / p for p in (1, 2, 4, 8)]}).to_csv(data, index=False)
+    fits = []
+    for flags in ([], ["--time", "time_s", "--factor", "p=gpus"], ["--time", "time_s"]):
+        model = tmp_path / f"m{len(fits)}.json"
+        code, _, err = run(["fit", data, *flags, "--terms", "1 + 1/p", "--lambda", "0", "--out", model], capsys)
+        assert code == 0, err
+        assert ("guessed from the column names" in err) == (flags != ["--time", "time_s", "--factor", "p=gpus"])
+        fits.append(json.loads(model.read_text())["coefficients"])
+    assert "time = 'time_s', p = 'gpus'" in run(["fit", data, "--terms", "1", "--out", tmp_path / "x.json"],
+                                                capsys)[2]
+    for c in fits:
+        assert c["c0"] == pytest.approx(2, rel=1e-6) and c["c1"] == pytest.approx(60, rel=1e-6)
+    (tmp_path / "nofactor.csv").write_text("colour,time_s\n1,2\n2,3\n")
+    code, _, err = run(["fit", tmp_path / "nofactor.csv", "--terms", "1", "--out", tmp_path / "x.json"], capsys)
+    assert code == 2 and "no column looks like a factor" in err and "colour, time_s" in err
+    (tmp_path / "notime.csv").write_text("gpus,colour\n1,2\n2,3\n")
+    code, _, err = run(["fit", tmp_path / "notime.csv", "--terms", "1", "--out", tmp_path / "x.json"], capsys)
+    assert code == 2 and "no column looks like a time" in err and "--time COL" in err
+
+
 @pytest.mark.parametrize("args,fragment", [
     (["fit", "missing.csv", "--terms", "1", "--out", "x.json"], "is neither a file nor a bundled dataset"),
     (["fit", RCV1, "--time", "time_s", "--factor", "m=cores", "--terms", "__import__('os')", "--out", "x.json"],

@@ -73,6 +73,11 @@ def test_guess_roles_counts_gpus_and_tells_global_from_per_worker_batch():
         "time": "time_s", "p": "workers", "N": "samples", "B": "global_batch", "b": "batch_per_worker"}
 
 
+def test_a_column_named_after_a_symbol_is_that_symbol():
+    assert guess_roles(["p", "N", "b", "time"]) == {"time": "time", "p": "p", "N": "N", "b": "b"}
+    assert guess_roles(["B", "E", "time_s"]) == {"time": "time_s", "B": "B", "E": "E"}
+
+
 def test_summary_noise_and_configurations():
     frame = pd.DataFrame({"p": [1, 1, 2, 2], "t": [10.0, 12.0, 6.0, 6.0]})
     m = Measurements.from_frame(frame, "t", {"p": "p"})

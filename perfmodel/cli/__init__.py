@@ -30,7 +30,7 @@ from ..uncertainty.prior import describe
 from ..spreadsheet import to_csv
 from . import plan as plan_cli
 from . import sweep as sweep_cli
-from .groups import warn_unmapped
+from .groups import guessed_columns, warn_unmapped
 from ..language.terms import PRESETS
 
 
@@ -109,9 +109,11 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
                                    "or a bundled dataset name; see `datasets`).")
     f.add_argument("data", nargs="?", help="CSV / Extra-P text file, or a bundled dataset name")
     f.add_argument("--dataset", metavar="NAME", help="a bundled dataset by name (instead of DATA; see `datasets`)")
-    f.add_argument("--time", help="time column (seconds); not needed for Extra-P files or bundled datasets")
+    f.add_argument("--time", help="time column (seconds); not needed for Extra-P files or bundled datasets, "
+                                  "and guessed from the column names when not given (the guess is said)")
     f.add_argument("--factor", action="append", type=_factor, default=[], metavar="SYM=COL",
-                   help="map a symbol to a column, e.g. --factor p=processors (repeatable)")
+                   help="map a symbol to a column, e.g. --factor p=processors (repeatable; without any, "
+                        "the factors are guessed from the column names)")
     how = f.add_mutually_exclusive_group()
     how.add_argument("--terms", help="expression, e.g. '1 + N/(p*b)*b^e1 + N/(p*b)*log2(p) + p'")
     how.add_argument("--preset", choices=sorted(PRESETS), help="a preset expression")
@@ -224,10 +226,11 @@ def _load_measurements(args) -> tuple[Measurements, str | None]:
          and "region" in frame.columns)
     if is_extrap and not factors and not args.time:
         return measurements_from_extrap(frame, args.region, args.metric, name=path.name), None
-    if not args.time:
-        raise PerfModelError("name the time column with --time COL (columns: "
-                             f"{', '.join(map(str, frame.columns))})")
-    return Measurements.from_frame(frame, args.time, factors, name=path.name), None
+    time, factors, note = guessed_columns(frame, args.time, factors)
+    meas = Measurements.from_frame(frame, time, factors, name=path.name)
+    if note:
+        print(note, file=sys.stderr)
+    return meas, None
 
 
 def _cmd_fit(args) -> int:

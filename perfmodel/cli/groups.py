@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 from ..data import datasets
+from ..data.measurements import complete_roles
 from ..data.readers import read_table
 from ..errors import PerfModelError, did_you_mean
 from ..language.expression import parse_bounds, unmapped_name_notice, unmapped_names
@@ -26,6 +27,16 @@ def warn_unmapped(results) -> None:
     names = dict.fromkeys(n for r in results if r is not None for n in unmapped_names(r._expression()))
     for name in names:
         print(f"warning: {unmapped_name_notice(name)}", file=sys.stderr)
+
+
+def guessed_columns(frame: pd.DataFrame, time: str | None, factors: dict | None) -> tuple[str, dict, str]:
+    """The time column and the factors of a file's table, those not given guessed from the column names
+    (:func:`perfmodel.data.measurements.complete_roles`), and the note that says what was guessed ("" when
+    nothing was), for stderr once the table is read."""
+    time, factors, guessed = complete_roles(frame.columns, time, factors)
+    note = (f"note: guessed from the column names: {', '.join(guessed)} (set them with --time COL and "
+            "--factor SYM=COL)") if guessed else ""
+    return time, factors, note
 
 
 @dataclass
@@ -71,9 +82,9 @@ def load_table(data: str | None, dataset: str | None = None, time: str | None = 
     if set(_EXTRAP_COLUMNS) <= set(frame.columns) and list(frame.columns)[-1] == "time" and fmt != "csv":
         params = [c for c in frame.columns if c not in _EXTRAP_COLUMNS]
         return Table(frame, time or "time", factors or {p: p for p in params}, path.name, None, ("region", "metric"))
-    if not time:
-        raise PerfModelError("name the time column with --time COL (columns: "
-                             f"{', '.join(map(str, frame.columns))})")
+    time, factors, note = guessed_columns(frame, time, factors)
+    if note:
+        print(note, file=sys.stderr)
     return Table(frame, time, factors, path.name)
 
 

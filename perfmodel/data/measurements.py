@@ -64,6 +64,11 @@ def guess_roles(columns: Iterable[str]) -> dict[str, str]:
         pool = cols if role == "time" else [c for c in cols if c not in timeish]
         if role in ("p", "N"):  # "batch_per_gpu" is a batch, "batch_size" not the data size
             pool = [c for c in pool if "batch" not in lower[c]]
+        exact = next((c for c in pool if c == role and c not in used), None)  # a column named p, N, b, ...
+        if exact:
+            out[role] = exact
+            used.add(exact)
+            continue
         for frag in fragments:
             hit = next((c for c in pool if c not in used and (lower[c] == frag or
                         (len(frag) > 2 and frag in lower[c]))), None)
@@ -72,6 +77,31 @@ def guess_roles(columns: Iterable[str]) -> dict[str, str]:
                 used.add(hit)
                 break
     return out
+
+
+def complete_roles(columns: Iterable[str], time: str | None, factors: dict[str, str] | None
+                   ) -> tuple[str, dict[str, str], list[str]]:
+    """``(time, factors, guessed)``: the time column and the factors as given, each one not given
+    taken from :func:`guess_roles` (the factors only when none is given), and what was guessed
+    (``["time = 'time_s'", "p = 'gpus'"]``) for the caller to show. Raises :class:`PerfModelError`,
+    naming the columns, when no time column or no factor is given or can be guessed."""
+    cols = [str(c) for c in columns]
+    roles = guess_roles(cols)
+    guessed: list[str] = []
+    if not time:
+        if "time" not in roles:
+            raise PerfModelError("no column looks like a time: name it with --time COL (columns: "
+                                 f"{', '.join(cols)})")
+        time = roles["time"]
+        guessed.append(f"time = {time!r}")
+    factors = dict(factors or {})
+    if not factors:
+        factors = {sym: col for sym, col in roles.items() if sym != "time" and col != time}
+        if not factors:
+            raise PerfModelError("no column looks like a factor (workers, data size, batch, epochs): map one "
+                                 f"with --factor SYM=COL, e.g. --factor p=COL (columns: {', '.join(cols)})")
+        guessed += [f"{sym} = {col!r}" for sym, col in factors.items()]
+    return time, factors, guessed
 
 
 @dataclass(frozen=True)
