@@ -633,6 +633,33 @@ def breakdown(r: pd.DataFrame, by: str | None) -> str:
     return "\n".join(lines)
 
 
+def hindsight_halfwidths(r: pd.DataFrame, by: list) -> np.ndarray:
+    """Each usable row's relative half-width sinh(κ·d) of the band exp(±κ·d) whose κ is, in hindsight,
+    the 90th percentile of |log error| / d over the rows of its group (``by``: e.g. its source, or its
+    split): as narrow as a band of the prior's form could be had it known the group's errors."""
+    u = r[r["ok"]]
+    d = np.maximum(u["d_model"].to_numpy(float), 1e-3)
+    k = pd.Series(np.abs(u["z"].to_numpy(float)) / d, index=u.index).groupby([u[c] for c in by]).transform(
+        lambda v: np.quantile(v, LEVEL))
+    return np.sinh(k.to_numpy(float) * d)
+
+
+def hindsight_report(r: pd.DataFrame) -> str:
+    """Markdown: per family, the median |error| of the point and the median half-width of 90 % bands of
+    the prior's form that knew, in hindsight, each source's or each split's errors (a floor for any
+    calibration of the same point), beside the LOSO prior's."""
+    u = r[r["ok"]].assign(source_hw=hindsight_halfwidths(r, ["source"]),
+                          split_hw=hindsight_halfwidths(r, ["source", "series", "cut"]))
+    with np.errstate(all="ignore"):
+        u = u.assign(ape=np.abs(np.expm1(-u["z"])), loso_hw=(u["high_known"] - u["low_known"]) / 2 / u["pred"])
+    lines = ["| family | rows | median error % | hindsight κ per source: median hw % | per split: median hw % "
+             "| LOSO prior: median hw % |", "|---|---:|---:|---:|---:|---:|"]
+    for fam, g in [*u.groupby("family", sort=True), ("all", u)]:
+        lines.append(f"| {fam} | {len(g)} | {100 * g['ape'].median():.1f} | {100 * g['source_hw'].median():.1f} | "
+                     f"{100 * g['split_hw'].median():.1f} | {100 * g['loso_hw'].median():.1f} |")
+    return "\n".join(lines)
+
+
 def loso_report(r: pd.DataFrame, learned: dict) -> str:
     r = r.assign(**{"family · crossing": r["family"] + " · " + r["crossing"]})
     parts = [breakdown(r, "family"), breakdown(r, None), breakdown(r, "bucket"), breakdown(r, "crossing"),
@@ -652,7 +679,9 @@ def loso_report(r: pd.DataFrame, learned: dict) -> str:
                          f"{f['shortfall_scale']:g} |")
     noise = [f"  {src}: σ0 {100 * fit['noise']['sigma']:.2f} %, ν0 {fit['noise']['df']:.3g} ({fit['noise']['n_fits']} fits)"
              for src, fit in learned.items() if fit.get("noise")]
-    return "\n\n".join(parts + sw + ["Prior learned without each source:\n" + "\n".join(lines)]
+    bounds = ["Hindsight floors (κ per doubling set by each source's, or each split's, own held-out errors):\n"
+              + hindsight_report(r)]
+    return "\n\n".join(parts + sw + bounds + ["Prior learned without each source:\n" + "\n".join(lines)]
                        + (["Noise prior learned without each source:\n" + "\n".join(noise)] if noise else []))
 
 

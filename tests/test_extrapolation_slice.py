@@ -119,6 +119,18 @@ def test_solver_recovers_a_known_spread_per_doubling(learn_prior):
         assert cov == pytest.approx(0.90, abs=0.02)
 
 
+def test_hindsight_floor_is_the_errors_own_90th_percentile_per_doubling(learn_prior):
+    """Log errors N(0, (0.2·d)²): the band that knew them has κ = 1.645 × 0.2 per doubling (the normal's
+    90 % half-width), per source and per split alike, and each row's half-width is sinh(κ·d)."""
+    r = learn_prior.prepare(_records(n_per_source=2000, s_same=0.2, s_cross=0.2))
+    d = r["d_model"].to_numpy(float)
+    for by in (["source"], ["source", "series", "cut"]):
+        kappa = np.arcsinh(learn_prior.hindsight_halfwidths(r, by)) / d
+        assert np.median(kappa) == pytest.approx(1.6449 * 0.2, rel=0.06), by
+    table = learn_prior.hindsight_report(r.assign(low_known=r["pred"] / 2, high_known=r["pred"] * 2))
+    assert "| all | 10000 |" in table and table.endswith("| 75.0 |")  # the LOSO column: (2 − 0.5) / 2
+
+
 def test_a_band_whose_noise_rests_on_few_degrees_of_freedom_learns_its_own_scale(learn_prior):
     """Rows whose noise is the stated prior or rests on 1-2 degrees of freedom carry a band twice as wide
     as their errors (N(0, 0.05²), nothing growing with distance) need; the others (3 or more) one as
