@@ -258,6 +258,26 @@ def test_upload_csv_map_columns_and_fit():
     assert other.session_state["result"].settings["terms"] == ss["result"].settings["terms"]
 
 
+def test_a_throughput_is_fitted_as_work_over_the_rate_and_a_link_keeps_it():
+    """images/s at 1-8 GPUs from T = 2 + 60/p seconds per run of 1200 images: the column is taken as a
+    throughput, and the time fitted is 1200 / rate, the generating formula's."""
+    at = new_app().run()
+    rows = ["gpus,images_per_sec"] + [f"{p},{1200 / (2 + 60 / p):.10g}" for p in (1, 2, 4, 8)]
+    upload(at, "rates.csv", "\n".join(rows).encode())
+    keys = {str(k).rsplit(":", 1)[-1]: k for k in at.session_state if str(k).startswith("upload:")}
+    assert at.selectbox(key=keys["time"]).value == "images_per_sec" and at.checkbox(key=keys["is_rate"]).value
+    at.number_input(key=keys["work"]).set_value(1200.0)
+    submit(at, "Use this data")
+    assert not at.exception and not errors(at)
+    ss = at.session_state
+    assert ss["meas"].time == "1200 / images_per_sec" and ss["meas"].factors == {"p": "gpus"}
+    assert np.allclose(ss["meas"].y, [2 + 60 / p for p in (1, 2, 4, 8)])
+    assert ss["result"].rate == {"column": "images_per_sec", "work": 1200.0}
+    link = {k: at.query_params[k] for k in at.query_params}
+    other = new_app(**link).run()
+    assert not other.exception and other.session_state["meas"].time == "1200 / images_per_sec"
+
+
 def test_a_link_to_an_upload_the_server_does_not_hold_says_so():
     at = new_app(upload="0" * 24, map='{"time":"t","factors":{"p":"p"}}', terms="1 + p^e", lam="0").run()
     assert not at.exception

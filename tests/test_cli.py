@@ -70,6 +70,48 @@ def test_columns_not_given_are_guessed_and_said(tmp_path, capsys):
     assert code == 2 and "no column looks like a time" in err and "--time COL" in err
 
 
+def test_a_throughput_is_fitted_as_work_over_the_rate_and_predicted_back(tmp_path, capsys):
+    """Rates from T = 2 + 60/p seconds per run of 1200 images: --throughput/--work fits the time 1200 / rate,
+    which gives the formula's constants, and predict gives the rate back, its interval's ends swapped."""
+    data = tmp_path / "rates.csv"
+    pd.DataFrame({"gpus": [1, 2, 4, 8], "images/s": [1200 / (2 + 60 / p) for p in (1, 2, 4, 8)]}).to_csv(
+        data, index=False)
+    model = tmp_path / "m.json"
+    code, _, err = run(["fit", data, "--throughput", "images/s", "--work", "1200", "--terms", "1 + 1/p",
+                        "--lambda", "0", "--out", model], capsys)
+    assert code == 0, err
+    saved = json.loads(model.read_text())
+    assert saved["time"] == "1200 / images/s" and saved["rate"] == {"column": "images/s", "work": 1200.0}
+    assert saved["coefficients"]["c0"] == pytest.approx(2, rel=1e-6)
+    assert saved["coefficients"]["c1"] == pytest.approx(60, rel=1e-6)
+    at = tmp_path / "at.csv"
+    at.write_text("gpus\n16\n")
+    out = tmp_path / "pred.csv"
+    assert run(["predict", model, at, "--interval", "0.9", "--out", out], capsys)[0] == 0
+    pred = pd.read_csv(out).iloc[0]
+    assert pred["predicted images/s"] == pytest.approx(1200 / pred["predicted_time"])
+    assert pred["predicted images/s low"] == pytest.approx(1200 / pred["predicted_high"])
+    assert pred["predicted images/s high"] == pytest.approx(1200 / pred["predicted_low"])
+    # without flags the rate is guessed from its name, and said
+    code, _, err = run(["fit", data, "--terms", "1 + 1/p", "--out", tmp_path / "g.json"], capsys)
+    assert code == 0 and "throughput = 'images/s', p = 'gpus'" in err and "'1 / images/s'" in err
+    for flags, fragment in ((["--throughput", "nope"], "throughput column 'nope' not found"),
+                            (["--throughput", "images/s", "--work", "0"], "must be a positive number or a column"),
+                            (["--throughput", "images/s", "--work", "batch"], "work column 'batch' not found"),
+                            (["--throughput", "images/s", "--time", "gpus"], "either --time or --throughput")):
+        code, _, err = run(["fit", data, *flags, "--terms", "1", "--out", tmp_path / "x.json"], capsys)
+        assert code == 2 and fragment in err, (flags, err)
+
+
+def test_a_throughput_that_is_not_a_positive_number_is_reported_by_row(tmp_path, capsys):
+    data = tmp_path / "rates.csv"
+    data.write_text("gpus,tokens_per_sec\n1,100\n2,0\n4,fast\n8,-5\n16,1500\n")
+    code, _, err = run(["fit", data, "--terms", "1 + 1/p", "--out", tmp_path / "m.json"], capsys)
+    assert code == 0
+    assert "row 2, column '1 / tokens_per_sec'" in err and "row 3, column '1 / tokens_per_sec': non-numeric value 'fast'" in err
+    assert "row 4, column '1 / tokens_per_sec'" in err
+
+
 @pytest.mark.parametrize("args,fragment", [
     (["fit", "missing.csv", "--terms", "1", "--out", "x.json"], "is neither a file nor a bundled dataset"),
     (["fit", RCV1, "--time", "time_s", "--factor", "m=cores", "--terms", "__import__('os')", "--out", "x.json"],

@@ -78,6 +78,17 @@ def test_a_column_named_after_a_symbol_is_that_symbol():
     assert guess_roles(["B", "E", "time_s"]) == {"time": "time_s", "B": "B", "E": "E"}
 
 
+def test_a_rate_is_told_from_a_time_by_its_name():
+    from perfmodel.data.throughput import looks_like_throughput, looks_per_worker
+
+    rates = ["throughput", "Throughput (img/s)", "images/s", "tokens_per_sec", "samples per second", "img_per_s",
+             "tokens/sec/gpu", "ips"]
+    others = ["time_s", "seconds", "step_time", "p", "gpus", "batch_size", "samples", "speedup", "epochs"]
+    assert all(map(looks_like_throughput, rates)) and not any(map(looks_like_throughput, others))
+    assert looks_per_worker("tokens/sec/gpu") and looks_per_worker("img_per_gpu_per_s")
+    assert not looks_per_worker("images/s") and not looks_per_worker("gpus")
+
+
 def test_summary_noise_and_configurations():
     frame = pd.DataFrame({"p": [1, 1, 2, 2], "t": [10.0, 12.0, 6.0, 6.0]})
     m = Measurements.from_frame(frame, "t", {"p": "p"})

@@ -143,6 +143,7 @@ def run_fit(bar=None, on_fitted=None, validate: bool = True) -> bool:
         if expr_error:
             raise PerfModelError(expr_error)
         res = _in_thread(_fit, on_generation, (ss["data_key"], key, meas))
+        res.rate = dict((ss.get("data") or {}).get("rate") or {})  # a throughput's column and work, for the export
         if on_fitted is not None:
             on_fitted(res)
         cv = None

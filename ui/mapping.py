@@ -7,6 +7,7 @@ import streamlit as st
 
 from perfmodel import PerfModelError
 from perfmodel.data import ROLE_SYMBOLS
+from perfmodel.data.throughput import looks_like_throughput
 from ui import fitting, state
 from ui.text import md
 
@@ -22,10 +23,12 @@ def mapping_form(frame: pd.DataFrame, file_name: str, initial: dict, key: str, s
         st.markdown("**Map columns to roles**")
         c = st.columns(3)
         c += st.columns(3)
-        time_col = c[0].selectbox("Time (s)", cols, index=cols.index(initial["time"]) if initial["time"] in cols else 0,
+        time_col = c[0].selectbox("Time (s) or throughput", cols,
+                                  index=cols.index(initial["time"]) if initial["time"] in cols else 0,
                                   key=f"{key}:time",
-                                  help="The measured run time of each row, in seconds. Rows with a missing, "
-                                       "non-numeric or non-positive time are left out and listed.")
+                                  help="The measured run time of each row, in seconds (or its rate of work: tick "
+                                       "'It is a throughput' below). Rows with a missing, non-numeric or "
+                                       "non-positive value are left out and listed.")
         chosen = {}
         for i, sym in enumerate(state.SYMBOL_ROLES):
             guess = initial["factors"].get(sym)
@@ -35,6 +38,17 @@ def mapping_form(frame: pd.DataFrame, file_name: str, initial: dict, key: str, s
                 key=f"{key}:{sym}",
                 help=f"The column holding {ROLE_SYMBOLS[sym]} (symbol {sym} in the terms). Leave it "
                      "'not measured' when the data has no such column; the term library adapts.")
+        tc = st.columns(3, vertical_alignment="bottom")
+        rate = tc[0].checkbox(
+            "It is a throughput", value=bool(initial.get("rate")) or looks_like_throughput(initial["time"]),
+            key=f"{key}:is_rate",
+            help="Tick when the column is a rate of work (images/s, tokens/s, samples/s) rather than a time: "
+                 "the model is then fitted to the work per run over the rate, in seconds.")
+        work = tc[1].number_input("Work per run (units, with a throughput)", min_value=0.0,
+                                 value=float((initial.get("rate") or {}).get("work", 1.0)), step=1.0, format="%g",
+                                 key=f"{key}:work",
+                                 help="Units of work in one run (e.g. samples per epoch): the time is this "
+                                      "over the throughput. 1: seconds per unit of work.")
         others_guess = [col for sym, col in initial["factors"].items() if sym not in state.SYMBOL_ROLES and col in cols]
         exclude = {"region", "metric", "repetition"} if extrap else set()
         others = st.multiselect(
@@ -61,8 +75,9 @@ def mapping_form(frame: pd.DataFrame, file_name: str, initial: dict, key: str, s
             sym = guessed.get(col)
             factors[sym if sym and sym not in factors else state.symbol_for(col, factors)] = col
         try:
+            rate = {"column": time_col, "work": float(work)} if rate else {}
             state.apply_upload(file_name, frame, time_col, factors, region, metric, title=title, source=source,
-                               content=content)
+                               content=content, rate=rate)
         except PerfModelError as exc:
             st.error(md(exc), icon=":material/error:")
             return

@@ -29,6 +29,7 @@ import streamlit as st
 
 from perfmodel import Measurements, PerfModelError
 from perfmodel.data import guess_roles, read_table
+from perfmodel.data.throughput import guess_throughput, time_from_throughput
 from perfmodel.data.datasets import DEFAULT_DATASET, get_dataset, list_datasets, load_frame
 from perfmodel.language.expression import DEFAULT_PARAM_BOUNDS, FUNCTIONS
 from perfmodel.language import parse_expression
@@ -111,6 +112,15 @@ def rerun_same_view() -> None:
     st.rerun()
 
 
+def _link_rate(mapping: dict) -> dict:
+    """A link's throughput ({"column", "work"}; {} when its time is a time), checked (raises TypeError)."""
+    rate = mapping.get("rate") or {}
+    if rate and not (isinstance(rate, dict) and isinstance(rate.get("column"), str)
+                     and isinstance(rate.get("work"), (int, float)) and not isinstance(rate.get("work"), bool)):
+        raise TypeError(f"its throughput {rate!r} is not a column and a work per run")
+    return {"column": rate["column"], "work": float(rate["work"])} if rate else {}
+
+
 def _open_linked_data(qp, notices: list) -> bool:
     """Open the data a link names (a bundled dataset, one remapped, or a kept upload); on failure
     the default dataset, with a notice that says so. True when the link's data was opened."""
@@ -120,7 +130,8 @@ def _open_linked_data(qp, notices: list) -> bool:
         if kept is not None:
             try:
                 apply_upload(kept.name, read_upload(kept.name, kept.content), mapping["time"], mapping["factors"],
-                             mapping.get("region"), mapping.get("metric"), content=kept.content)
+                             mapping.get("region"), mapping.get("metric"), content=kept.content,
+                             rate=_link_rate(mapping))
                 return True
             except (PerfModelError, KeyError, TypeError) as exc:
                 notices.append(f"could not reopen the linked upload {md(kept.name)}: {md(exc)}")
@@ -142,7 +153,7 @@ def _open_linked_data(qp, notices: list) -> bool:
         data = st.session_state["data"]
         try:
             apply_upload(name, data["frame"], mapping["time"], mapping["factors"], title=f"{data['title']} "
-                         "(your column mapping)", source="remapped")
+                         "(your column mapping)", source="remapped", rate=_link_rate(mapping))
         except (PerfModelError, KeyError, TypeError) as exc:
             notices.append(f"could not apply the link's column mapping ({md(exc)}): the dataset's own mapping "
                            "and terms are shown")
@@ -235,18 +246,20 @@ def guess_mapping(frame: pd.DataFrame) -> dict:
     roles = guess_roles([str(c) for c in frame.columns])
     time = roles.pop("time", None)
     numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
-    if time is None:
-        time = numeric[-1] if numeric else str(frame.columns[-1])
+    if time is None:  # a rate of work (images/s, ...) is fitted as a time; else the last numeric column
+        time = guess_throughput(frame.columns) or (numeric[-1] if numeric else str(frame.columns[-1]))
     factors = {sym: col for sym, col in roles.items() if col != time and "time" not in str(col).lower()}
     return {"time": time, "factors": factors}
 
 
 def apply_upload(file_name: str, frame: pd.DataFrame, time: str, factors: dict,
                  region: str | None = None, metric: str | None = None, title: str | None = None,
-                 source: str = "upload", content: bytes | None = None) -> Measurements:
+                 source: str = "upload", content: bytes | None = None, rate: dict | None = None) -> Measurements:
     """Validate the mapping of a table (uploaded, or a bundled one remapped: ``source="remapped"``)
     and make it the current data (raises PerfModelError). ``content``: the uploaded bytes, kept
-    on the server so that a link to this view can bring them (see :mod:`ui.links`)."""
+    on the server so that a link to this view can bring them (see :mod:`ui.links`). ``rate``:
+    ``{"column", "work"}`` when ``time`` is a throughput, fitted as work / rate
+    (:func:`perfmodel.data.throughput.time_from_throughput`)."""
     if not factors:
         raise PerfModelError("map at least one column to a factor (p, N, b, E or another symbol)")
     used = [c for c in factors.values()]
@@ -259,11 +272,17 @@ def apply_upload(file_name: str, frame: pd.DataFrame, time: str, factors: dict,
     if metric is not None and "metric" in frame.columns:
         sub = sub[sub["metric"] == metric]
     name = file_name + (f" [{region}" + (f" / {metric}" if metric else "") + "]" if region else "")
-    meas = Measurements.from_frame(sub.reset_index(drop=True), time, dict(factors), name=name)
+    fit_time = time
+    if rate:
+        if rate["column"] in factors.values():
+            raise PerfModelError(f"column {rate['column']!r} is the throughput and a factor")
+        sub, fit_time = time_from_throughput(sub, rate["column"], rate["work"])
+    meas = Measurements.from_frame(sub.reset_index(drop=True), fit_time, dict(factors), name=name)
     _set_data({"source": source, "name": name, "title": title or f"{name} (uploaded)", "description":
                f"{len(frame)} rows; time column {time!r}",
                "origin": "uploaded by you" if source == "upload" else "your column mapping",
                "frame": frame, "time": time, "factors": dict(factors), "region": region, "metric": metric,
+               "rate": dict(rate or {}),
                "upload_key": links.store().keep(file_name, content) if content is not None else None},
               meas, None)
     return meas
@@ -485,7 +504,8 @@ def sync_query_params() -> None:
     data = ss.get("data") or {}
     want = {}
     mapping = json.dumps({"time": data.get("time"), "factors": data.get("factors"),
-                          **({"region": data["region"], "metric": data["metric"]} if data.get("region") else {})},
+                          **({"region": data["region"], "metric": data["metric"]} if data.get("region") else {}),
+                          **({"rate": data["rate"]} if data.get("rate") else {})},
                          separators=(",", ":"))
     if data.get("source") == "bundled":
         want["dataset"] = data["name"]

@@ -30,7 +30,7 @@ from ..uncertainty.prior import describe
 from ..spreadsheet import to_csv
 from . import plan as plan_cli
 from . import sweep as sweep_cli
-from .groups import guessed_columns, warn_unmapped
+from .groups import add_rates, guessed_columns, warn_unmapped
 from ..language.terms import PRESETS
 
 
@@ -111,6 +111,12 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     f.add_argument("--dataset", metavar="NAME", help="a bundled dataset by name (instead of DATA; see `datasets`)")
     f.add_argument("--time", help="time column (seconds); not needed for Extra-P files or bundled datasets, "
                                   "and guessed from the column names when not given (the guess is said)")
+    f.add_argument("--throughput", metavar="COL",
+                   help="the runs' rate of work (images/s, tokens/s, ...) instead of a time column: the model "
+                        "is fitted to --work / COL, and `predict` gives the rate back as well as the time")
+    f.add_argument("--work", default="1", metavar="W|COL",
+                   help="with --throughput: the units of work per run, a number or a column (default 1: "
+                        "seconds per unit of work)")
     f.add_argument("--factor", action="append", type=_factor, default=[], metavar="SYM=COL",
                    help="map a symbol to a column, e.g. --factor p=processors (repeatable; without any, "
                         "the factors are guessed from the column names)")
@@ -196,8 +202,9 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _load_measurements(args) -> tuple[Measurements, str | None]:
-    """Measurements for `fit`, and the catalogue's suggested terms when DATA is a dataset name."""
+def _load_measurements(args) -> tuple[Measurements, str | None, dict]:
+    """Measurements for `fit`, the catalogue's suggested terms when DATA is a dataset name, and the
+    throughput the time was made from ({} for a measured time)."""
     factors = dict(args.factor)
     if (args.data is None) == (args.dataset is None):
         raise PerfModelError("give either DATA (a file or dataset name) or --dataset NAME")
@@ -212,25 +219,27 @@ def _load_measurements(args) -> tuple[Measurements, str | None]:
             what = "a bundled dataset" if args.dataset else "a file nor a bundled dataset"
             raise PerfModelError(f"{name!r} is neither {what}; datasets: {', '.join(names)}")
         ds = datasets.get_dataset(name)
+        if args.throughput:
+            raise PerfModelError(f"--throughput: the bundled dataset {name!r} is measured as times already")
         if factors or args.time:
             frame = datasets.load_frame(name)
             meas = Measurements.from_frame(frame, args.time or ds.time_column, factors or dict(ds.factors),
                                            name=ds.name)
         else:
             meas = datasets.load_dataset(name)
-        return meas, ds.terms
+        return meas, ds.terms, {}
     path = Path(args.data)
     frame = read_table(path, args.format)
     is_extrap = {"region", "metric", "repetition", "time"} <= set(frame.columns) and \
         (args.format == "extrap" or args.format is None and list(frame.columns)[-1] == "time"
          and "region" in frame.columns)
-    if is_extrap and not factors and not args.time:
-        return measurements_from_extrap(frame, args.region, args.metric, name=path.name), None
-    time, factors, note = guessed_columns(frame, args.time, factors)
+    if is_extrap and not factors and not args.time and not args.throughput:
+        return measurements_from_extrap(frame, args.region, args.metric, name=path.name), None, {}
+    frame, time, factors, rate, note = guessed_columns(frame, args.time, factors, args.throughput, args.work)
     meas = Measurements.from_frame(frame, time, factors, name=path.name)
     if note:
         print(note, file=sys.stderr)
-    return meas, None
+    return meas, None, rate
 
 
 def _cmd_fit(args) -> int:
@@ -260,7 +269,7 @@ def _cmd_fit(args) -> int:
         from .groups import run_cli
 
         return run_cli(args)
-    meas, suggested = _load_measurements(args)
+    meas, suggested, rate = _load_measurements(args)
     for d in meas.dropped:
         print(f"warning: dropped {d}", file=sys.stderr)
     de = dict(strategy=args.strategy, popsize=args.popsize, maxiter=args.maxiter, tol=args.tol)
@@ -301,6 +310,7 @@ def _cmd_fit(args) -> int:
         result.validation[v.method] = v.metrics
     if args.replicates:
         compute_intervals(result, meas, replicates=args.replicates, gpus_per_node=args.gpus_per_node, **averaging)
+    result.rate = rate
     Path(args.out).write_text(result.to_json())
     print(report or result.report())
     if report and result.has_intervals:
@@ -336,6 +346,8 @@ def _cmd_predict(args) -> int:
             out[col] = pred[col].to_numpy()
     else:
         out["predicted_time"] = result.predict(frame)
+    if result.rate:
+        add_rates(out, frame, result.rate)
     if args.contributions:
         contrib = result.contributions(frame)
         for term in contrib.columns:

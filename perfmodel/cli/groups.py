@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 from ..data import datasets
-from ..data.measurements import complete_roles
+from ..data.measurements import complete_roles, guess_roles
+from ..data.throughput import guess_throughput, looks_per_worker, throughput_from_time, time_from_throughput
 from ..data.readers import read_table
 from ..errors import PerfModelError, did_you_mean
 from ..language.expression import parse_bounds, unmapped_name_notice, unmapped_names
@@ -29,14 +30,64 @@ def warn_unmapped(results) -> None:
         print(f"warning: {unmapped_name_notice(name)}", file=sys.stderr)
 
 
-def guessed_columns(frame: pd.DataFrame, time: str | None, factors: dict | None) -> tuple[str, dict, str]:
-    """The time column and the factors of a file's table, those not given guessed from the column names
-    (:func:`perfmodel.data.measurements.complete_roles`), and the note that says what was guessed ("" when
-    nothing was), for stderr once the table is read."""
-    time, factors, guessed = complete_roles(frame.columns, time, factors)
-    note = (f"note: guessed from the column names: {', '.join(guessed)} (set them with --time COL and "
-            "--factor SYM=COL)") if guessed else ""
-    return time, factors, note
+def guessed_columns(frame: pd.DataFrame, time: str | None, factors: dict | None, throughput: str | None = None,
+                    work="1") -> tuple[pd.DataFrame, str, dict, dict, str]:
+    """``(frame, time, factors, rate, note)`` of a file's table: the time column (made from a throughput
+    column when one is given, or when no column reads as a time and one reads as a rate), the factors,
+    those not given guessed from the column names (:func:`perfmodel.data.measurements.complete_roles`),
+    ``rate`` the throughput it came from ({} for a measured time, else stored with the fit), and the note
+    that says what was guessed ("" when nothing was), for stderr once the table is read."""
+    guessed = []
+    if throughput is None and not time and "time" not in guess_roles(frame.columns):
+        throughput = guess_throughput(frame.columns)
+        if throughput is not None:
+            guessed.append(f"throughput = {throughput!r}")
+    rate = {}
+    if throughput is not None:
+        if time:
+            raise PerfModelError("give either --time or --throughput, not both")
+        frame, time = time_from_throughput(frame, throughput, work)
+        w = float(work) if _is_number(work) else work
+        rate = {"column": throughput, "work": w}
+    factors = factors or {}
+    cols = [c for c in map(str, frame.columns) if c not in (rate.get("column"), rate.get("work"))]
+    time, factors, more = complete_roles(cols, time, factors)
+    guessed += more
+    note = ""
+    if guessed:
+        note = (f"note: guessed from the column names: {', '.join(guessed)} (set them with --time COL or "
+                "--throughput COL, and --factor SYM=COL)")
+    if rate:
+        note += ("\n" if note else "") + (f"note: fitted to the time {time!r}: the work per run over the job's "
+                                          f"whole rate {throughput!r} (--work sets the work per run)")
+        if looks_per_worker(throughput):
+            note += (f"\nwarning: {throughput!r} reads as a rate per GPU or per worker: the time is the work over "
+                     "the whole job's rate, so multiply it by the workers first")
+    return frame, time, factors, rate, note
+
+
+def _is_number(v) -> bool:
+    try:
+        float(v)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def add_rates(out: pd.DataFrame, frame: pd.DataFrame, rate: dict) -> None:
+    """Add the predicted rate (``predicted <column>``, and its interval's ends when there are) to ``out``
+    for a model fitted to a throughput: the work over the predicted time (the low time gives the high rate)."""
+    work = rate["work"]
+    if isinstance(work, str):
+        if work not in frame.columns:
+            raise PerfModelError(f"the model was fitted to {work} / {rate['column']}: the data needs the "
+                                 f"column {work!r} to give the rate")
+        work = pd.to_numeric(frame[work], errors="coerce").to_numpy(float)
+    col = f"predicted {rate['column']}"
+    out[col] = throughput_from_time(out["predicted_time"], work)
+    if "predicted_low" in out:
+        out[f"{col} low"] = throughput_from_time(out["predicted_high"], work)
+        out[f"{col} high"] = throughput_from_time(out["predicted_low"], work)
 
 
 @dataclass
@@ -49,13 +100,15 @@ class Table:
     name: str
     terms: str | None = None
     groups: tuple = ()
+    rate: dict = field(default_factory=dict)
 
 
 _EXTRAP_COLUMNS = ("region", "metric", "repetition", "time")
 
 
 def load_table(data: str | None, dataset: str | None = None, time: str | None = None,
-               factors: dict | None = None, fmt: str | None = None) -> Table:
+               factors: dict | None = None, fmt: str | None = None, throughput: str | None = None,
+               work="1") -> Table:
     """The table of a file (CSV or Extra-P text) or a bundled dataset, for :func:`fit_groups`.
 
     An Extra-P file's long table has ``region`` and ``metric`` columns (group by them to fit every
@@ -82,10 +135,10 @@ def load_table(data: str | None, dataset: str | None = None, time: str | None = 
     if set(_EXTRAP_COLUMNS) <= set(frame.columns) and list(frame.columns)[-1] == "time" and fmt != "csv":
         params = [c for c in frame.columns if c not in _EXTRAP_COLUMNS]
         return Table(frame, time or "time", factors or {p: p for p in params}, path.name, None, ("region", "metric"))
-    time, factors, note = guessed_columns(frame, time, factors)
+    frame, time, factors, rate, note = guessed_columns(frame, time, factors, throughput, work)
     if note:
         print(note, file=sys.stderr)
-    return Table(frame, time, factors, path.name)
+    return Table(frame, time, factors, path.name, rate=rate)
 
 
 #: Groups printed in the terminal's table; summary.csv has every group.
@@ -124,7 +177,8 @@ def run_cli(args) -> int:
     """``perfmodel fit DATA --group-by COL ... --out DIR`` (the arguments of ``fit``)."""
     if args.holdout:
         raise PerfModelError("--holdout is not available with --group-by; use --cv K")
-    table = load_table(args.data, args.dataset, args.time, dict(args.factor), args.format)
+    table = load_table(args.data, args.dataset, args.time, dict(args.factor), args.format, args.throughput,
+                       args.work)
     frame = table.frame
     for column, value in (("region", args.region), ("metric", args.metric)):
         if value is not None:
@@ -164,6 +218,9 @@ def run_cli(args) -> int:
                           replicates=args.replicates, gpus_per_node=args.gpus_per_node,
                           progress=progress, name=table.name, **how)
         where = executor_name(executor)
+    for o in fits.outcomes:
+        if o.result is not None:
+            o.result.rate = dict(table.rate)
     path = fits.save(args.out)
     warn_unmapped(o.result for o in fits.outcomes)
     skipped = [o for o in fits.outcomes if o.status != "ok"]

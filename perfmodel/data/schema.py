@@ -83,6 +83,11 @@ MODEL_SCHEMA: dict = {
         "validation": {"type": "object", "additionalProperties": _metrics},
         "version": {"type": "string"},
         "uncertainty": {"type": "object"},
+        "rate": {"anyOf": [{"type": "object", "maxProperties": 0},  # the time was measured as a time
+                           {"type": "object", "additionalProperties": False, "required": ["column", "work"],
+                            "properties": {"column": {"type": "string", "minLength": 1},
+                                           "work": {"anyOf": [{"type": "string", "minLength": 1},
+                                                              {**_finite, "exclusiveMinimum": 0}]}}}]},
         "ensemble": {"type": "object"},
     },
 }

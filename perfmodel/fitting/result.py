@@ -42,6 +42,8 @@ class FitResult:
     factor_ranges : {symbol: [min, max]} of the data (the measured range).
     uncertainty : what intervals need (bootstrap members, noise, calibration; see
         :mod:`perfmodel.uncertainty`), filled by :meth:`compute_intervals`; {} without intervals.
+    rate : {"column": the throughput column, "work": units of work per run or a column} when the time
+        was made from a throughput (:func:`perfmodel.data.throughput.time_from_throughput`); {} otherwise.
     """
 
     expression: str
@@ -67,6 +69,7 @@ class FitResult:
     warnings: list = field(default_factory=list)
     validation: dict = field(default_factory=dict)
     uncertainty: dict = field(default_factory=dict)
+    rate: dict = field(default_factory=dict)
     version: str = __version__
 
     # -- construction -------------------------------------------------------

@@ -111,6 +111,33 @@ def test_upload_map_fit_and_see_metrics(page, tmp_path):
     no_exception(page)
 
 
+def test_upload_a_throughput_and_fit_the_time_it_gives(page, tmp_path):
+    """images/s from T = 2 + 60/p seconds per run of 1200 images: the form takes the column as a
+    throughput, the work per run typed in makes the time 1200 / rate, and the fit finds the formula."""
+    csv = tmp_path / "rates.csv"
+    pd.DataFrame({"gpus": [1, 1, 2, 2, 4, 4, 8, 8],
+                  "images_per_sec": [1200 / (2 + 60 / p) * f for p in (1, 2, 4, 8) for f in (1, 1.001)]}
+                 ).to_csv(csv, index=False)
+    open_app(page)
+    wait_for_run(page, lambda: page.get_by_text("Upload a file").click())
+    wait_for_run(page, lambda: page.locator('input[type="file"]').set_input_files(str(csv)))
+    page.get_by_text("Read rates.csv as CSV").wait_for()
+    box = page.locator('[data-testid="stCheckbox"]').filter(has_text="It is a throughput")
+    assert box.locator("input").is_checked()
+    work = page.locator('input[aria-label="Work per run (units, with a throughput)"]')
+    work.fill("1200")
+    work.press("Tab")  # inside a form the value is sent with the button
+    wait_for_run(page, lambda: page.get_by_role("button", name="Use this data").click())
+    no_exception(page)
+    page.get_by_text("1200 / images_per_sec").first.wait_for()
+    screenshot(page, "data-throughput")
+    go_to(page, "Results")
+    value = page.locator('[data-testid="stMetric"]').filter(has_text="MAPE, in-sample") \
+        .locator('[data-testid="stMetricValue"]').inner_text()
+    assert float(value.split()[0]) < 1, value
+    no_exception(page)
+
+
 LIVE_FORMULA = ("() => { const k = document.querySelector('.st-key-live_formula .katex-html');"
                 " return k ? k.textContent : null; }")
 
