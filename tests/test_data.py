@@ -22,6 +22,16 @@ def test_semicolon_sniffed_and_bad_rows_reported_not_silent():
     assert m.rows.tolist() == [1, 6]
 
 
+def test_a_decimal_comma_is_read_in_a_semicolon_file():
+    """A spreadsheet's export where ',' is the decimal mark: the numbers are numbers, and a bad one is
+    still reported as written."""
+    frame = read_csv("gpus;time (s)\n1;100,5\n2;52\n4;27,25\n8;1,5e1\n16;fast\n".encode())
+    m = Measurements.from_frame(frame, "time (s)", {"p": "gpus"})
+    assert m.y.tolist() == [100.5, 52.0, 27.25, 15.0]
+    assert [(d.row, d.reason) for d in m.dropped] == [(5, "non-numeric value 'fast'")]
+    assert read_csv(b"a,b\n1,2\n").to_numpy().tolist() == [[1, 2]]  # in a comma file, a comma delimits
+
+
 def test_unknown_columns_are_named():
     frame = read_csv(b"gpus,time\n1,2\n")
     with pytest.raises(PerfModelError, match="'tme' not found.*did you mean 'time'"):

@@ -97,12 +97,22 @@ def read_csv(source: Source, name: str | None = None, min_columns: int = 2) -> p
         raise PerfModelError(f"{name}: found {frame.shape[1]} column, need {need} "
                              f"(delimiter detected: {delimiter!r})")
     frame = frame.apply(lambda col: col.str.strip())
-    # Columns that are entirely numeric become numbers; the rest stay text for validation.
+    # Columns that are entirely numeric become numbers; the rest stay text for validation. In a file
+    # delimited by ";" (a spreadsheet's export where "," is the decimal mark), "12,5" is 12.5.
     for col in frame.columns:
-        converted = pd.to_numeric(frame[col], errors="coerce")
+        values = frame[col]
+        if delimiter == ";" and values.str.fullmatch(_DECIMAL_COMMA).any() and \
+                not values.str.contains(r"\d\.\d", regex=True).any():  # no decimal point beside them
+            values = values.where(~values.str.fullmatch(_DECIMAL_COMMA), values.str.replace(",", ".", regex=False))
+            frame[col] = values  # a value that is not a number stays as written, for the report
+        converted = pd.to_numeric(values, errors="coerce")
         if converted.notna().sum() == (frame[col] != "").sum():
             frame[col] = converted
     return frame
+
+
+#: A number written with a decimal comma and no thousands mark: "12,5", "-0,003", "1,5e-3".
+_DECIMAL_COMMA = r"[-+]?\d+,\d+(?:[eE][-+]?\d+)?"
 
 
 _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
