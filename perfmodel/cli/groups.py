@@ -14,7 +14,8 @@ import pandas as pd
 from tqdm import tqdm
 from ..data import datasets
 from ..data.measurements import complete_roles, guess_roles
-from ..data.throughput import guess_throughput, looks_per_worker, throughput_from_time, time_from_throughput
+from ..data.throughput import (guess_throughput, looks_per_worker, throughput_from_time, time_from_throughput,
+                               work_per_run)
 from ..data.readers import read_table
 from ..errors import PerfModelError, did_you_mean
 from ..language.expression import parse_bounds, unmapped_name_notice, unmapped_names
@@ -47,8 +48,7 @@ def guessed_columns(frame: pd.DataFrame, time: str | None, factors: dict | None,
         if time:
             raise PerfModelError("give either --time or --throughput, not both")
         frame, time = time_from_throughput(frame, throughput, work)
-        w = float(work) if _is_number(work) else work
-        rate = {"column": throughput, "work": w}
+        rate = {"column": throughput, "work": work_per_run(work)}
     factors = factors or {}
     cols = [c for c in map(str, frame.columns) if c not in (rate.get("column"), rate.get("work"))]
     time, factors, more = complete_roles(cols, time, factors)
@@ -64,14 +64,6 @@ def guessed_columns(frame: pd.DataFrame, time: str | None, factors: dict | None,
             note += (f"\nwarning: {throughput!r} reads as a rate per GPU or per worker: the time is the work over "
                      "the whole job's rate, so multiply it by the workers first")
     return frame, time, factors, rate, note
-
-
-def _is_number(v) -> bool:
-    try:
-        float(v)
-    except (TypeError, ValueError):
-        return False
-    return True
 
 
 def add_rates(out: pd.DataFrame, frame: pd.DataFrame, rate: dict) -> None:

@@ -42,7 +42,7 @@ def guess_throughput(columns: Iterable[str]) -> str | None:
     return next((str(c) for c in columns if looks_like_throughput(c)), None)
 
 
-def _work(work) -> float | str:
+def work_per_run(work) -> float | str:
     """``work`` as a positive finite number, or a column name (a string that is not a number)."""
     if isinstance(work, str):
         try:
@@ -61,7 +61,7 @@ def _work(work) -> float | str:
 def time_column(rate: str, work=1.0) -> str:
     """The name of the derived time column: ``"1 / images_per_sec"``, ``"1281167 / img/s"``,
     ``"samples / tokens/s"``."""
-    w = _work(work)
+    w = work_per_run(work)
     return f"{w:.12g} / {rate}" if isinstance(w, float) else f"{w} / {rate}"
 
 
@@ -74,7 +74,7 @@ def time_from_throughput(frame: pd.DataFrame, rate: str, work=1.0) -> tuple[pd.D
     if rate not in cols:
         raise PerfModelError(f"throughput column {rate!r} not found{did_you_mean(rate, cols)}; "
                              f"columns are: {', '.join(cols)}")
-    w = _work(work)
+    w = work_per_run(work)
     if isinstance(w, str) and w not in cols:
         raise PerfModelError(f"work column {w!r} not found{did_you_mean(w, cols)}; columns are: {', '.join(cols)}")
     name = time_column(rate, w)
