@@ -84,6 +84,7 @@ def test_a_throughput_is_fitted_as_work_over_the_rate_and_predicted_back(tmp_pat
     assert saved["time"] == "1200 / images/s" and saved["rate"] == {"column": "images/s", "work": 1200.0}
     assert saved["coefficients"]["c0"] == pytest.approx(2, rel=1e-6)
     assert saved["coefficients"]["c1"] == pytest.approx(60, rel=1e-6)
+    assert "made from the throughput 'images/s'" in run(["show", model], capsys)[1]
     at = tmp_path / "at.csv"
     at.write_text("gpus\n16\n")
     out = tmp_path / "pred.csv"

@@ -394,6 +394,9 @@ def _cmd_show(args) -> int:
     m = result.metrics
     print(f"in-sample: MAPE {m['mape']:.2f} %, R² {m['r2']:.4f}, {result.n_rows} rows "
           f"({result.n_configurations} configurations)")
+    if result.rate:
+        print(f"time: {result.time!r}, made from the throughput {result.rate['column']!r} (`predict` gives the "
+              "rate back)")
     for method, vm in result.validation.items():
         print(f"{method}: MAPE {vm['mape']:.2f} %")
     if result.has_intervals:
