@@ -273,6 +273,12 @@ def test_a_throughput_is_fitted_as_work_over_the_rate_and_a_link_keeps_it():
     assert ss["meas"].time == "1200 / images_per_sec" and ss["meas"].factors == {"p": "gpus"}
     assert np.allclose(ss["meas"].y, [2 + 60 / p for p in (1, 2, 4, 8)])
     assert ss["result"].rate == {"column": "images_per_sec", "work": 1200.0}
+    at.switch_page("pages/scaling.py").run()
+    assert not at.exception and not errors(at)
+    # the headline gives the rate too: at the largest measured p = 8, 1200 / (2 + 60/8) = 126 images/s
+    said = " ".join(plain(m.value) for m in at.info if "the model predicts" in m.value)
+    assert re.search(r"p = 8 the model predicts \*\*9\.5\d* s\*\*( \([^)]*\))?, that is 126(\.\d+)? ", said), said
+    assert "images_per_sec" in said
     link = {k: at.query_params[k] for k in at.query_params}
     other = new_app(**link).run()
     assert not other.exception and other.session_state["meas"].time == "1200 / images_per_sec"

@@ -119,12 +119,23 @@ def headline(res, data, view: View, unit: str) -> str:
     share = cats[top] / total * 100 if top and total else float("nan")
     k = unit_seconds(unit)
 
+    rate = getattr(res, "rate", None) or {}
+    work = rate.get("work") if isinstance(rate.get("work"), (int, float)) else None
+
+    def as_rate(t: float, lo: float | None = None, hi: float | None = None) -> str:
+        """A time predicted for a throughput fit, as the rate it stands for (work / time)."""
+        if work is None:
+            return ""
+        text = fmt_range(work / t, *((work / hi, work / lo) if lo and hi else (None, None)))
+        return f", that is {text} {md(rate['column'])}"
+
     def at(where: float) -> str:  # the prediction and, once computed, its 90 % interval
         r = range_at(res, {x: where, **view.fixed})
         if r is None:
-            return f"**{fmt_seconds(float(np.interp(where, data.x, data.total)), unit)}**"
+            t = float(np.interp(where, data.x, data.total))
+            return f"**{fmt_seconds(t, unit)}**{as_rate(t)}"
         value, _, rest = fmt_range(r.point / k, r.low / k, r.high / k, f" {unit}").partition(" (")
-        return f"**{value}** ({rest}" if rest else f"**{value}**"
+        return (f"**{value}** ({rest}" if rest else f"**{value}**") + as_rate(r.point, r.low, r.high)
 
     has_range = getattr(res, "has_intervals", False)
     msg = (f"At the largest measured {md(x)} = {fmt_num(hi)} the model predicts {at(hi)}; "

@@ -135,6 +135,9 @@ def test_upload_a_throughput_and_fit_the_time_it_gives(page, tmp_path):
     value = page.locator('[data-testid="stMetric"]').filter(has_text="MAPE, in-sample") \
         .locator('[data-testid="stMetricValue"]').inner_text()
     assert float(value.split()[0]) < 1, value
+    go_to(page, "Scaling")  # the headline gives the rate beside the time: 1200 / (2 + 60/8) = 126 images/s
+    page.locator('[data-testid="stAlert"]').filter(has_text=re.compile(r"that is 126(\.\d+)? ")).first.wait_for()
+    screenshot(page, "scaling-throughput")
     no_exception(page)
 
 
