@@ -36,6 +36,19 @@ def test_fit_predict_show_round_trip(tmp_path, capsys):
     assert "outside the measured range" in err
     code, out, _ = run(["show", model], capsys)
     assert code == 0 and out.startswith("T = 1.9 + 162.2·s/m + 1.588·log(m)") and "share" in out
+    # --grid: the same configurations without a CSV, by symbol or by column, every combination
+    code, out, _ = run(["predict", model, "--grid", "m=4,8", "--grid", "input_fraction=1"], capsys)
+    assert code == 0
+    grid = pd.read_csv(io.StringIO(out))
+    assert list(grid.columns) == ["cores", "input_fraction", "predicted_time"]
+    assert grid["predicted_time"].tolist() == pytest.approx([44.6516, 25.4777], rel=1e-5)
+    assert len(pd.read_csv(io.StringIO(run(["predict", model, "--grid", "m=4,8,16", "--grid", "s=0.5,1"],
+                                           capsys)[1]))) == 6
+    for args, fragment in ((["--grid", "m=4"], "missing s (column 'input_fraction')"),
+                           (["--grid", "m=4,x", "--grid", "s=1"], "must be numbers"), ([], "give either DATA"),
+                           ([new, "--grid", "m=4", "--grid", "s=1"], "give either DATA")):
+        code, _, err = run(["predict", model, *args], capsys)
+        assert code == 2 and fragment in err, (args, err)
 
 
 def test_extrap_file_needs_no_time(tmp_path, capsys):

@@ -163,7 +163,10 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
 
     p = sub.add_parser("predict", help="predict times for new configurations")
     p.add_argument("model", help="model JSON written by `fit`")
-    p.add_argument("data", help="CSV with the factor columns (or symbol names)")
+    p.add_argument("data", nargs="?", help="CSV with the factor columns (or symbol names); or give --grid")
+    p.add_argument("--grid", action="append", type=_factor, default=[], metavar="SYM=v1,v2,...",
+                   help="configurations to predict instead of a CSV: every combination of the values given, "
+                        "e.g. --grid p=16,32,64 --grid b=64 (a symbol or a column; repeatable), as in advise and plan")
     p.add_argument("--out", default="-", help="CSV to write: DATA's rows plus predicted_time (default or '-': "
                    "print it to stdout; messages go to stderr)")
     p.add_argument("--contributions", action="store_true", help="add one column per term")
@@ -328,9 +331,34 @@ def _cmd_fit(args) -> int:
     return 0
 
 
+def _grid_frame(result: FitResult, grid: list) -> "pd.DataFrame":
+    """The configurations of ``predict --grid``: every combination of the values given, one column per
+    factor (named as in the data the model was fitted to; a name that is not a symbol is a column)."""
+    import itertools
+
+    import pandas as pd
+
+    values = {}
+    for name, text in grid:
+        column = result.factors.get(name, name)
+        try:
+            vals = [float(v) for v in text.split(",")]
+        except ValueError:
+            raise PerfModelError(f"--grid {name}={text}: the values must be numbers separated by commas") from None
+        if column in values:
+            raise PerfModelError(f"--grid: {name} is given twice")
+        values[column] = vals
+    missing = [f"{s} (column {c!r})" for s, c in result.factors.items() if c not in values and s not in values]
+    if missing:
+        raise PerfModelError(f"--grid: give every factor of the model; missing {', '.join(missing)}")
+    return pd.DataFrame(list(itertools.product(*values.values())), columns=list(values))
+
+
 def _cmd_predict(args) -> int:
     result = FitResult.load(args.model)
-    frame = read_csv(Path(args.data), min_columns=1)
+    if (args.data is None) == (not args.grid):
+        raise PerfModelError("give either DATA (a CSV of configurations) or --grid SYM=v1,v2,...")
+    frame = read_csv(Path(args.data), min_columns=1) if args.data is not None else _grid_frame(result, args.grid)
     out = frame.copy()
     result.check_defined(frame)
     if args.interval is not None:
