@@ -168,9 +168,12 @@ def _mutations(d):
     yield "signs flipped", {**d, "signs": [1, -1, 1, 1]}, "do not match"
     yield "seed", {**d, "settings": {**d["settings"], "seed": -1}}, "field 'settings.seed'"
     yield "uncertainty list", {**d, "uncertainty": [1]}, "field 'uncertainty' must be object"
+    yield "rate without work", {**d, "rate": {"column": "images/s"}}, "field 'rate'"
+    yield "rate work negative", {**d, "rate": {"column": "images/s", "work": -1}}, "field 'rate.work'"
+    yield "rate column number", {**d, "rate": {"column": 3, "work": 1}}, "field 'rate.column' must be string"
 
 
-@pytest.mark.parametrize("case", range(9))
+@pytest.mark.parametrize("case", range(12))
 def test_cli_model_file_of_the_wrong_shape(case, rcv1_model, tmp_path, capsys):
     name, d, fragment = list(_mutations(rcv1_model))[case]
     path = tmp_path / "bad.json"

@@ -83,11 +83,11 @@ MODEL_SCHEMA: dict = {
         "validation": {"type": "object", "additionalProperties": _metrics},
         "version": {"type": "string"},
         "uncertainty": {"type": "object"},
-        "rate": {"anyOf": [{"type": "object", "maxProperties": 0},  # the time was measured as a time
-                           {"type": "object", "additionalProperties": False, "required": ["column", "work"],
-                            "properties": {"column": {"type": "string", "minLength": 1},
-                                           "work": {"anyOf": [{"type": "string", "minLength": 1},
-                                                              {**_finite, "exclusiveMinimum": 0}]}}}]},
+        "rate": {"type": "object", "additionalProperties": False,  # {} when the time was measured as a time
+                 "dependentRequired": {"column": ["work"], "work": ["column"]},
+                 "properties": {"column": {"type": "string", "minLength": 1},
+                                "work": {"type": ["string", "number"], "minLength": 1, "exclusiveMinimum": 0,
+                                         "maximum": _FLOAT_MAX}}},
         "ensemble": {"type": "object"},
     },
 }
