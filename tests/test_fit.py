@@ -266,3 +266,36 @@ def test_global_batch_B_gives_the_per_worker_batch_b_as_B_over_p():
            "N": frame["samples"].to_numpy(float)}
     got = eval(res.python_expression(), {"np": np}, env)  # noqa: S307 - the project's own generated code
     np.testing.assert_allclose(got, res.predict(meas), rtol=1e-9)
+
+
+def test_a_target_off_the_directions_the_runs_varied_in_is_said():
+    """Runs that grew the global batch with the workers (B = 256·p at p = 16, 64, 128, as MLPerf's
+    ResNet on TPU v3) span one direction in log2(p, B); the target p = 1024 at B = 32768 lies off it by
+    (1.5, -1.5) doublings (the geometry worked out by hand), p = 256 at B = 65536 lies on it."""
+    from perfmodel.fitting.diagnostics import off_directions
+
+    p = np.array([16.0, 64.0, 128.0])
+    frame = pd.DataFrame({"p": np.repeat(p, 2), "B": np.repeat(256 * p, 2),
+                          "t": np.repeat(40000 / p + 0.001 * 256 * p, 2) * np.tile([1.0, 1.01], 3)})
+    r = Model("1 + 1/p + B/p", lam=0).fit(frame, time="t", factors={"p": "p", "B": "B"})
+    res = off_directions(r.factor_span, {"p": [1024.0, 256.0], "B": [32768.0, 65536.0]})
+    assert res[0] == pytest.approx([1.5, -1.5]) and res[1] == pytest.approx([0.0, 0.0], abs=1e-12)
+    [said] = [w for w in r.prediction_warnings(pd.DataFrame({"p": [1024], "B": [32768]})) if "apart" in w]
+    assert "changes p and B apart" in said and "2.1 doublings off" in said
+    assert not [w for w in r.prediction_warnings(pd.DataFrame({"p": [256], "B": [65536]})) if "apart" in w]
+    # a full grid spans every direction: nothing to say; a stored fit keeps the span, an old one has none
+    grid = pd.DataFrame([(q, b, 10 / q + b / 1000) for q in (1, 2, 4) for b in (32, 64)], columns=["p", "b", "t"])
+    g = Model("1/p + b", lam=0).fit(grid, time="t", factors={"p": "p", "b": "b"})
+    assert not [w for w in g.prediction_warnings(pd.DataFrame({"p": [64], "b": [8]})) if "doublings off" in w]
+    held = Model("1/p", lam=0).fit(grid.assign(b=64), time="t", factors={"p": "p", "b": "b"})
+    assert [w for w in held.prediction_warnings(pd.DataFrame({"p": [2], "b": [8]}))
+            if "changes b, which the measured runs held at 64: it lies 3 doublings off" in w]
+    d = r.to_dict()
+    assert FitResult.from_dict(d).factor_span == r.factor_span
+    old = FitResult.from_dict({k: v for k, v in d.items() if k != "factor_span"})
+    assert not [w for w in old.prediction_warnings(pd.DataFrame({"p": [1024], "B": [32768]})) if "apart" in w]
+    bad = dict(d, factor_span=dict(d["factor_span"], center=[1.0]))  # the wrong shape: says nothing
+    assert not [w for w in FitResult.from_dict(bad).prediction_warnings(pd.DataFrame({"p": [1024], "B": [32768]}))
+                if "apart" in w]
+    with pytest.raises(PerfModelError, match="names 'q', which is not a factor"):
+        FitResult.from_dict(dict(d, factor_span=dict(d["factor_span"], symbols=["p", "q"])))

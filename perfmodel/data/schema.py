@@ -88,6 +88,12 @@ MODEL_SCHEMA: dict = {
                  "properties": {"column": {"type": "string", "minLength": 1},
                                 "work": {"type": ["string", "number"], "minLength": 1, "exclusiveMinimum": 0,
                                          "maximum": _FLOAT_MAX}}},
+        "factor_span": {"type": "object", "additionalProperties": False,
+                        "dependentRequired": {"symbols": ["center", "directions"]},
+                        "properties": {"symbols": {"type": "array", "items": _symbol},
+                                       "center": {"type": "array", "items": _finite},
+                                       "directions": {"type": "array",
+                                                      "items": {"type": "array", "items": _finite}}}},
         "ensemble": {"type": "object"},
     },
 }

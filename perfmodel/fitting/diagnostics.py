@@ -12,9 +12,10 @@ Fit-time (:func:`fit_warnings`, stored in ``FitResult.warnings``):
 * a factor that has one value in the data.
 
 Prediction-time (:func:`prediction_warnings`): extrapolation far beyond the measured range (more
-than :data:`FAR` times the largest or smaller than 1/FAR of the smallest measured value), and a
-per-worker batch below one sample (``b < 1``, or ``B/p < 1`` for a global batch ``B`` fixed while
-the workers ``p`` grow).
+than :data:`FAR` times the largest or smaller than 1/FAR of the smallest measured value), a target off
+the directions the measured runs varied in (:func:`factor_span`: e.g. runs that grew the global batch
+with the workers, B = 256·p, and a target with B/p = 32), and a per-worker batch below one sample
+(``b < 1``, or ``B/p < 1`` for a global batch ``B`` fixed while the workers ``p`` grow).
 
 Imports from the fitting layer's members only (and numpy).
 """
@@ -29,6 +30,76 @@ from .extrapolation import POINT_RULE_WORDS, crossings
 FAR = 4.0
 #: Condition number of the column-scaled term matrix above which terms count as collinear.
 COLLINEAR = 1e7
+
+
+#: A target this many doublings (log2 units) off the measured directions is said (a factor of √2).
+OFF_DIRECTIONS = 0.5
+
+
+def factor_span(configurations: dict) -> dict:
+    """The directions the measured configurations varied in, in log2 units: ``{"symbols", "center",
+    "directions"}`` (an orthonormal basis of the span of the configurations' log2 factors around their
+    mean, by SVD), for :func:`off_directions`; {} when a factor is not positive. ``configurations``:
+    symbol -> array of its value per run (repeats count once; ``nodes``, the topology, is left out)."""
+    syms = [s for s in configurations if s != "nodes"]
+    if not syms:
+        return {}
+    x = np.column_stack([np.asarray(configurations[s], float) for s in syms])
+    if not (np.isfinite(x).all() and (x > 0).all()):
+        return {}
+    logs = np.unique(np.log2(x), axis=0)
+    center = logs.mean(axis=0)
+    if len(logs) > 1:
+        _, sv, vt = np.linalg.svd(logs - center, full_matrices=False)
+        basis = vt[sv > 1e-9 * max(float(sv.max()), 1.0)]
+    else:
+        basis = np.zeros((0, len(syms)))
+    return {"symbols": syms, "center": center.tolist(), "directions": basis.tolist()}
+
+
+def off_directions(span: dict, env: dict) -> np.ndarray | None:
+    """Per target, the log2 deviation (n, symbols) from the span of the measured directions
+    (:func:`factor_span`); None when it cannot be told (no span, a symbol missing or not positive)."""
+    if not span or any(s not in env for s in span["symbols"]):
+        return None
+    k = len(span["symbols"])
+    center = np.asarray(span["center"], float)
+    basis = np.asarray(span["directions"], float)
+    if center.shape != (k,) or (basis.size and (basis.ndim != 2 or basis.shape[1] != k)):
+        return None  # a stored span of the wrong shape says nothing
+    basis = basis.reshape(-1, k)
+    x = np.column_stack([np.atleast_1d(np.asarray(env[s], float)) for s in span["symbols"]])
+    if not (np.isfinite(x).all() and (x > 0).all()):
+        return None
+    dev = np.log2(x) - center
+    return dev - dev @ basis.T @ basis
+
+
+def _direction_warnings(result, env: dict) -> list[str]:
+    """A target that changes the factors in a combination the measured runs never did, and how far off
+    (doublings) it lies."""
+    span = getattr(result, "factor_span", None) or {}
+    res = off_directions(span, env)
+    if res is None:
+        return []
+    off = np.linalg.norm(res, axis=1)
+    i = int(np.argmax(off))
+    if off[i] <= OFF_DIRECTIONS:
+        return []
+    syms = span["symbols"]
+    moved = [s for s, v in zip(syms, np.abs(res[i])) if v > 0.25 * np.abs(res[i]).max()]
+    at = ", ".join(f"{s} = {np.atleast_1d(np.asarray(env[s], float))[i]:g}" for s in syms)
+    if len(moved) == 1:
+        lo, hi = result.factor_ranges.get(moved[0], (None, None))
+        what = (f"{moved[0]}, which the measured runs held at {lo:g}" if lo is not None and lo == hi
+                else f"{moved[0]}, which the measured runs did not vary on its own")
+    elif len(moved) == 2:
+        what = f"{moved[0]} and {moved[1]} apart, where the measured runs changed them together"
+    else:
+        what = f"{', '.join(moved)} in a combination the measured runs never had"
+    return [f"the target ({at}) changes {what}: it lies {off[i]:.2g} doublings off the directions the "
+            "measurements varied in, so the data cannot tell those factors' effects apart there and the "
+            "prediction rests on the formula's assumption about them"]
 
 
 def dropped_terms(result) -> list[str]:
@@ -106,6 +177,7 @@ def prediction_warnings(result, env: dict) -> list[str]:
                        "far beyond the measured range, where the interval rests on the extrapolation calibration")
         if far_lo.size:
             out.append(f"{sym} = {far_lo.min():g} is far below the smallest measured {sym} ({lo:g})")
+    out += _direction_warnings(result, env)
     out += _crossing_warnings(result, env)
     out += _structure_warnings(result, env)
     if "b" in env:

@@ -16,7 +16,7 @@ import pandas as pd
 
 from ..version import __version__
 from ..data.measurements import Measurements
-from .diagnostics import dropped_terms, fit_warnings, prediction_warnings
+from .diagnostics import dropped_terms, factor_span, fit_warnings, prediction_warnings
 from ..errors import PerfModelError
 from .evaluate import metrics as compute_metrics
 from .extrapolation import FEW_NOISE_DOF
@@ -42,6 +42,9 @@ class FitResult:
     factor_ranges : {symbol: [min, max]} of the data (the measured range).
     uncertainty : what intervals need (bootstrap members, noise, calibration; see
         :mod:`perfmodel.uncertainty`), filled by :meth:`compute_intervals`; {} without intervals.
+    factor_span : the directions the measured configurations varied in (log2 units;
+        :func:`perfmodel.fitting.diagnostics.factor_span`), to tell a target that changes the factors in a
+        combination never measured; {} for a file written before it.
     rate : {"column": the throughput column, "work": units of work per run or a column} when the time
         was made from a throughput (:func:`perfmodel.data.throughput.time_from_throughput`); {} otherwise.
     """
@@ -70,6 +73,7 @@ class FitResult:
     validation: dict = field(default_factory=dict)
     uncertainty: dict = field(default_factory=dict)
     rate: dict = field(default_factory=dict)
+    factor_span: dict = field(default_factory=dict)
     version: str = __version__
 
     # -- construction -------------------------------------------------------
@@ -110,7 +114,8 @@ class FitResult:
             metrics={}, shares={},
             factor_ranges={s: [float(meas.values(s).min()), float(meas.values(s).max())] for s in meas.factors},
             n_rows=meas.n_rows, n_configurations=meas.n_configurations, dataset=meas.name,
-            dropped=[str(d) for d in meas.dropped], warnings=warnings)
+            dropped=[str(d) for d in meas.dropped], warnings=warnings,
+            factor_span=factor_span(meas.env()))
         pred = res.predict(meas)
         res.metrics = compute_metrics(meas.y, pred, res.n_params)
         contrib = res.contributions(meas)
@@ -455,9 +460,9 @@ class FitResult:
         bad += [k for k, v in res.params.items() if not math.isfinite(v)]
         if bad:
             raise PerfModelError(f"model file: {bad[0]} is not a finite number")
-        unknown = sorted(set(res.factor_ranges) - set(res.factors))
+        unknown = sorted((set(res.factor_ranges) | set(res.factor_span.get("symbols", []))) - set(res.factors))
         if unknown:
-            raise PerfModelError(f"model file: factor_ranges names {unknown[0]!r}, which is not a factor")
+            raise PerfModelError(f"model file: factor_ranges or factor_span names {unknown[0]!r}, which is not a factor")
         if res.uncertainty:
             unc = Uncertainty.from_dict(res.uncertainty)
             best = unc.members[0]
