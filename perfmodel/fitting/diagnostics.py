@@ -68,7 +68,10 @@ def off_directions(span: dict, env: dict) -> np.ndarray | None:
     if center.shape != (k,) or (basis.size and (basis.ndim != 2 or basis.shape[1] != k)):
         return None  # a stored span of the wrong shape says nothing
     basis = basis.reshape(-1, k)
-    x = np.column_stack([np.atleast_1d(np.asarray(env[s], float)) for s in span["symbols"]])
+    try:  # a scalar beside arrays is the same value for every target
+        x = np.column_stack(np.broadcast_arrays(*[np.atleast_1d(np.asarray(env[s], float)) for s in span["symbols"]]))
+    except ValueError:
+        return None
     if not (np.isfinite(x).all() and (x > 0).all()):
         return None
     dev = np.log2(x) - center
@@ -88,7 +91,7 @@ def _direction_warnings(result, env: dict) -> list[str]:
         return []
     syms = span["symbols"]
     moved = [s for s, v in zip(syms, np.abs(res[i])) if v > 0.25 * np.abs(res[i]).max()]
-    at = ", ".join(f"{s} = {np.atleast_1d(np.asarray(env[s], float))[i]:g}" for s in syms)
+    at = ", ".join(f"{s} = {np.broadcast_to(np.atleast_1d(np.asarray(env[s], float)), len(off))[i]:g}" for s in syms)
     if len(moved) == 1:
         lo, hi = result.factor_ranges.get(moved[0], (None, None))
         what = (f"{moved[0]}, which the measured runs held at {lo:g}" if lo is not None and lo == hi
