@@ -45,7 +45,8 @@ def test_fit_predict_show_round_trip(tmp_path, capsys):
     assert len(pd.read_csv(io.StringIO(run(["predict", model, "--grid", "m=4,8,16", "--grid", "s=0.5,1"],
                                            capsys)[1]))) == 6
     for args, fragment in ((["--grid", "m=4"], "missing s (column 'input_fraction')"),
-                           (["--grid", "m=4,x", "--grid", "s=1"], "must be numbers"), ([], "give either DATA"),
+                           (["--grid", "m=4,x", "--grid", "s=1"], "--grid m: 'x' is not a number"),
+                           (["--grid", "m=4", "--grid", "s=1", "--grid", "q=2"], "'q' is not a factor of the model"), ([], "give either DATA"),
                            ([new, "--grid", "m=4", "--grid", "s=1"], "give either DATA")):
         code, _, err = run(["predict", model, *args], capsys)
         assert code == 2 and fragment in err, (args, err)

@@ -331,27 +331,24 @@ def _cmd_fit(args) -> int:
     return 0
 
 
-def _grid_frame(result: FitResult, grid: list) -> "pd.DataFrame":
-    """The configurations of ``predict --grid``: every combination of the values given, one column per
-    factor (named as in the data the model was fitted to; a name that is not a symbol is a column)."""
-    import itertools
+def _grid_frame(result: FitResult, items: list) -> "pd.DataFrame":
+    """The configurations of ``predict --grid``: every combination of the values given, parsed and built
+    as for ``advise`` and ``plan`` (:func:`perfmodel.advise.parse_grid`, :func:`perfmodel.plan.configurations`),
+    a factor named by its symbol or its column, the columns named as in the data the model was fitted to."""
+    from ..advise import parse_grid
+    from ..plan import configurations
 
-    import pandas as pd
-
-    values = {}
-    for name, text in grid:
-        column = result.factors.get(name, name)
-        try:
-            vals = [float(v) for v in text.split(",")]
-        except ValueError:
-            raise PerfModelError(f"--grid {name}={text}: the values must be numbers separated by commas") from None
-        if column in values:
+    symbol_of = {c: s for s, c in result.factors.items()}
+    grid = {}
+    for name, values in parse_grid(f"{name}={text}" for name, text in items).items():
+        sym = symbol_of.get(name, name)
+        if sym in grid:
             raise PerfModelError(f"--grid: {name} is given twice")
-        values[column] = vals
-    missing = [f"{s} (column {c!r})" for s, c in result.factors.items() if c not in values and s not in values]
+        grid[sym] = values
+    missing = [f"{s} (column {c!r})" for s, c in result.factors.items() if s not in grid]
     if missing:
         raise PerfModelError(f"--grid: give every factor of the model; missing {', '.join(missing)}")
-    return pd.DataFrame(list(itertools.product(*values.values())), columns=list(values))
+    return configurations(result, {}, grid).rename(columns=result.factors)
 
 
 def _cmd_predict(args) -> int:
