@@ -101,9 +101,9 @@ def read_csv(source: Source, name: str | None = None, min_columns: int = 2) -> p
     # delimited by ";" (a spreadsheet's export where "," is the decimal mark), "12,5" is 12.5.
     for col in frame.columns:
         values = frame[col]
-        if delimiter == ";" and values.str.fullmatch(_DECIMAL_COMMA).any() and \
-                not values.str.contains(r"\d\.\d", regex=True).any():  # no decimal point beside them
-            values = values.where(~values.str.fullmatch(_DECIMAL_COMMA), values.str.replace(",", ".", regex=False))
+        comma = values.str.fullmatch(_DECIMAL_COMMA) if delimiter == ";" else None
+        if comma is not None and comma.any() and not values.str.contains(r"\d\.\d", regex=True).any():
+            values = values.where(~comma, values.str.replace(",", ".", regex=False))  # no decimal point beside them
             frame[col] = values  # a value that is not a number stays as written, for the report
         converted = pd.to_numeric(values, errors="coerce")
         if converted.notna().sum() == (frame[col] != "").sum():
