@@ -33,8 +33,9 @@ else:
 for w in res.prediction_warnings({x: data.x[-1:], **{s: [v] for s, v in view.fixed.items()}}):
     st.warning(md(w), icon=":material/warning:")
 
-st.plotly_chart(scaling_figure(res, x, meas=meas, log_x=view.log_x, log_y=view.log_y, data=data, unit=unit),
-                width="stretch", theme=None, key="scaling")
+rated = scaling_panel.show_throughput(res, data)
+st.plotly_chart(scaling_figure(res, x, meas=meas, log_x=view.log_x, log_y=view.log_y, data=data, unit=unit,
+                               throughput=rated), width="stretch", theme=None, key="scaling")
 intervals.facts(res)
 st.plotly_chart(scaling_contributions_figure(res, x, meas=meas, log_x=view.log_x, data=data, unit=unit),
                 width="stretch", theme=None, key="scaling_contrib")

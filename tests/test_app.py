@@ -279,6 +279,17 @@ def test_a_throughput_is_fitted_as_work_over_the_rate_and_a_link_keeps_it():
     said = " ".join(plain(m.value) for m in at.info if "the model predicts" in m.value)
     assert re.search(r"p = 8 the model predicts \*\*9\.5\d* s\*\*( \([^)]*\))?, that is 126(\.\d+)? ", said), said
     assert "images_per_sec" in said
+    # the chart shows the rate when asked: the measured runs are the uploaded rates, the curve work / time
+    assert json.loads(charts(at)[0].proto.spec)["layout"]["yaxis"]["title"]["text"] == "predicted time (s)"
+    at.radio(key="w:show_rate").set_value("throughput").run()
+    assert not at.exception and not errors(at)
+    spec = json.loads(charts(at)[0].proto.spec)
+    assert spec["layout"]["yaxis"]["title"]["text"] == "predicted images_per_sec"
+    assert spec["layout"]["title"]["text"].startswith("Throughput as workers grow")
+    [runs] = [t for t in spec["data"] if t.get("name") == "measured runs"]
+    assert np.allclose(np.sort(array(runs["y"])), [1200 / (2 + 60 / p) for p in (1, 2, 4, 8)])
+    [line] = [t for t in spec["data"] if t.get("name") == "model (measured range)"]
+    assert np.allclose(array(line["y"]), 1200 / (2 + 60 / array(line["x"])), rtol=1e-3)
     link = {k: at.query_params[k] for k in at.query_params}
     other = new_app(**link).run()
     assert not other.exception and other.session_state["meas"].time == "1200 / images_per_sec"

@@ -362,3 +362,33 @@ def test_parity_interval_legend_swatch_is_visible(res, meas):
     bars = [t for t in fig.data if t.name == "90 % interval"]
     assert [t.showlegend for t in bars] == [False, None] and bars[0].error_y.array is not None
     assert bars[1].marker.symbol == "line-ns-open" and bars[1].marker.line.width >= 2
+
+
+def test_a_fit_made_from_a_throughput_draws_the_rate_back_along_the_curve(res, meas):
+    """Work per run in the column of N (samples per run): the rate along p is N / T and along N too,
+    from the generating formula; the band's ends swap; a fit without a rate has none to draw."""
+    import copy
+
+    from perfmodel.errors import PerfModelError
+    from perfmodel.plots.scaling import as_throughput
+
+    rated = copy.copy(res)
+    rated.rate = {"column": "samples/s", "work": "samples"}
+    along_p = plots.scaling_data(rated, "p", {"N": 2000}, meas)
+    r = as_throughput(rated, along_p)
+    assert np.allclose(r.total, 2000 / truth(along_p.x, 2000), rtol=1e-4)
+    assert np.allclose(np.sort(r.points_y), np.sort(2000 / truth(r.points_x, 2000)), rtol=1e-9)
+    along_n = plots.scaling_data(rated, "N", {"p": 4}, meas)
+    assert np.allclose(as_throughput(rated, along_n).total, along_n.x / truth(4, along_n.x), rtol=1e-4)
+    fig = plots.scaling_figure(rated, "p", data=along_p, throughput=True)
+    assert fig.layout.yaxis.title.text == "predicted samples/s"
+    assert fig.layout.title.text.startswith("Throughput as workers grow")
+    banded = copy.copy(along_p)
+    banded.low, banded.high = along_p.total * 0.9, along_p.total * 1.2
+    b = as_throughput(rated, banded)
+    assert np.allclose(b.low, 2000 / (along_p.total * 1.2)) and np.allclose(b.high, 2000 / (along_p.total * 0.9))
+    rated.rate = {"column": "samples/s", "work": "tokens"}  # a work column the model has no factor for
+    assert as_throughput(rated, along_p) is None
+    assert as_throughput(res, along_p) is None
+    with pytest.raises(PerfModelError, match="not made from a throughput"):
+        plots.scaling_figure(res, "p", data=along_p, throughput=True)

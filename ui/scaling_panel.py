@@ -2,7 +2,7 @@
 sentence a stakeholder reads first.
 
 The controls keep their values in ``st.session_state`` (keys ``w:x``, ``w:extend``,
-``w:logx:<symbol>``, ``w:logy``, ``w:fix:<symbol>``); the view they choose is also stored under
+``w:logx:<symbol>``, ``w:logy``, ``w:fix:<symbol>``, ``w:show_rate``); the view they choose is also stored under
 ``scaling_view`` for the HTML report of the Export page.
 """
 
@@ -16,7 +16,7 @@ import streamlit as st
 from perfmodel.fitting.quality import judge_result
 from perfmodel.plots.style import FACTOR_WORDS, fmt_num, fmt_range, fmt_seconds, log_scale_default, unit_seconds
 from perfmodel.uncertainty.ranges import range_at
-from perfmodel.plots.scaling import scaling_grid, typical_value
+from perfmodel.plots.scaling import rate_work, scaling_grid, typical_value
 from ui.text import md
 
 EXTEND = [1, 1.5, 2, 4, 8, 16, 32, 64]
@@ -66,6 +66,21 @@ def controls(res, meas) -> View:
     ss["scaling_view"] = {"symbol": x, "fixed": dict(view.fixed), "x_max": view.x_max, "log_x": view.log_x,
                           "log_y": view.log_y}
     return view
+
+
+def show_throughput(res, data) -> bool:
+    """For a fit made from a throughput, whether the scaling chart shows the rate (work / time) rather
+    than the time: a choice above the chart; False, and no choice, for any other fit, or when the
+    work per run is a column the model has no factor for (no rate can be told along the curve)."""
+    if rate_work(res, data) is None:
+        return False
+    column = res.rate["column"]
+    shown = st.radio("Show on the chart", ["time", "throughput"], horizontal=True, key="w:show_rate",
+                     format_func=lambda v: "time per run" if v == "time" else f"throughput ({md(column)})",
+                     help="The model is fitted to the time of a run (the work per run over the throughput); "
+                          "the throughput view draws the same prediction, its range and the measured runs "
+                          "as rates again. The charts below stay in time: a rate does not add up by terms.")
+    return shown == "throughput"
 
 
 def _spans_a_decade(res, meas, x: str, lo: float, x_max: float) -> bool:

@@ -18,7 +18,7 @@ from plotly.subplots import make_subplots
 from .bands import add_band, scaling_interval, speedup_interval
 from ..data.measurements import Measurements
 from ..errors import PerfModelError
-from .style import CATEGORY_COLORS, CATEGORY_ORDER, EXTRAP_FILL, EXTRAP_TEXT, EXTRAP_VEIL, FACTOR_WORDS, IDEAL, MEASURED, PREDICTED, TIME_UNIT, factor_title, fmt_num, set_log_ticks, style, term_styles, time_title, unit_seconds
+from .style import CATEGORY_COLORS, CATEGORY_ORDER, EXTRAP_FILL, EXTRAP_TEXT, EXTRAP_VEIL, FACTOR_WORDS, IDEAL, MEASURED, PREDICTED, TIME_UNIT, factor_title, fmt_num, set_log_ticks, style, term_styles, text_html, time_title, unit_seconds
 from .style import note_html
 
 
@@ -129,6 +129,40 @@ def _in_unit(d: ScalingData, unit: str) -> ScalingData:
                                low=None if d.low is None else d.low / k, high=None if d.high is None else d.high / k)
 
 
+def rate_work(result, d: ScalingData) -> tuple[np.ndarray, np.ndarray] | None:
+    """(work per run along the curve, work per run of the measured points) of a fit made from a
+    throughput (``result.rate``): its number, or the factor whose column it is, at the curve's and the
+    points' configurations. None when the time was not made from a throughput, or its work is a
+    column the model has no factor for (then no rate can be told along the curve)."""
+    rate = getattr(result, "rate", None) or {}
+    work = rate.get("work")
+    if not rate.get("column") or work is None:
+        return None
+    if isinstance(work, (int, float)) and not isinstance(work, bool):
+        return np.full(d.x.size, float(work)), np.full(d.points_x.size, float(work))
+    symbol = next((s for s, c in result.factors.items() if c == work), None)
+    if symbol is None:
+        return None
+    if symbol == d.symbol:
+        return np.asarray(d.x, float), np.asarray(d.points_x, float)
+    return np.full(d.x.size, float(d.fixed[symbol])), np.full(d.points_x.size, float(d.fixed[symbol]))
+
+
+def as_throughput(result, d: ScalingData) -> ScalingData | None:
+    """``d`` with its times (seconds) turned back into the throughput the fit was made from: work /
+    time for the curve and the measured runs, and the band's ends swapped (the shortest time is the
+    highest rate). The term contributions are left in seconds: a rate does not add up by terms. None
+    when :func:`rate_work` is."""
+    works = rate_work(result, d)
+    if works is None:
+        return None
+    w, wp = works
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return dataclasses.replace(d, total=w / d.total, points_y=wp / d.points_y,
+                                   low=None if d.high is None else w / d.high,
+                                   high=None if d.low is None else w / d.low)
+
+
 def _extrap_zone(fig: go.Figure, d: ScalingData, log_x: bool = False, row=None, col=None,
                  label: bool = True) -> None:
     """Shade the parts of the x range outside the measured range and label them.
@@ -188,14 +222,27 @@ def _axis_type(log: bool) -> str:
 def scaling_figure(result, symbol: str = "p", fixed: dict | None = None, meas: Measurements | None = None,
                    x_max: float | None = None, log_x: bool = False, log_y: bool = False,
                    title: str | None = None, data: ScalingData | None = None, height: int = 480,
-                   unit: str = TIME_UNIT) -> go.Figure:
+                   unit: str = TIME_UNIT, throughput: bool = False) -> go.Figure:
     """Predicted time along ``symbol``: solid within the measured range, dashed beyond it in a shaded
     extrapolation zone, with the measured runs at the same fixed values overlaid; times in ``unit``
-    (s, min, h: the page's one unit, :func:`perfmodel.plots.style.view_unit`)."""
-    d = _in_unit(data or scaling_data(result, symbol, fixed, meas, x_max), unit)
+    (s, min, h: the page's one unit, :func:`perfmodel.plots.style.view_unit`). ``throughput``: for a
+    fit made from a throughput, the rate instead (:func:`as_throughput`; ``unit`` is then ignored)."""
+    d = data or scaling_data(result, symbol, fixed, meas, x_max)
+    rated = as_throughput(result, d) if throughput else None
+    if throughput and rated is None:
+        raise PerfModelError("this fit was not made from a throughput with a known work per run: "
+                             "there is no rate to show")
+    words = FACTOR_WORDS.get(symbol, (symbol,))[0]
     column = result.factors.get(symbol)
-    x_title, y_title = factor_title(symbol, column), time_title("predicted time", unit)
-    title = title if title is not None else f"Run time as {FACTOR_WORDS.get(symbol, (symbol,))[0]} grow"
+    if rated is not None:
+        d, unit = rated, text_html(result.rate["column"])
+        y_title = f"predicted {unit}"
+        title = title if title is not None else f"Throughput as {words} grow"
+    else:
+        d = _in_unit(d, unit)
+        y_title = time_title("predicted time", unit)
+        title = title if title is not None else f"Run time as {words} grow"
+    x_title = factor_title(symbol, column)
     fig = go.Figure()
     _extrap_zone(fig, d, log_x)
     if d.low is not None:

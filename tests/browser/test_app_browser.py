@@ -17,7 +17,7 @@ from perfmodel import FitResult
 from perfmodel.data.datasets import DEFAULT_DATASET, load_dataset
 
 from .harness import IDLE as HARNESS_IDLE
-from .harness import PLOT, ROOT, figure, go_to, no_exception, open_app, screenshot, wait_for_run
+from .harness import PLOT, ROOT, chart_titled, figure, go_to, no_exception, open_app, screenshot, wait_for_run
 
 pytestmark = pytest.mark.browser
 
@@ -137,8 +137,16 @@ def test_upload_a_throughput_and_fit_the_time_it_gives(page, tmp_path):
     assert float(value.split()[0]) < 1, value
     go_to(page, "Scaling")  # the headline gives the rate beside the time: 1200 / (2 + 60/8) = 126 images/s
     page.locator('[data-testid="stAlert"]').filter(has_text=re.compile(r"that is 126(\.\d+)? ")).first.wait_for()
-    screenshot(page, "scaling-throughput")
     no_exception(page)
+    # the chart draws the rate when asked: the measured runs are the uploaded rates
+    radio = page.locator('[data-testid="stRadio"]').filter(has_text="Show on the chart")
+    wait_for_run(page, lambda: radio.get_by_text("throughput (images_per_sec)").click())
+    no_exception(page)
+    fig = chart_titled(page, "Throughput as workers grow")
+    [runs] = [t for t in fig["data"] if t.get("name") == "measured runs"]
+    assert sorted(runs["y"]) == pytest.approx(sorted(1200 / (2 + 60 / p) * f for p in (1, 2, 4, 8) for f in (1, 1.001)))
+    assert fig["layout"]["yaxis"]["title"]["text"] == "predicted images_per_sec"
+    screenshot(page, "scaling-throughput")
 
 
 LIVE_FORMULA = ("() => { const k = document.querySelector('.st-key-live_formula .katex-html');"
