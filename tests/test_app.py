@@ -295,6 +295,17 @@ def test_a_throughput_is_fitted_as_work_over_the_rate_and_a_link_keeps_it():
     assert not other.exception and other.session_state["meas"].time == "1200 / images_per_sec"
 
 
+def test_an_upload_with_an_empty_column_is_not_mapped_to_it():
+    """A ``global_batch`` column with no value (filled in by other series of a collection) is not guessed
+    as B, which would drop every row: the upload fits T = 2 + 60/p from p alone."""
+    at = new_app().run()
+    rows = ["gpus,global_batch,time_s"] + [f"{p},,{2 + 60 / p:.10g}" for p in (1, 2, 4, 8)]
+    upload(at, "runs.csv", "\n".join(rows).encode())
+    submit(at, "Use this data")
+    assert not at.exception and not errors(at)
+    assert at.session_state["meas"].factors == {"p": "gpus"} and at.session_state["meas"].n_rows == 4
+
+
 def test_a_link_to_an_upload_the_server_does_not_hold_says_so():
     at = new_app(upload="0" * 24, map='{"time":"t","factors":{"p":"p"}}', terms="1 + p^e", lam="0").run()
     assert not at.exception

@@ -84,6 +84,24 @@ def test_columns_not_given_are_guessed_and_said(tmp_path, capsys):
     assert code == 2 and "no column looks like a time" in err and "--time COL" in err
 
 
+def test_an_empty_column_is_not_guessed_as_a_factor(tmp_path, capsys):
+    """A collection's table whose ``global_batch`` only other series fill in (as the LLM throughput
+    tables): guessed as B it would drop every row; it is left out, the note says so, and the fit is the
+    generating formula's, T = 2 + 60/p. The note comes before an error a guess leads to."""
+    data = tmp_path / "runs.csv"
+    pd.DataFrame({"gpus": [1, 2, 4, 8], "global_batch": [None] * 4,
+                  "time_s": [2 + 60 / p for p in (1, 2, 4, 8)]}).to_csv(data, index=False)
+    model = tmp_path / "m.json"
+    code, _, err = run(["fit", data, "--terms", "1 + 1/p", "--lambda", "0", "--out", model], capsys)
+    assert code == 0, err
+    assert "p = 'gpus', 'global_batch' (empty, not guessed as B)" in err
+    c = json.loads(model.read_text())["coefficients"]
+    assert c["c0"] == pytest.approx(2, rel=1e-6) and c["c1"] == pytest.approx(60, rel=1e-6)
+    (tmp_path / "gone.csv").write_text("gpus,time_s\none,3\ntwo,2\n")  # the guess stands; no row has a number of GPUs
+    code, _, err = run(["fit", tmp_path / "gone.csv", "--terms", "1", "--out", tmp_path / "x.json"], capsys)
+    assert code == 2 and err.index("guessed from the column names") < err.index("no usable rows")
+
+
 def test_a_throughput_is_fitted_as_work_over_the_rate_and_predicted_back(tmp_path, capsys):
     """Rates from T = 2 + 60/p seconds per run of 1200 images: --throughput/--work fits the time 1200 / rate,
     which gives the formula's constants, and predict gives the rate back, its interval's ends swapped."""

@@ -74,6 +74,14 @@ def test_guess_roles():
     assert roles == {"time": "time_s", "p": "gpus", "N": "samples", "b": "batch_per_gpu", "E": "epochs"}
 
 
+def test_an_empty_column_is_not_guessed():
+    from perfmodel.data.measurements import empty_columns
+
+    frame = pd.DataFrame({"gpus": [1, 2], "global_batch": [None, None], "batch": ["", " "], "time_s": [3.0, None]})
+    assert empty_columns(frame) == ["global_batch", "batch"]  # a time missing on one row is not empty
+    assert guess_roles(frame.columns, skip=empty_columns(frame)) == {"time": "time_s", "p": "gpus"}
+
+
 def test_guess_roles_counts_gpus_and_tells_global_from_per_worker_batch():
     roles = guess_roles(["GPU count", "global batch", "epoch time (s)"])
     assert roles == {"time": "epoch time (s)", "p": "GPU count", "B": "global batch"}

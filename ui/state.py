@@ -29,6 +29,7 @@ import streamlit as st
 
 from perfmodel import Measurements, PerfModelError
 from perfmodel.data import guess_roles, read_table
+from perfmodel.data.measurements import empty_columns
 from perfmodel.data.throughput import guess_throughput, time_from_throughput
 from perfmodel.data.datasets import DEFAULT_DATASET, get_dataset, list_datasets, load_frame
 from perfmodel.language.expression import DEFAULT_PARAM_BOUNDS, FUNCTIONS
@@ -243,7 +244,7 @@ def guess_mapping(frame: pd.DataFrame) -> dict:
     if is_extrap_frame(frame):
         params = [c for c in frame.columns if c not in ("region", "metric", "repetition", "time")]
         return {"time": "time", "factors": {p: p for p in params}}
-    roles = guess_roles([str(c) for c in frame.columns])
+    roles = guess_roles([str(c) for c in frame.columns], skip=empty_columns(frame))  # an empty column drops every row
     time = roles.pop("time", None)
     numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
     if time is None:  # a rate of work (images/s, ...) is fitted as a time; else the last numeric column

@@ -239,10 +239,9 @@ def _load_measurements(args) -> tuple[Measurements, str | None, dict]:
     if is_extrap and not factors and not args.time and not args.throughput:
         return measurements_from_extrap(frame, args.region, args.metric, name=path.name), None, {}
     frame, time, factors, rate, note = guessed_columns(frame, args.time, factors, args.throughput, args.work)
-    meas = Measurements.from_frame(frame, time, factors, name=path.name)
-    if note:
+    if note:  # before the table is read: a guess that leaves no usable row is seen beside the error
         print(note, file=sys.stderr)
-    return meas, None, rate
+    return Measurements.from_frame(frame, time, factors, name=path.name), None, rate
 
 
 def _cmd_fit(args) -> int:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 from ..data import datasets
-from ..data.measurements import complete_roles, guess_roles
+from ..data.measurements import complete_roles, empty_columns, guess_roles
 from ..data.throughput import (guess_throughput, looks_per_worker, throughput_from_time, time_from_throughput,
                                work_per_run)
 from ..data.readers import read_table
@@ -51,7 +51,7 @@ def guessed_columns(frame: pd.DataFrame, time: str | None, factors: dict | None,
         rate = {"column": throughput, "work": work_per_run(work)}
     factors = factors or {}
     cols = [c for c in map(str, frame.columns) if c not in (rate.get("column"), rate.get("work"))]
-    time, factors, more = complete_roles(cols, time, factors)
+    time, factors, more = complete_roles(cols, time, factors, empty_columns(frame[cols]))
     guessed += more
     note = ""
     if guessed:

@@ -52,10 +52,18 @@ _GUESSES = {
 }
 
 
-def guess_roles(columns: Iterable[str]) -> dict[str, str]:
+def empty_columns(frame) -> list[str]:
+    """The columns of a table (a DataFrame) with no value on any row (e.g. a ``global_batch`` column that
+    only other series of a collection fill in): guessed as a factor, every row would be dropped."""
+    return [str(c) for c in frame.columns
+            if len(frame) and bool((frame[c].isna() | (frame[c].astype(str).str.strip() == "")).all())]
+
+
+def guess_roles(columns: Iterable[str], skip: Iterable[str] = ()) -> dict[str, str]:
     """First guess of {role: column} from column names (role 'time' or a symbol p, N, b, B, E, nodes,
-    servers)."""
-    cols = [str(c) for c in columns]
+    servers); the columns of ``skip`` (e.g. :func:`empty_columns`) are not guessed."""
+    skip = {str(c) for c in skip}
+    cols = [str(c) for c in columns if str(c) not in skip]
     lower = {c: c.lower() for c in cols}
     timeish = {c for c in cols if any(f in lower[c] for f in _GUESSES["time"])}
     out: dict[str, str] = {}
@@ -79,15 +87,22 @@ def guess_roles(columns: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def complete_roles(columns: Iterable[str], time: str | None, factors: dict[str, str] | None
-                   ) -> tuple[str, dict[str, str], list[str]]:
+def complete_roles(columns: Iterable[str], time: str | None, factors: dict[str, str] | None,
+                   empty: Iterable[str] = ()) -> tuple[str, dict[str, str], list[str]]:
     """``(time, factors, guessed)``: the time column and the factors as given, each one not given
     taken from :func:`guess_roles` (the factors only when none is given), and what was guessed
-    (``["time = 'time_s'", "p = 'gpus'"]``) for the caller to show. Raises :class:`PerfModelError`,
-    naming the columns, when no time column or no factor is given or can be guessed."""
+    (``["time = 'time_s'", "p = 'gpus'"]``) for the caller to show. ``empty``: the columns with no
+    value (:func:`empty_columns`), which are not guessed, and the guess says so when one would have
+    been. Raises :class:`PerfModelError`, naming the columns, when no
+    time column or no factor is given or can be guessed."""
     cols = [str(c) for c in columns]
-    roles = guess_roles(cols)
+    empty = {str(c) for c in empty}
+    roles = guess_roles(cols, skip=empty)
     guessed: list[str] = []
+    named = guess_roles(cols)  # what the names alone would have given
+    passed = [f"{col!r} (empty, not guessed as {sym})" for sym, col in named.items()
+              if col in empty and roles.get(sym) != col
+              and not (sym == "time" and time) and not (sym != "time" and factors)]
     if not time:
         if "time" not in roles:
             raise PerfModelError("no column looks like a time: name it with --time COL (columns: "
@@ -101,7 +116,7 @@ def complete_roles(columns: Iterable[str], time: str | None, factors: dict[str, 
             raise PerfModelError("no column looks like a factor (workers, data size, batch, epochs): map one "
                                  f"with --factor SYM=COL, e.g. --factor p=COL (columns: {', '.join(cols)})")
         guessed += [f"{sym} = {col!r}" for sym, col in factors.items()]
-    return time, factors, guessed
+    return time, factors, guessed + passed
 
 
 @dataclass(frozen=True)
