@@ -222,7 +222,8 @@ def _structure_warnings(result, env: dict) -> list[str]:
     return [f"beyond the measurements the formula and the reference structures ({names}) disagree: the "
             f"prediction is {POINT_RULE_WORDS[unc.point_rule()]}, {ratio[i]:.3g}× the formula's own at the farthest such "
             f"configuration ({len(off)} of {len(ratio)} configuration(s) differ by more than "
-            f"{STRUCTURE_NOTE:.0%})" + ("; the interval spans the structures" if unc.structure_scale(0.9) else "")]
+            f"{STRUCTURE_NOTE:.0%})" + (f"; the interval reaches towards them by {g:.2g} × their spread from it "
+                                        "(the corpus's structure scale)" if (g := unc.structure_scale(0.9)) else "")]
 
 
 def _crossing_warnings(result, env: dict) -> list[str]:
