@@ -239,9 +239,16 @@ def _load_measurements(args) -> tuple[Measurements, str | None, dict]:
     if is_extrap and not factors and not args.time and not args.throughput:
         return measurements_from_extrap(frame, args.region, args.metric, name=path.name), None, {}
     frame, time, factors, rate, note = guessed_columns(frame, args.time, factors, args.throughput, args.work)
-    if note:  # before the table is read: a guess that leaves no usable row is seen beside the error
+    try:
+        meas = Measurements.from_frame(frame, time, factors, name=path.name)
+    except PerfModelError as e:  # still one line: with the guess that may have led to it
+        guess = next((line for line in note.splitlines() if line.startswith("note: guessed")), "")
+        if guess:
+            raise PerfModelError(f"{e}; {guess[len('note: '):]}") from None
+        raise
+    if note:
         print(note, file=sys.stderr)
-    return Measurements.from_frame(frame, time, factors, name=path.name), None, rate
+    return meas, None, rate
 
 
 def _cmd_fit(args) -> int:
