@@ -56,7 +56,8 @@ if source == "Bundled dataset":
                   help="Replace the current data with this dataset and fit its suggested model.")
     if current:
         with st.expander("Change the column mapping", icon=":material/tune:"):
-            mapping.mapping_form(data["frame"], ds.name, {"time": data["time"], "factors": data["factors"], "rate": data.get("rate")},
+            mapping.mapping_form(data["frame"], ds.name, {"time": data["time"], "factors": data["factors"],
+                                                          "rate": data.get("rate"), "unit": data.get("unit")},
                                  key=f"bundled:{ds.name}", submit_label="Apply mapping",
                                  title=f"{ds.title} (your column mapping)", source="remapped")
 else:
@@ -76,7 +77,8 @@ else:
                        icon=":material/check_circle:")
             current = data.get("source") == "upload" and data.get("frame") is not None and \
                 data["frame"].equals(frame)
-            initial = ({"time": data["time"], "factors": data["factors"], "rate": data.get("rate")} if current
+            initial = ({"time": data["time"], "factors": data["factors"], "rate": data.get("rate"),
+                        "unit": data.get("unit")} if current
                        else state.guess_mapping(frame))
             mapping.mapping_form(frame, up.name, initial, key=f"upload:{digest}", content=content,
                                  submit_label="Use this data" if not current else "Apply mapping")

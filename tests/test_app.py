@@ -295,6 +295,32 @@ def test_a_throughput_is_fitted_as_work_over_the_rate_and_a_link_keeps_it():
     assert not other.exception and other.session_state["meas"].time == "1200 / images_per_sec"
 
 
+def test_a_time_in_milliseconds_is_read_in_seconds_and_a_link_keeps_it():
+    """step_time_ms from T = 2 + 60/p seconds: the unit is read from the name, the time fitted is in
+    seconds (the generating formula's constants), the headline speaks seconds, and a link reopens it."""
+    at = new_app().run()
+    rows = ["gpus,step_time_ms"] + [f"{p},{1000 * (2 + 60 / p):.10g}" for p in (1, 2, 4, 8)]
+    upload(at, "ms.csv", "\n".join(rows).encode())
+    keys = {str(k).rsplit(":", 1)[-1]: k for k in at.session_state if str(k).startswith("upload:")}
+    assert at.selectbox(key=keys["unit"]).value == "from its name"
+    submit(at, "Use this data")
+    assert not at.exception and not errors(at)
+    ss = at.session_state
+    assert ss["meas"].time == "step_time_ms in s" and np.allclose(ss["meas"].y, [2 + 60 / p for p in (1, 2, 4, 8)])
+    at.switch_page("pages/scaling.py").run()
+    said = " ".join(plain(m.value) for m in at.info if "the model predicts" in m.value)
+    assert re.search(r"p = 8 the model predicts \*\*9\.5\d* s\*\*", said), said
+    link = {k: at.query_params[k] for k in at.query_params}
+    other = new_app(**link).run()
+    assert not other.exception and other.session_state["meas"].time == "step_time_ms in s"
+    # the unit chosen by hand wins over the name's
+    at = new_app().run()
+    upload(at, "ms.csv", "\n".join(rows).encode())
+    at.selectbox(key=keys["unit"]).set_value("s")
+    submit(at, "Use this data")
+    assert at.session_state["meas"].time == "step_time_ms" and at.session_state["meas"].y.max() > 1000
+
+
 def test_an_upload_with_an_empty_column_is_not_mapped_to_it():
     """A ``global_batch`` column with no value (filled in by other series of a collection) is not guessed
     as B, which would drop every row: the upload fits T = 2 + 60/p from p alone."""

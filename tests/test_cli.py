@@ -102,6 +102,23 @@ def test_an_empty_column_is_not_guessed_as_a_factor(tmp_path, capsys):
     assert code == 2 and err.count("\n") == 1 and "no usable rows" in err and "guessed from the column names" in err
 
 
+def test_a_time_in_milliseconds_is_read_in_seconds(tmp_path, capsys):
+    """step_time_ms from T = 2 + 60/p seconds: the unit from the name (said), the constants of the formula
+    in seconds; --time-unit s takes the values as they are; a unit with a throughput is refused."""
+    data = tmp_path / "ms.csv"
+    pd.DataFrame({"gpus": [1, 2, 4, 8], "step_time_ms": [1000 * (2 + 60 / p) for p in (1, 2, 4, 8)]}).to_csv(data, index=False)
+    for flags, scale in (([], 1), (["--time-unit", "ms"], 1), (["--time-unit", "s"], 1000)):
+        model = tmp_path / "m.json"
+        code, _, err = run(["fit", data, *flags, "--terms", "1 + 1/p", "--lambda", "0", "--out", model], capsys)
+        assert code == 0, err
+        assert ("'step_time_ms' in ms" in err) == (scale == 1)
+        c = json.loads(model.read_text())["coefficients"]
+        assert c["c0"] == pytest.approx(2 * scale, rel=1e-6) and c["c1"] == pytest.approx(60 * scale, rel=1e-6)
+    code, _, err = run(["fit", data, "--throughput", "step_time_ms", "--time-unit", "ms", "--terms", "1",
+                        "--out", tmp_path / "x.json"], capsys)
+    assert code == 2 and "--time-unit is for a measured time" in err
+
+
 def test_a_throughput_is_fitted_as_work_over_the_rate_and_predicted_back(tmp_path, capsys):
     """Rates from T = 2 + 60/p seconds per run of 1200 images: --throughput/--work fits the time 1200 / rate,
     which gives the formula's constants, and predict gives the rate back, its interval's ends swapped."""

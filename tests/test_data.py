@@ -118,3 +118,22 @@ def test_summary_noise_and_configurations():
 def test_guess_roles_never_takes_a_time_column_as_a_factor():
     roles = guess_roles(["gpus", "batch_per_gpu", "samples", "step_time_s", "epoch_time_s"])
     assert roles["time"] in ("step_time_s", "epoch_time_s") and "E" not in roles
+
+
+def test_a_time_column_states_its_unit_and_is_read_in_seconds():
+    from perfmodel.data.time_units import time_in_seconds, unit_from_name
+    from perfmodel.errors import PerfModelError
+
+    names = {"step_time_ms": "ms", "epoch time (min)": "min", "time_s": "s", "Time (ms)": "ms", "ms/step": "ms",
+             "latency_us": "us", "wall_hours": "h", "elapsed_sec": "s", "duration": None, "runtime": None,
+             "minibatch": None, "samples": None}
+    assert {n: unit_from_name(n) for n in names} == names
+    frame = pd.DataFrame({"gpus": [1, 2, 4], "step_time_ms": [62000, "slow", None]})
+    out, name = time_in_seconds(frame, "step_time_ms", "ms")
+    assert name == "step_time_ms in s" and out[name][0] == 62.0 and out[name][1] == "slow" and pd.isna(out[name][2])
+    assert time_in_seconds(frame, "step_time_ms", "s") == (frame, "step_time_ms")
+    assert time_in_seconds(pd.DataFrame({"t": [1.5]}), "t", "h")[0]["t in s"][0] == 5400
+    with pytest.raises(PerfModelError, match="unknown time unit 'fortnight'"):
+        time_in_seconds(frame, "step_time_ms", "fortnight")
+    with pytest.raises(PerfModelError, match="time column 'secs' not found"):
+        time_in_seconds(frame, "secs", "ms")

@@ -8,10 +8,12 @@ import streamlit as st
 from perfmodel import PerfModelError
 from perfmodel.data import ROLE_SYMBOLS
 from perfmodel.data.throughput import looks_like_throughput
+from perfmodel.data.time_units import TIME_UNITS, unit_from_name
 from ui import fitting, state
 from ui.text import md
 
 NONE = "— not measured —"
+FROM_NAME = "from its name"
 
 
 def mapping_form(frame: pd.DataFrame, file_name: str, initial: dict, key: str, submit_label: str,
@@ -23,11 +25,11 @@ def mapping_form(frame: pd.DataFrame, file_name: str, initial: dict, key: str, s
         st.markdown("**Map columns to roles**")
         c = st.columns(3)
         c += st.columns(3)
-        time_col = c[0].selectbox("Time (s) or throughput", cols,
+        time_col = c[0].selectbox("Time or throughput", cols,
                                   index=cols.index(initial["time"]) if initial["time"] in cols else 0,
                                   key=f"{key}:time",
-                                  help="The measured run time of each row, in seconds (or its rate of work: tick "
-                                       "'It is a throughput' below). Rows with a missing, non-numeric or "
+                                  help="The measured run time of each row (its unit below), or its rate of work "
+                                       "(tick 'It is a throughput' below). Rows with a missing, non-numeric or "
                                        "non-positive value are left out and listed.")
         chosen = {}
         for i, sym in enumerate(state.SYMBOL_ROLES):
@@ -49,6 +51,13 @@ def mapping_form(frame: pd.DataFrame, file_name: str, initial: dict, key: str, s
                                  key=f"{key}:work",
                                  help="Units of work in one run (e.g. samples per epoch): the time is this "
                                       "over the throughput. 1: seconds per unit of work.")
+        units = [FROM_NAME, *TIME_UNITS]
+        unit = tc[2].selectbox(
+            "Unit of the time", units, index=units.index(initial.get("unit") or FROM_NAME), key=f"{key}:unit",
+            format_func=lambda u: {"us": "µs"}.get(u, u),
+            help="The unit the time column is measured in; it is read in seconds. 'from its name': the unit "
+                 "the column's name states (step_time_ms: ms, epoch time (min): min), else seconds. Not used "
+                 "with a throughput (a rate per second).")
         others_guess = [col for sym, col in initial["factors"].items() if sym not in state.SYMBOL_ROLES and col in cols]
         exclude = {"region", "metric", "repetition"} if extrap else set()
         others = st.multiselect(
@@ -76,8 +85,9 @@ def mapping_form(frame: pd.DataFrame, file_name: str, initial: dict, key: str, s
             factors[sym if sym and sym not in factors else state.symbol_for(col, factors)] = col
         try:
             rate = {"column": time_col, "work": float(work)} if rate else {}
+            unit = (unit_from_name(time_col) or "s") if unit == FROM_NAME else unit
             state.apply_upload(file_name, frame, time_col, factors, region, metric, title=title, source=source,
-                               content=content, rate=rate)
+                               content=content, rate=rate, unit=unit)
         except PerfModelError as exc:
             st.error(md(exc), icon=":material/error:")
             return

@@ -30,6 +30,7 @@ import streamlit as st
 from perfmodel import Measurements, PerfModelError
 from perfmodel.data import guess_roles, read_table
 from perfmodel.data.measurements import empty_columns
+from perfmodel.data.time_units import check_unit, time_in_seconds
 from perfmodel.data.throughput import guess_throughput, time_from_throughput
 from perfmodel.data.datasets import DEFAULT_DATASET, get_dataset, list_datasets, load_frame
 from perfmodel.language.expression import DEFAULT_PARAM_BOUNDS, FUNCTIONS
@@ -122,6 +123,11 @@ def _link_rate(mapping: dict) -> dict:
     return {"column": rate["column"], "work": float(rate["work"])} if rate else {}
 
 
+def _link_unit(mapping: dict) -> str:
+    """A link's time unit (seconds when it names none), checked (raises PerfModelError)."""
+    return check_unit(str(mapping.get("unit", "s")))
+
+
 def _open_linked_data(qp, notices: list) -> bool:
     """Open the data a link names (a bundled dataset, one remapped, or a kept upload); on failure
     the default dataset, with a notice that says so. True when the link's data was opened."""
@@ -132,7 +138,7 @@ def _open_linked_data(qp, notices: list) -> bool:
             try:
                 apply_upload(kept.name, read_upload(kept.name, kept.content), mapping["time"], mapping["factors"],
                              mapping.get("region"), mapping.get("metric"), content=kept.content,
-                             rate=_link_rate(mapping))
+                             rate=_link_rate(mapping), unit=_link_unit(mapping))
                 return True
             except (PerfModelError, KeyError, TypeError) as exc:
                 notices.append(f"could not reopen the linked upload {md(kept.name)}: {md(exc)}")
@@ -154,7 +160,8 @@ def _open_linked_data(qp, notices: list) -> bool:
         data = st.session_state["data"]
         try:
             apply_upload(name, data["frame"], mapping["time"], mapping["factors"], title=f"{data['title']} "
-                         "(your column mapping)", source="remapped", rate=_link_rate(mapping))
+                         "(your column mapping)", source="remapped", rate=_link_rate(mapping),
+                         unit=_link_unit(mapping))
         except (PerfModelError, KeyError, TypeError) as exc:
             notices.append(f"could not apply the link's column mapping ({md(exc)}): the dataset's own mapping "
                            "and terms are shown")
@@ -255,12 +262,15 @@ def guess_mapping(frame: pd.DataFrame) -> dict:
 
 def apply_upload(file_name: str, frame: pd.DataFrame, time: str, factors: dict,
                  region: str | None = None, metric: str | None = None, title: str | None = None,
-                 source: str = "upload", content: bytes | None = None, rate: dict | None = None) -> Measurements:
+                 source: str = "upload", content: bytes | None = None, rate: dict | None = None,
+                 unit: str = "s") -> Measurements:
     """Validate the mapping of a table (uploaded, or a bundled one remapped: ``source="remapped"``)
     and make it the current data (raises PerfModelError). ``content``: the uploaded bytes, kept
     on the server so that a link to this view can bring them (see :mod:`ui.links`). ``rate``:
     ``{"column", "work"}`` when ``time`` is a throughput, fitted as work / rate
-    (:func:`perfmodel.data.throughput.time_from_throughput`)."""
+    (:func:`perfmodel.data.throughput.time_from_throughput`); else ``unit`` the time's unit, read in
+    seconds (:func:`perfmodel.data.time_units.time_in_seconds`)."""
+    unit = "s" if rate else check_unit(unit)
     if not factors:
         raise PerfModelError("map at least one column to a factor (p, N, b, E or another symbol)")
     used = [c for c in factors.values()]
@@ -278,12 +288,14 @@ def apply_upload(file_name: str, frame: pd.DataFrame, time: str, factors: dict,
         if rate["column"] in factors.values():
             raise PerfModelError(f"column {rate['column']!r} is the throughput and a factor")
         sub, fit_time = time_from_throughput(sub, rate["column"], rate["work"])
+    else:
+        sub, fit_time = time_in_seconds(sub, time, unit)
     meas = Measurements.from_frame(sub.reset_index(drop=True), fit_time, dict(factors), name=name)
     _set_data({"source": source, "name": name, "title": title or f"{name} (uploaded)", "description":
                f"{len(frame)} rows; time column {time!r}",
                "origin": "uploaded by you" if source == "upload" else "your column mapping",
                "frame": frame, "time": time, "factors": dict(factors), "region": region, "metric": metric,
-               "rate": dict(rate or {}),
+               "rate": dict(rate or {}), "unit": unit,
                "upload_key": links.store().keep(file_name, content) if content is not None else None},
               meas, None)
     return meas
@@ -506,7 +518,8 @@ def sync_query_params() -> None:
     want = {}
     mapping = json.dumps({"time": data.get("time"), "factors": data.get("factors"),
                           **({"region": data["region"], "metric": data["metric"]} if data.get("region") else {}),
-                          **({"rate": data["rate"]} if data.get("rate") else {})},
+                          **({"rate": data["rate"]} if data.get("rate") else {}),
+                          **({"unit": data["unit"]} if data.get("unit", "s") != "s" else {})},
                          separators=(",", ":"))
     if data.get("source") == "bundled":
         want["dataset"] = data["name"]

@@ -109,7 +109,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
                                    "or a bundled dataset name; see `datasets`).")
     f.add_argument("data", nargs="?", help="CSV / Extra-P text file, or a bundled dataset name")
     f.add_argument("--dataset", metavar="NAME", help="a bundled dataset by name (instead of DATA; see `datasets`)")
-    f.add_argument("--time", help="time column (seconds); not needed for Extra-P files or bundled datasets, "
+    f.add_argument("--time", help="time column (seconds, or see --time-unit); not needed for Extra-P files or bundled datasets, "
                                   "and guessed from the column names when not given (the guess is said)")
     f.add_argument("--throughput", metavar="COL",
                    help="the runs' rate of work (images/s, tokens/s, ...) instead of a time column: the model "
@@ -117,6 +117,9 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     f.add_argument("--work", default="1", metavar="W|COL",
                    help="with --throughput: the units of work per run, a number or a column (default 1: "
                         "seconds per unit of work)")
+    f.add_argument("--time-unit", choices=("s", "ms", "us", "min", "h"), default=None,
+                   help="the unit of the time column (default: the unit its name states, e.g. step_time_ms, "
+                        "else seconds); it is read in seconds")
     f.add_argument("--factor", action="append", type=_factor, default=[], metavar="SYM=COL",
                    help="map a symbol to a column, e.g. --factor p=processors (repeatable; without any, "
                         "the factors are guessed from the column names)")
@@ -238,7 +241,8 @@ def _load_measurements(args) -> tuple[Measurements, str | None, dict]:
          and "region" in frame.columns)
     if is_extrap and not factors and not args.time and not args.throughput:
         return measurements_from_extrap(frame, args.region, args.metric, name=path.name), None, {}
-    frame, time, factors, rate, note = guessed_columns(frame, args.time, factors, args.throughput, args.work)
+    frame, time, factors, rate, note = guessed_columns(frame, args.time, factors, args.throughput, args.work,
+                                                       args.time_unit)
     try:
         meas = Measurements.from_frame(frame, time, factors, name=path.name)
     except PerfModelError as e:  # still one line: with the guess that may have led to it

@@ -14,6 +14,7 @@ import pandas as pd
 from tqdm import tqdm
 from ..data import datasets
 from ..data.measurements import complete_roles, empty_columns, guess_roles
+from ..data.time_units import check_unit, time_in_seconds, unit_from_name
 from ..data.throughput import (guess_throughput, looks_per_worker, throughput_from_time, time_from_throughput,
                                work_per_run)
 from ..data.readers import read_table
@@ -32,12 +33,14 @@ def warn_unmapped(results) -> None:
 
 
 def guessed_columns(frame: pd.DataFrame, time: str | None, factors: dict | None, throughput: str | None = None,
-                    work="1") -> tuple[pd.DataFrame, str, dict, dict, str]:
+                    work="1", time_unit: str | None = None) -> tuple[pd.DataFrame, str, dict, dict, str]:
     """``(frame, time, factors, rate, note)`` of a file's table: the time column (made from a throughput
     column when one is given, or when no column reads as a time and one reads as a rate), the factors,
     those not given guessed from the column names (:func:`perfmodel.data.measurements.complete_roles`),
     ``rate`` the throughput it came from ({} for a measured time, else stored with the fit), and the note
-    that says what was guessed ("" when nothing was), for stderr once the table is read."""
+    that says what was guessed ("" when nothing was), for stderr once the table is read. A measured time
+    is read in seconds: in ``time_unit``, else the unit its name states (``step_time_ms``), else seconds
+    (:mod:`perfmodel.data.time_units`)."""
     guessed = []
     if throughput is None and not time and "time" not in guess_roles(frame.columns):
         throughput = guess_throughput(frame.columns)
@@ -53,6 +56,15 @@ def guessed_columns(frame: pd.DataFrame, time: str | None, factors: dict | None,
     cols = [c for c in map(str, frame.columns) if c not in (rate.get("column"), rate.get("work"))]
     time, factors, more = complete_roles(cols, time, factors, empty_columns(frame[cols]))
     guessed += more
+    unit = check_unit(time_unit) if time_unit else None
+    if rate and unit:
+        raise PerfModelError("--time-unit is for a measured time; a throughput is a rate per second")
+    unit = unit or (None if rate else unit_from_name(time))
+    if unit and unit != "s":
+        read = time
+        frame, time = time_in_seconds(frame, time, unit)
+        guessed.append(f"{read!r} in {unit}" + ("" if time_unit else " (from its name; --time-unit sets it)")
+                       + f", fitted in seconds as {time!r}")
     note = ""
     if guessed:
         note = (f"note: guessed from the column names: {', '.join(guessed)} (set them with --time COL or "
@@ -100,7 +112,7 @@ _EXTRAP_COLUMNS = ("region", "metric", "repetition", "time")
 
 def load_table(data: str | None, dataset: str | None = None, time: str | None = None,
                factors: dict | None = None, fmt: str | None = None, throughput: str | None = None,
-               work="1") -> Table:
+               work="1", time_unit: str | None = None) -> Table:
     """The table of a file (CSV or Extra-P text) or a bundled dataset, for :func:`fit_groups`.
 
     An Extra-P file's long table has ``region`` and ``metric`` columns (group by them to fit every
@@ -127,7 +139,7 @@ def load_table(data: str | None, dataset: str | None = None, time: str | None = 
     if set(_EXTRAP_COLUMNS) <= set(frame.columns) and list(frame.columns)[-1] == "time" and fmt != "csv":
         params = [c for c in frame.columns if c not in _EXTRAP_COLUMNS]
         return Table(frame, time or "time", factors or {p: p for p in params}, path.name, None, ("region", "metric"))
-    frame, time, factors, rate, note = guessed_columns(frame, time, factors, throughput, work)
+    frame, time, factors, rate, note = guessed_columns(frame, time, factors, throughput, work, time_unit)
     if note:
         print(note, file=sys.stderr)
     return Table(frame, time, factors, path.name, rate=rate)
@@ -170,7 +182,7 @@ def run_cli(args) -> int:
     if args.holdout:
         raise PerfModelError("--holdout is not available with --group-by; use --cv K")
     table = load_table(args.data, args.dataset, args.time, dict(args.factor), args.format, args.throughput,
-                       args.work)
+                       args.work, args.time_unit)
     frame = table.frame
     for column, value in (("region", args.region), ("metric", args.metric)):
         if value is not None:
