@@ -72,3 +72,28 @@ def test_groups_page_speaks_one_time_unit_chosen_by_magnitude():
     dots = np.concatenate([array(t["y"]) for t in curves["data"] if t.get("mode") == "markers"
                            and len(array(t["x"]))]) * k
     assert measured.min() * 0.99 <= dots.min() and dots.max() <= measured.max() * 1.01
+
+
+def test_groups_of_an_upload_in_milliseconds_are_fitted_in_seconds():
+    """The Groups page fits the time as the single fit does: a step_time_ms column read in seconds (it had
+    fitted the column as it was, 1000 times the time, and a throughput's rate as if it were a time)."""
+    from tests.test_app import submit, upload
+
+    truth = {(m, p): a + 60 / p for m, a in (("small", 2), ("large", 5)) for p in (1, 2, 4, 8)}
+    for column, value, work in (("step_time_ms", lambda t: 1000 * t, None), ("images_per_sec", lambda t: 1200 / t, 1200)):
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+        rows = [f"model,gpus,{column}"] + [f"{m},{p},{value(t):.10g}" for (m, p), t in truth.items()]
+        upload(at, "runs.csv", "\n".join(rows).encode())
+        if work:
+            keys = {str(k).rsplit(":", 1)[-1]: k for k in at.session_state if str(k).startswith("upload:")}
+            at.number_input(key=keys["work"]).set_value(float(work))
+        submit(at, "Use this data")
+        assert not at.exception and at.session_state["meas"].time in ("step_time_ms in s", "1200 / images_per_sec")
+        at.switch_page("pages/groups.py").run()
+        assert not at.exception and not at.error
+        curves = _figure(at.get("plotly_chart")[0])
+        unit = re.fullmatch(r"predicted time \((ms|s|min|h)\)", curves["layout"]["yaxis"]["title"]["text"]).group(1)
+        k = {"ms": 1e-3, "s": 1, "min": 60, "h": 3600}[unit]
+        dots = np.sort(np.concatenate([array(t["y"]) for t in curves["data"] if t.get("mode") == "markers"
+                                       and len(array(t["x"]))]) * k)
+        assert np.allclose(dots, np.sort(list(truth.values())))

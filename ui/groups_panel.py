@@ -65,13 +65,14 @@ def tables() -> dict[str, dict]:
     data, out = ss.get("data"), {}
     current = None
     if data is not None and ss.get("meas") is not None:
-        cols = candidate_columns(data["frame"], data["time"], data["factors"])
+        frame, time = state.fitted_table(data)  # a throughput's or another unit's time as fitted, in seconds
+        cols = candidate_columns(frame, time, data["factors"])
         suggested = ()
         if data.get("source") == "bundled":
             suggested = get_dataset(data["name"]).groups
         spec = state.current_spec()
-        current = {"key": ss.get("data_key"), "title": data.get("title") or data.get("name"), "frame": data["frame"],
-                   "time": data["time"], "factors": dict(data["factors"]), "terms": spec,
+        current = {"key": ss.get("data_key"), "title": data.get("title") or data.get("name"), "frame": frame,
+                   "time": time, "factors": dict(data["factors"]), "terms": spec,
                    "bounds": state.effective_bounds(spec), "groups": tuple(c for c in suggested if c in cols),
                    "columns": cols}
     bundled = None

@@ -123,6 +123,23 @@ def _link_rate(mapping: dict) -> dict:
     return {"column": rate["column"], "work": float(rate["work"])} if rate else {}
 
 
+def fitted_table(data: dict) -> tuple[pd.DataFrame, str]:
+    """(table, time column) of the current data as it is fitted: with a throughput's time (work / rate)
+    or a time read in seconds added, and the column it was made from left out (else it would be one
+    more column to group by); the table and time as they are otherwise."""
+    time = data["time"]
+    out, fit_time = _time_as_fitted(data["frame"], time, data.get("rate"), data.get("unit") or "s")
+    return (out.drop(columns=[time]) if fit_time != time else out), fit_time
+
+
+def _time_as_fitted(frame: pd.DataFrame, time: str, rate: dict | None, unit: str) -> tuple[pd.DataFrame, str]:
+    """(frame, the column fitted as the time): a throughput's time (work / rate) or the time read in
+    seconds added to ``frame``."""
+    if rate:
+        return time_from_throughput(frame, rate["column"], rate["work"])
+    return time_in_seconds(frame, time, unit)
+
+
 def _link_unit(mapping: dict) -> str:
     """A link's time unit (seconds when it names none), checked (raises PerfModelError)."""
     return check_unit(str(mapping.get("unit", "s")))
@@ -283,13 +300,9 @@ def apply_upload(file_name: str, frame: pd.DataFrame, time: str, factors: dict,
     if metric is not None and "metric" in frame.columns:
         sub = sub[sub["metric"] == metric]
     name = file_name + (f" [{region}" + (f" / {metric}" if metric else "") + "]" if region else "")
-    fit_time = time
-    if rate:
-        if rate["column"] in factors.values():
-            raise PerfModelError(f"column {rate['column']!r} is the throughput and a factor")
-        sub, fit_time = time_from_throughput(sub, rate["column"], rate["work"])
-    else:
-        sub, fit_time = time_in_seconds(sub, time, unit)
+    if rate and rate["column"] in factors.values():
+        raise PerfModelError(f"column {rate['column']!r} is the throughput and a factor")
+    sub, fit_time = _time_as_fitted(sub, time, rate, unit)
     meas = Measurements.from_frame(sub.reset_index(drop=True), fit_time, dict(factors), name=name)
     _set_data({"source": source, "name": name, "title": title or f"{name} (uploaded)", "description":
                f"{len(frame)} rows; time column {time!r}",
