@@ -225,8 +225,9 @@ def _load_measurements(args) -> tuple[Measurements, str | None, dict]:
             what = "a bundled dataset" if args.dataset else "a file nor a bundled dataset"
             raise PerfModelError(f"{name!r} is neither {what}; datasets: {', '.join(names)}")
         ds = datasets.get_dataset(name)
-        if args.throughput:
-            raise PerfModelError(f"--throughput: the bundled dataset {name!r} is measured as times already")
+        if args.throughput or args.time_unit:
+            flag = "--throughput" if args.throughput else "--time-unit"
+            raise PerfModelError(f"{flag}: the bundled dataset {name!r} is measured as times in seconds already")
         if factors or args.time:
             frame = datasets.load_frame(name)
             meas = Measurements.from_frame(frame, args.time or ds.time_column, factors or dict(ds.factors),
