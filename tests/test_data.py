@@ -91,6 +91,14 @@ def test_guess_roles_counts_gpus_and_tells_global_from_per_worker_batch():
         "time": "time_s", "p": "workers", "N": "samples", "B": "global_batch", "b": "batch_per_worker"}
 
 
+def test_other_frameworks_names_for_the_workers_and_the_time_are_guessed():
+    """PyTorch's world_size, AdaptDL's num_replicas, SLURM's ntasks; a latency is a time (DeepBench)."""
+    assert guess_roles(["world_size", "step_time_ms"]) == {"time": "step_time_ms", "p": "world_size"}
+    assert guess_roles(["num_replicas", "batch_size", "iter_time"]) == {"time": "iter_time", "p": "num_replicas",
+                                                                        "b": "batch_size"}
+    assert guess_roles(["ntasks", "latency_us"]) == {"time": "latency_us", "p": "ntasks"}
+
+
 def test_a_column_named_after_a_symbol_is_that_symbol():
     assert guess_roles(["p", "N", "b", "time"]) == {"time": "time", "p": "p", "N": "N", "b": "b"}
     assert guess_roles(["B", "E", "time_s"]) == {"time": "time_s", "B": "B", "E": "E"}

@@ -38,9 +38,10 @@ PRESET_SYMBOLS = {
 
 #: Column-name fragments used to guess a first mapping (lower-case, checked in order).
 _GUESSES = {
-    "time": ("time_s", "seconds", "time", "runtime", "wall", "duration", "elapsed", "minutes"),
+    "time": ("time_s", "seconds", "time", "runtime", "wall", "duration", "elapsed", "minutes", "latency"),
+    # world_size: PyTorch's processes; replicas: AdaptDL's and Kubernetes'; ntasks: SLURM's
     "p": ("processors", "workers", "gpus", "accelerators", "ranks", "nodes", "cores", "procs", "devices", "np",
-          "gpu", "worker", "processes", "tpus", "chips"),
+          "gpu", "worker", "processes", "tpus", "chips", "world_size", "world size", "replicas", "ntasks"),
     "N": ("samples", "data_size", "dataset_size", "data size", "dataset size", "n_samples", "input_fraction",
           "fraction"),
     "B": ("global_batch", "global batch", "total_batch", "total batch", "effective_batch", "global"),
