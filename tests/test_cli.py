@@ -117,6 +117,11 @@ def test_a_time_in_milliseconds_is_read_in_seconds(tmp_path, capsys):
     code, _, err = run(["fit", data, "--throughput", "step_time_ms", "--time-unit", "ms", "--terms", "1",
                         "--out", tmp_path / "x.json"], capsys)
     assert code == 2 and "--time-unit is for a measured time" in err
+    code, _, err = run(["fit", ROOT / "data" / "extrap" / "text_two_parameter_6.txt", "--time-unit", "ms",
+                        "--terms", "1", "--out", tmp_path / "x.json"], capsys)
+    assert code == 2 and "an Extra-P file's values are taken as they are" in err
+    code, _, err = run(["fit", "--dataset", "ernest-rcv1", "--time-unit", "ms", "--out", tmp_path / "x.json"], capsys)
+    assert code == 2 and "--time-unit: the bundled dataset 'ernest-rcv1'" in err
 
 
 def test_a_throughput_is_fitted_as_work_over_the_rate_and_predicted_back(tmp_path, capsys):

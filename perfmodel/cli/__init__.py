@@ -241,6 +241,9 @@ def _load_measurements(args) -> tuple[Measurements, str | None, dict]:
         (args.format == "extrap" or args.format is None and list(frame.columns)[-1] == "time"
          and "region" in frame.columns)
     if is_extrap and not factors and not args.time and not args.throughput:
+        if args.time_unit:
+            raise PerfModelError("--time-unit: an Extra-P file's values are taken as they are (its metric names "
+                                 "no unit to convert from)")
         return measurements_from_extrap(frame, args.region, args.metric, name=path.name), None, {}
     frame, time, factors, rate, note = guessed_columns(frame, args.time, factors, args.throughput, args.work,
                                                        args.time_unit)
