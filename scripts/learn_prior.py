@@ -35,6 +35,10 @@ and writes ``perfmodel/uncertainty/extrapolation_prior.json`` (sources, date, co
 
 ``--noise-prior`` first moderates each fit's noise with a population prior on it learned from the other
 sources' fits (:func:`learn_noise_prior`; off by default, see the README's "Tried and not kept").
+
+Beside this script: ``prior_records.py`` (the records, their scaling classes and weights),
+``prior_noise.py`` (that noise prior) and ``prior_report.py`` (the tables printed); their names are
+this module's too.
 """
 
 from __future__ import annotations
@@ -50,15 +54,24 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+for _p in (ROOT, ROOT / "benchmarks", ROOT / "scripts"):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
 
 from perfmodel.fitting.extrapolation import (CROSSINGS, FEW_NOISE_DOF, POINT_RULES, combined_kappa,  # noqa: E402
-                                            few_noise_dof, moderated_noise, normal_quantile, OWN_NOISE_SOURCES,
-                                            scaling_shortfall, structure_terms, widen_band)
-from perfmodel.uncertainty.prior import FORMAT, PRIOR_FILE, efficiency  # noqa: E402
+                                            widen_band)
+from perfmodel.uncertainty.prior import FORMAT, PRIOR_FILE  # noqa: E402
 
-LEVEL = 0.9
+import prior_noise  # noqa: E402
+import prior_records as records  # noqa: E402
+# the records, the noise prior and the report (their own modules), as this script's names too
+from prior_noise import (apply_noise_prior, learn_noise_prior, noise_quantile, split_noise,  # noqa: E402,F401
+                         with_noise_prior)
+from prior_records import (LEVEL, attach_shortfall, learning_weights, load_records, prepare,  # noqa: E402,F401
+                           row_class, source_weights, split_errors, structures, training_rows)
+from prior_report import (VARIANTS, breakdown, hindsight_halfwidths, hindsight_report,  # noqa: E402,F401
+                          loso_report, metrics, point_report)
+
 ALPHA = 1 - LEVEL
 N0_GRID = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
 #: Scales of the members' and the noise's own band tried (1: as the bootstrap gives it; below 1: the
@@ -94,213 +107,14 @@ POINT_RULE_GRID = ("model", "structures-median", "structures-only-median")
 KAPPA_MAX = 5.0  # per doubling, in log units: exp(1.645·5) ≈ 3700× per doubling; far beyond any series
 BISECTIONS = 25  # KAPPA_MAX / 2^25: 1.5e-7 per doubling
 KNOWN = ("same_nodes", "crosses_nodes")
-#: Scaling classes (name, lowest parallel efficiency per doubling of the series' last measured doubling,
-#: perfmodel.uncertainty.prior.efficiency), from the highest; each learns its own prior on its rows. The
-#: bounds are round numbers (90 %: near-linear; below 70 %: a doubling cut the time by less than 29 %, or
-#: it grew), not fitted. ``--classes ''`` learns one prior for every series.
-CLASSES = (("scales well", 0.9), ("scales partly", 0.7), ("scaling stopped", 0.0))
 #: Fewest training sources a class needs to learn its own prior (else it takes the whole corpus's), and
 #: a node crossing its own κ (else it takes the κ pooled over every crossing): with one or two, the κ is
 #: that of whichever source is left, e.g. MLPerf's alone for the same-node targets of series that scaled well.
 MIN_CLASS_SOURCES = 3
 
 
-# ----------------------------------------------------------------------------------------
-# records
-# ----------------------------------------------------------------------------------------
-def load_records(path, method: str = "auto", rule: str = "model") -> pd.DataFrame:
-    """The learning rows of a records CSV (one method), with ``ok`` (a usable fit: positive point,
-    band and distance finite) and ``z`` = log(y / t), the point made by the point ``rule``."""
-    r = pd.read_csv(path, keep_default_na=False, na_values=[""],
-                    dtype={"series": str, "expression": str, "error": str})
-    return prepare(r[r["method"] == method], rule)
-
-
-#: the reference structures whose recorded shifts are used (None: every one recorded); --structures
-STRUCTURES: tuple | None = None
 #: the criterion as run (--criterion), for the file's method
 CRITERION = "score"
-
-
-def structures(r: pd.DataFrame, rule: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(shift, below, above) of each row from the recorded shifts of the reference structures and
-    their backtest errors, by the product's own :func:`perfmodel.fitting.extrapolation.structure_terms` (a
-    structure without a record at a row, e.g. not fitted, is left out)."""
-    cols = [c for c in r.columns if c.startswith("shift_")
-            and (STRUCTURES is None or c[len("shift_"):] in STRUCTURES)]
-    shifts = np.array([pd.to_numeric(r[c], errors="coerce").to_numpy(float) for c in cols]).reshape(-1, len(r))
-    bt = ["bt_model"] + ["bt_" + c[len("shift_"):] for c in cols]
-    scores = np.array([pd.to_numeric(r[c], errors="coerce").to_numpy(float) if c in r else np.full(len(r), np.nan)
-                       for c in bt]).reshape(-1, len(r))
-    return structure_terms(shifts, rule, scores)
-
-
-def prepare(r: pd.DataFrame, rule: str = "model") -> pd.DataFrame:
-    r = r.reset_index(drop=True).copy()
-    for c in ("y_true", "pred", "low", "high", "band_low", "band_high", "d_model", "evidence", "n_evidence",
-              "distance"):
-        r[c] = pd.to_numeric(r[c], errors="coerce")
-    shift, r["below"], r["above"] = structures(r, rule)
-    r["pred"] = r["pred"] * np.exp(shift)
-    with np.errstate(all="ignore"):
-        r["z"] = np.log(r["y_true"] / r["pred"])
-    ok = (np.isfinite(r["pred"]) & (r["pred"] > 0) & np.isfinite(r["z"]) & np.isfinite(r["d_model"])
-          & r["band_low"].notna() & r["band_high"].notna() & np.isfinite(r["evidence"]))
-    r["ok"] = ok.to_numpy(bool)
-    r["band_low"] = r["band_low"].fillna(0.0)
-    r["band_high"] = r["band_high"].fillna(0.0)
-    r["n_evidence"] = r["n_evidence"].fillna(0).astype(int)
-    r["evidence"] = r["evidence"].fillna(0.0)
-    if "bucket" not in r:
-        r["bucket"] = ""
-    u = pd.to_numeric(r["shortfall"], errors="coerce") if "shortfall" in r else pd.Series(np.nan, index=r.index)
-    r["scaling_class"] = [row_class(v) for v in u]
-    mtn = pd.to_numeric(r["max_train_nodes"], errors="coerce") if "max_train_nodes" in r else np.nan
-    r["first_crossing"] = ((r["crossing"] == "crosses_nodes") & (mtn <= 1)).to_numpy(bool)
-    r["shortfall"] = u.fillna(0.0)
-    if "noise_source" in r:
-        df = pd.to_numeric(r["noise_df"], errors="coerce") if "noise_df" in r else pd.Series(np.nan, index=r.index)
-        r["few_dof"] = [few_noise_dof(s, None if pd.isna(v) else float(v)) if isinstance(s, str) else False
-                        for s, v in zip(r["noise_source"], df)]
-    else:
-        r["few_dof"] = False
-    return r
-
-
-def row_class(shortfall) -> str:
-    """The scaling class of a series' row by its shortfall (:data:`CLASSES`, as
-    :func:`perfmodel.uncertainty.prior.for_series` tells it); "" without one or without classes."""
-    e = efficiency(None if shortfall is None or pd.isna(shortfall) else float(shortfall))
-    if e is None or not CLASSES:
-        return ""
-    return next((name for name, lo in CLASSES if e >= lo - 1e-12), CLASSES[-1][0])
-
-
-def attach_shortfall(raw: pd.DataFrame) -> pd.DataFrame:
-    """Records of an older benchmark run without the ``shortfall`` column: each split's
-    :func:`perfmodel.fitting.extrapolation.scaling_shortfall` of its training rows (the corpus's splits),
-    as the product computes it at fit time."""
-    if "shortfall" in raw and raw["shortfall"].notna().any():
-        return raw
-    import corpus
-
-    u = {(s.source, s.series, float(s.cut)): scaling_shortfall(s.train.values("p"), s.train.y)
-         for s in corpus.make_splits(corpus.load_series(sorted(raw["source"].unique())))}
-    keys = zip(raw["source"], raw["series"], raw["cut"].astype(float))
-    return raw.assign(shortfall=[u.get(k) if u.get(k) is not None else np.nan for k in keys])
-
-
-def source_weights(r: pd.DataFrame) -> np.ndarray:
-    """Each row's weight for the report: 1 / (rows of its source in ``r``), so every source weighs the same."""
-    n = r.groupby("source")["source"].transform("size").to_numpy(float)
-    return 1.0 / n
-
-
-def learning_weights(r: pd.DataFrame) -> np.ndarray:
-    """Each row's weight for learning: 1 / sqrt(rows of its source in ``r``), so a source weighs as the
-    square root of its rows. With every source the same, one DawnBench row weighed as much as RELeARN's
-    3,000 and set a class's κ alone; by rows, RELeARN would decide alone."""
-    n = r.groupby("source")["source"].transform("size").to_numpy(float)
-    return 1.0 / np.sqrt(n)
-
-
-def training_rows(r: pd.DataFrame, held_out: str | None) -> pd.DataFrame:
-    """The rows a prior is learned on when ``held_out`` is scored: every usable row of the other
-    sources (all sources when ``held_out`` is None)."""
-    keep = r["ok"].to_numpy(bool).copy()
-    if held_out is not None:
-        keep &= (r["source"] != held_out).to_numpy(bool)
-    return r[keep]
-
-
-# ----------------------------------------------------------------------------------------
-# the population's prior on the noise
-# ----------------------------------------------------------------------------------------
-#: Moderate each fit's noise with a population prior learned from the training sources' fits
-#: (--noise-prior; :func:`learn_noise_prior`, :func:`perfmodel.fitting.extrapolation.moderated_noise`).
-NOISE_PRIOR = False
-#: bounds of the prior's pseudo-degrees of freedom searched (beyond 1e4 the prior is a known σ)
-NOISE_DF_BOUNDS = (0.05, 1e4)
-#: the prior's pseudo-degrees of freedom when set (--noise-df), σ0 alone then learned; None: both learned
-NOISE_DF: float | None = None
-
-
-def split_noise(r: pd.DataFrame) -> pd.DataFrame:
-    """One row per split whose noise the fit estimated (residuals or repeats, at least one degree of
-    freedom, σ > 0): source, sigma, df, and its weight (a source weighing as the square root of its
-    splits, as :func:`learning_weights` weighs rows)."""
-    g = (r.groupby(["source", "series", "cut"], sort=False)
-         .agg(noise_source=("noise_source", "first"), sigma=("noise_sigma", "first"), df=("noise_df", "first"))
-         .reset_index())
-    sigma, df = pd.to_numeric(g["sigma"], errors="coerce"), pd.to_numeric(g["df"], errors="coerce")
-    g = g[g["noise_source"].isin(OWN_NOISE_SOURCES) & (df >= 1) & (sigma > 0)].assign(sigma=sigma, df=df)
-    return g.assign(weight=learning_weights(g))
-
-
-def learn_noise_prior(r: pd.DataFrame) -> dict | None:
-    """The population's prior on one run's relative noise, from the fits of ``r``'s splits
-    (:func:`split_noise`): σ0 and ν0 of a scaled inverse-χ² prior on σ², by weighted maximum marginal
-    likelihood (Smyth 2004: a fit's s² on d degrees of freedom is then σ0²·F(d, ν0); ν0 held at
-    :data:`NOISE_DF` when set). None without fits."""
-    from scipy import optimize, stats
-
-    g = split_noise(r)
-    if len(g) < 2:
-        return None
-    s2, d, w = g["sigma"].to_numpy(float) ** 2, g["df"].to_numpy(float), g["weight"].to_numpy(float)
-    w = w / w.sum()
-
-    def nll(x):
-        log_s02, nu = x[0], math.exp(x[1])
-        return -float(w @ (stats.f.logpdf(s2 / math.exp(log_s02), d, nu) - log_s02))
-
-    x0 = [math.log(float(np.median(s2))), math.log(4.0)]
-    lb, ub = (math.log(v) for v in NOISE_DF_BOUNDS)
-    if NOISE_DF is not None:
-        x0[1] = lb = ub = math.log(NOISE_DF)
-    res = optimize.minimize(nll, x0, method="L-BFGS-B", bounds=[(None, None), (lb, ub)])
-    return {"sigma": float(math.exp(res.x[0] / 2)), "df": float(math.exp(res.x[1])),
-            "n_fits": int(len(g)), "n_sources": int(g["source"].nunique())}
-
-
-def noise_quantile(sigma: np.ndarray, df: np.ndarray) -> np.ndarray:
-    """The 90 % quantile of one run's noise (:meth:`perfmodel.fitting.members.Noise.quantile`, per row;
-    df NaN or 0: the normal's)."""
-    from scipy.special import stdtrit
-
-    df = np.nan_to_num(np.asarray(df, float), nan=0.0)
-    with np.errstate(all="ignore"):
-        z = np.where(df > 0, stdtrit(np.where(df > 0, df, 1.0), 0.5 + LEVEL / 2), normal_quantile(LEVEL))
-    return np.asarray(sigma, float) * z
-
-
-def apply_noise_prior(r: pd.DataFrame, prior: dict | None) -> pd.DataFrame:
-    """``r`` with the un-widened band of each row made again with its fit's noise moderated by
-    ``prior`` (:func:`perfmodel.fitting.extrapolation.moderated_noise`; the stated prior noise replaced
-    by the population's): the members' part, sqrt(band² − q²), combined with the moderated quantile."""
-    if prior is None or "noise_sigma" not in r:
-        return r
-    sigma = pd.to_numeric(r["noise_sigma"], errors="coerce").to_numpy(float)
-    df = pd.to_numeric(r["noise_df"], errors="coerce").to_numpy(float)
-    own = r["noise_source"].isin(OWN_NOISE_SOURCES).to_numpy(bool) & np.isfinite(sigma)
-    q_old = noise_quantile(sigma, df)
-    s_new, df_new = moderated_noise(np.where(own, sigma, 0.0), np.where(own, df, 0.0), prior["sigma"], prior["df"])
-    q_new = noise_quantile(s_new, df_new)
-    out = r.copy()
-    for c in ("band_low", "band_high"):
-        b = out[c].to_numpy(float)
-        members = np.sqrt(np.maximum(b ** 2 - np.nan_to_num(q_old) ** 2, 0.0))
-        out[c] = np.where(np.isfinite(q_old), np.hypot(members, q_new), b)
-    return out
-
-
-def with_noise_prior(r: pd.DataFrame, held_out: str | None) -> tuple[pd.DataFrame, dict | None]:
-    """(``r`` with its bands made with the noise prior learned without ``held_out``, that prior) when
-    :data:`NOISE_PRIOR`; else (``r``, None)."""
-    if not NOISE_PRIOR:
-        return r, None
-    prior = learn_noise_prior(training_rows(r, held_out))
-    return apply_noise_prior(r, prior), prior
 
 
 # ----------------------------------------------------------------------------------------
@@ -449,7 +263,7 @@ def learn_classes(r: pd.DataFrame, *grids, **kw) -> dict:
     ``classes`` {name: fit}; a class with fewer takes the whole corpus's."""
     fit = learn(r, *grids, **kw)
     fit["classes"] = {}
-    for name, lo in CLASSES:
+    for name, lo in records.CLASSES:
         sub = r[r["scaling_class"] == name]
         own = sub["source"].nunique() >= MIN_CLASS_SOURCES
         c = learn(sub, *grids, **kw) if own else {k: fit[k] for k in fit if k not in ("grid", "classes")}
@@ -493,18 +307,6 @@ def row_kappas(r: pd.DataFrame, kappa: dict, n0: float, known: bool = True, eta:
 # ----------------------------------------------------------------------------------------
 # leave-one-source-out
 # ----------------------------------------------------------------------------------------
-def split_errors(r: pd.DataFrame) -> pd.DataFrame:
-    """One row per split: its source, family, training configurations and mean absolute percentage
-    error of the point predictions (a failed fit: NaN)."""
-    t = r["pred"].to_numpy(float)
-    with np.errstate(all="ignore"):
-        ape = 100 * np.abs(t / r["y_true"].to_numpy(float) - 1)
-    return (r.assign(ape=np.where(np.isfinite(t) & (t > 0), ape, np.nan))
-            .groupby(["source", "family", "series", "cut"], sort=False)
-            .agg(ape=("ape", "mean"), n_train_configs=("n_train_configs", "first"),
-                 scaling_class=("scaling_class", "first")).reset_index())
-
-
 #: split errors below this (%) count as it in the geometric mean of :func:`choose_rule`
 APE_FLOOR = 0.01
 
@@ -536,7 +338,7 @@ def choose_rule(frames: dict, held_out: str | None, scaling_class: str | None = 
 def choose_rules(frames: dict, held_out: str | None) -> tuple[str, dict]:
     """(the rule of a series without a scaling class, {class: its rule}) by :func:`choose_rule`."""
     rule = choose_rule(frames, held_out)
-    return rule, {name: choose_rule(frames, held_out, name) or rule for name, _ in CLASSES}
+    return rule, {name: choose_rule(frames, held_out, name) or rule for name, _ in records.CLASSES}
 
 
 def compose(frames: dict, rule: str, rules: dict) -> pd.DataFrame:
@@ -576,115 +378,6 @@ def loso(frames: dict, n0_grid=N0_GRID, band_scales=BAND_SCALE_GRID, gammas=GAMM
     return pd.concat(parts, ignore_index=True), learned
 
 
-def point_report(frames: dict, scored: pd.DataFrame, peers: pd.DataFrame | None) -> str:
-    """Markdown: per family, the median split error of each point rule, of the rule chosen without the
-    family's source (LOSO), and of the peers recorded beside (e.g. pollux-ref); splits with ≥ 3
-    training configurations over 100 % error; the worst split."""
-    cols = {rule: split_errors(f) for rule, f in frames.items()}
-    cols["LOSO choice"] = split_errors(scored)
-    for name, g in (peers.groupby("method") if peers is not None and len(peers) else []):
-        cols[name] = split_errors(prepare(g))
-    fams = sorted(cols["LOSO choice"]["family"].unique()) + ["all"]
-    lines = ["| family | splits | " + " | ".join(f"{k}: median %" for k in cols) + " | "
-             + " | ".join(f"{k}: >100 % / worst" for k in cols) + " |",
-             "|---|---:|" + "---:|" * (2 * len(cols))]
-    for fam in fams:
-        cells, tails = [], []
-        n = None
-        for e in cols.values():
-            sub = e if fam == "all" else e[e["family"] == fam]
-            n = n or len(sub)
-            cells.append(f"{sub['ape'].median():.1f}")
-            bad = int(((sub["ape"] > 100) & (sub["n_train_configs"] >= 3)).sum())
-            tails.append(f"{bad} / {sub['ape'].max():.0f}")
-        lines.append(f"| {fam} | {n} | " + " | ".join(cells) + " | " + " | ".join(tails) + " |")
-    return "\n".join(lines)
-
-
-VARIANTS = {"no prior": ("low", "high"), "LOSO prior, crossing known": ("low_known", "high_known"),
-            "LOSO prior, crossing unknown": ("low_unknown", "high_unknown")}
-
-
-def metrics(r: pd.DataFrame, low: str, high: str) -> dict:
-    y, t = r["y_true"].to_numpy(float), r["pred"].to_numpy(float)
-    lo, hi = r[low].to_numpy(float), r[high].to_numpy(float)
-    with np.errstate(all="ignore"):
-        inside = (y >= lo) & (y <= hi)  # NaN bounds (a failed fit) compare False: a miss
-        hw = (hi - lo) / 2 / t
-    hw = hw[np.isfinite(hw)]
-    w = source_weights(r)
-    return {"rows": len(r), "coverage": 100 * inside.mean(), "coverage_sw": 100 * float(w @ inside) / w.sum(),
-            "hw_median": 100 * float(np.median(hw)) if hw.size else np.nan,
-            "hw_p90": 100 * float(np.quantile(hw, 0.9)) if hw.size else np.nan}
-
-
-def breakdown(r: pd.DataFrame, by: str | None) -> str:
-    """Markdown: one row per group with coverage / median / p90 half-width for each variant."""
-    groups = [("all", r)] if by is None else list(r.groupby(by, sort=True))
-    head = "| " + (by or "overall") + " | rows | " + " | ".join(
-        f"{v}: coverage % | median hw % | p90 hw %" for v in VARIANTS) + " |"
-    lines = [head, "|---|---:|" + "---:|" * (3 * len(VARIANTS))]
-    for g, sub in groups:
-        cells = []
-        for low, high in VARIANTS.values():
-            m = metrics(sub, low, high)
-            cells += [f"{m['coverage']:.1f}", f"{m['hw_median']:.1f}", f"{m['hw_p90']:.1f}"]
-        lines.append(f"| {g} | {len(sub)} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
-def hindsight_halfwidths(r: pd.DataFrame, by: list) -> np.ndarray:
-    """Each usable row's relative half-width sinh(κ·d) of the band exp(±κ·d) whose κ is, in hindsight,
-    the 90th percentile of |log error| / d over the rows of its group (``by``: e.g. its source, or its
-    split): as narrow as a band of the prior's form could be had it known the group's errors."""
-    u = r[r["ok"]]
-    d = np.maximum(u["d_model"].to_numpy(float), 1e-3)
-    k = pd.Series(np.abs(u["z"].to_numpy(float)) / d, index=u.index).groupby([u[c] for c in by]).transform(
-        lambda v: np.quantile(v, LEVEL))
-    return np.sinh(k.to_numpy(float) * d)
-
-
-def hindsight_report(r: pd.DataFrame) -> str:
-    """Markdown: per family, the median |error| of the point and the median half-width of 90 % bands of
-    the prior's form that knew, in hindsight, each source's or each split's errors (a floor for any
-    calibration of the same point), beside the LOSO prior's."""
-    u = r[r["ok"]].assign(source_hw=hindsight_halfwidths(r, ["source"]),
-                          split_hw=hindsight_halfwidths(r, ["source", "series", "cut"]))
-    with np.errstate(all="ignore"):
-        u = u.assign(ape=np.abs(np.expm1(-u["z"])), loso_hw=(u["high_known"] - u["low_known"]) / 2 / u["pred"])
-    lines = ["| family | rows | median error % | hindsight κ per source: median hw % | per split: median hw % "
-             "| LOSO prior: median hw % |", "|---|---:|---:|---:|---:|---:|"]
-    for fam, g in [*u.groupby("family", sort=True), ("all", u)]:
-        lines.append(f"| {fam} | {len(g)} | {100 * g['ape'].median():.1f} | {100 * g['source_hw'].median():.1f} | "
-                     f"{100 * g['split_hw'].median():.1f} | {100 * g['loso_hw'].median():.1f} |")
-    return "\n".join(lines)
-
-
-def loso_report(r: pd.DataFrame, learned: dict) -> str:
-    r = r.assign(**{"family · crossing": r["family"] + " · " + r["crossing"]})
-    parts = [breakdown(r, "family"), breakdown(r, None), breakdown(r, "bucket"), breakdown(r, "crossing"),
-             breakdown(r, "family · crossing"), breakdown(r.assign(**{"scaling class": r["scaling_class"].replace("", "none")}),
-                                                          "scaling class")]
-    sw = ["Source-weighted coverage over all rows (every source the same weight): " + ", ".join(
-        f"{v} {metrics(r, *cols)['coverage_sw']:.1f} %" for v, cols in VARIANTS.items())]
-    lines = ["| held-out source | rows | point rule | κ same | κ cross | κ unknown | n0 | band scale | few-dof band scale | γ | η |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for src, fit in learned.items():
-        for name, f in [("", fit)] + list(fit.get("classes", {}).items()):
-            k = f["kappa"]
-            what = f"{src} · {name}" + ("" if f.get("own", True) else " (= all)") if name else src
-            lines.append(f"| {what} | {int(((r['source'] == src) & ((r['scaling_class'] == name) | (name == ''))).sum())} | "
-                         f"{f.get('point_rule', fit['point_rule'])} | {k['same_nodes']:.3f} | {k['crosses_nodes']:.3f} | {k['unknown']:.3f} | "
-                         f"{f['n0']:g} | {f['band_scale']:g} | {f['few_dof_band_scale']:g} | {f['structure_scale']:g} | "
-                         f"{f['shortfall_scale']:g} |")
-    noise = [f"  {src}: σ0 {100 * fit['noise']['sigma']:.2f} %, ν0 {fit['noise']['df']:.3g} ({fit['noise']['n_fits']} fits)"
-             for src, fit in learned.items() if fit.get("noise")]
-    bounds = ["Hindsight floors (κ per doubling set by each source's, or each split's, own held-out errors):\n"
-              + hindsight_report(r)]
-    return "\n\n".join(parts + sw + bounds + ["Prior learned without each source:\n" + "\n".join(lines)]
-                       + (["Noise prior learned without each source:\n" + "\n".join(noise)] if noise else []))
-
-
 # ----------------------------------------------------------------------------------------
 # the shipped file
 # ----------------------------------------------------------------------------------------
@@ -710,11 +403,11 @@ def method_text() -> str:
                f"{FEW_NOISE_DOF} degrees of freedom scaled by few_dof_band_scale of "
                + ",".join(f"{v:g}" for v in FEW_DOF_SCALE_GRID) if FEW_DOF_SCALE_GRID else "")
             + ("; each fit's noise first moderated by the population's prior on it (scaled inverse-χ², σ0 "
-               + ("and ν0" if NOISE_DF is None else f"at ν0 = {NOISE_DF:g}") + " by weighted maximum marginal "
-               "likelihood over the fits' own estimates, Smyth 2004)" if NOISE_PRIOR else "")
+               + ("and ν0" if prior_noise.NOISE_DF is None else f"at ν0 = {prior_noise.NOISE_DF:g}") + " by weighted maximum marginal "
+               "likelihood over the fits' own estimates, Smyth 2004)" if prior_noise.NOISE_PRIOR else "")
             + "; the point rule of " + ", ".join(POINT_RULE_GRID) + " by the geometric mean over sources of their "
             "median split error; all of it learned once on every series and once per scaling class ("
-            + ", ".join(f"{name}: last measured doubling at >= {100 * lo:g} % parallel efficiency" for name, lo in CLASSES)
+            + ", ".join(f"{name}: last measured doubling at >= {100 * lo:g} % parallel efficiency" for name, lo in records.CLASSES)
             + f", a class with fewer than {MIN_CLASS_SOURCES} sources taking the whole corpus's)")
 
 
@@ -754,8 +447,7 @@ def prior_document(r: pd.DataFrame, fit: dict) -> dict:
 
 
 def main(argv=None) -> int:
-    global STRUCTURES, N0_GRID, BAND_SCALE_GRID, GAMMA_GRID, ETA_GRID, CRITERION, CLASSES, POINT_RULE_GRID, \
-        FEW_DOF_SCALE_GRID, NOISE_PRIOR, NOISE_DF  # as run
+    global N0_GRID, BAND_SCALE_GRID, GAMMA_GRID, ETA_GRID, CRITERION, POINT_RULE_GRID, FEW_DOF_SCALE_GRID  # as run
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("records", help="records CSV of benchmarks/extrapolation.py (method auto)")
     ap.add_argument("--method", default="auto")
@@ -782,24 +474,24 @@ def main(argv=None) -> int:
                     help="reference structures to use, e.g. data-parallel,ernest,pollux (default: every one recorded)")
     ap.add_argument("--point-rules", default=",".join(POINT_RULE_GRID),
                     help="point rules tried, of " + ", ".join(POINT_RULES))
-    ap.add_argument("--classes", default=",".join(f"{name}:{lo:g}" for name, lo in CLASSES),
+    ap.add_argument("--classes", default=",".join(f"{name}:{lo:g}" for name, lo in records.CLASSES),
                     help="scaling classes as name:lowest efficiency, from the highest ('' for one prior)")
     args = ap.parse_args(argv)
-    CLASSES = tuple((c.rsplit(":", 1)[0], float(c.rsplit(":", 1)[1])) for c in args.classes.split(",") if c)
+    records.CLASSES = tuple((c.rsplit(":", 1)[0], float(c.rsplit(":", 1)[1])) for c in args.classes.split(",") if c)
     POINT_RULE_GRID = tuple(v for v in args.point_rules.split(",") if v)
     if not POINT_RULE_GRID or set(POINT_RULE_GRID) - set(POINT_RULES):
         ap.error(f"--point-rules: some of {', '.join(POINT_RULES)}")
-    STRUCTURES = tuple(args.structures.split(",")) if args.structures else None
+    records.STRUCTURES = tuple(args.structures.split(",")) if args.structures else None
     grid = tuple(float(v) for v in args.n0.split(","))
     scales = tuple(float(v) for v in args.band_scale.split(","))
     gammas = tuple(float(v) for v in args.structure_scale.split(","))
     etas = tuple(float(v) for v in args.shortfall_scale.split(","))
     N0_GRID, BAND_SCALE_GRID, GAMMA_GRID, ETA_GRID, CRITERION = grid, scales, gammas, etas, args.criterion
     FEW_DOF_SCALE_GRID = tuple(float(v) for v in args.few_dof_scale.split(",") if v)
-    NOISE_PRIOR, NOISE_DF = args.noise_prior, args.noise_df
+    prior_noise.NOISE_PRIOR, prior_noise.NOISE_DF = args.noise_prior, args.noise_df
     raw = attach_shortfall(pd.read_csv(args.records, keep_default_na=False, na_values=[""],
                                        dtype={"series": str, "expression": str, "error": str}))
-    if NOISE_PRIOR and "noise_sigma" not in raw:
+    if prior_noise.NOISE_PRIOR and "noise_sigma" not in raw:
         ap.error(f"--noise-prior: {args.records} has no noise_sigma column (records of an older benchmark run)")
     frames = {rule: prepare(raw[raw["method"] == args.method], rule) for rule in POINT_RULE_GRID}  # after CLASSES
     r = frames["model"]

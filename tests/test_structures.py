@@ -297,6 +297,12 @@ def test_a_prediction_moved_by_the_structures_is_said_in_the_diagnostics():
     else:
         assert got == []
     assert _structure_warnings(res, env) == []  # where measured the structures agree within their misfit
+    # how far the interval reaches towards the structures is said as it is: γ of their spread, not all of it
+    for gamma, said in ((0.5, "the interval reaches towards them by 0.5 × their spread"), (0.0, None)):
+        unc.prior = {**unc.prior, "structure_scale": gamma, "level": 0.9}
+        got = _structure_warnings(res, far)
+        if abs(ratio - 1) > 0.05:  # (0.456× at 1024 GPUs)
+            assert got and (said in got[0] if said else "reaches towards them" not in got[0])
 
 
 def test_the_scaling_shortfall_of_the_last_doubling_widens_kappa():

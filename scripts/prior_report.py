@@ -1,0 +1,128 @@
+"""The tables ``scripts/learn_prior.py`` prints: the point rules' and the peers' split errors, the
+leave-one-source-out intervals' coverage and half-widths by family, distance, crossing and class, the
+hindsight floors, and what was learned without each source.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parent.parent
+for _p in (ROOT, ROOT / "benchmarks"):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
+
+from prior_records import LEVEL, prepare, source_weights, split_errors  # noqa: E402
+
+
+def point_report(frames: dict, scored: pd.DataFrame, peers: pd.DataFrame | None) -> str:
+    """Markdown: per family, the median split error of each point rule, of the rule chosen without the
+    family's source (LOSO), and of the peers recorded beside (e.g. pollux-ref); splits with ≥ 3
+    training configurations over 100 % error; the worst split."""
+    cols = {rule: split_errors(f) for rule, f in frames.items()}
+    cols["LOSO choice"] = split_errors(scored)
+    for name, g in (peers.groupby("method") if peers is not None and len(peers) else []):
+        cols[name] = split_errors(prepare(g))
+    fams = sorted(cols["LOSO choice"]["family"].unique()) + ["all"]
+    lines = ["| family | splits | " + " | ".join(f"{k}: median %" for k in cols) + " | "
+             + " | ".join(f"{k}: >100 % / worst" for k in cols) + " |",
+             "|---|---:|" + "---:|" * (2 * len(cols))]
+    for fam in fams:
+        cells, tails = [], []
+        n = None
+        for e in cols.values():
+            sub = e if fam == "all" else e[e["family"] == fam]
+            n = n or len(sub)
+            cells.append(f"{sub['ape'].median():.1f}")
+            bad = int(((sub["ape"] > 100) & (sub["n_train_configs"] >= 3)).sum())
+            tails.append(f"{bad} / {sub['ape'].max():.0f}")
+        lines.append(f"| {fam} | {n} | " + " | ".join(cells) + " | " + " | ".join(tails) + " |")
+    return "\n".join(lines)
+
+
+VARIANTS = {"no prior": ("low", "high"), "LOSO prior, crossing known": ("low_known", "high_known"),
+            "LOSO prior, crossing unknown": ("low_unknown", "high_unknown")}
+
+
+def metrics(r: pd.DataFrame, low: str, high: str) -> dict:
+    y, t = r["y_true"].to_numpy(float), r["pred"].to_numpy(float)
+    lo, hi = r[low].to_numpy(float), r[high].to_numpy(float)
+    with np.errstate(all="ignore"):
+        inside = (y >= lo) & (y <= hi)  # NaN bounds (a failed fit) compare False: a miss
+        hw = (hi - lo) / 2 / t
+    hw = hw[np.isfinite(hw)]
+    w = source_weights(r)
+    return {"rows": len(r), "coverage": 100 * inside.mean(), "coverage_sw": 100 * float(w @ inside) / w.sum(),
+            "hw_median": 100 * float(np.median(hw)) if hw.size else np.nan,
+            "hw_p90": 100 * float(np.quantile(hw, 0.9)) if hw.size else np.nan}
+
+
+def breakdown(r: pd.DataFrame, by: str | None) -> str:
+    """Markdown: one row per group with coverage / median / p90 half-width for each variant."""
+    groups = [("all", r)] if by is None else list(r.groupby(by, sort=True))
+    head = "| " + (by or "overall") + " | rows | " + " | ".join(
+        f"{v}: coverage % | median hw % | p90 hw %" for v in VARIANTS) + " |"
+    lines = [head, "|---|---:|" + "---:|" * (3 * len(VARIANTS))]
+    for g, sub in groups:
+        cells = []
+        for low, high in VARIANTS.values():
+            m = metrics(sub, low, high)
+            cells += [f"{m['coverage']:.1f}", f"{m['hw_median']:.1f}", f"{m['hw_p90']:.1f}"]
+        lines.append(f"| {g} | {len(sub)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def hindsight_halfwidths(r: pd.DataFrame, by: list) -> np.ndarray:
+    """Each usable row's relative half-width sinh(κ·d) of the band exp(±κ·d) whose κ is, in hindsight,
+    the 90th percentile of |log error| / d over the rows of its group (``by``: e.g. its source, or its
+    split): as narrow as a band of the prior's form could be had it known the group's errors."""
+    u = r[r["ok"]]
+    d = np.maximum(u["d_model"].to_numpy(float), 1e-3)
+    k = pd.Series(np.abs(u["z"].to_numpy(float)) / d, index=u.index).groupby([u[c] for c in by]).transform(
+        lambda v: np.quantile(v, LEVEL))
+    return np.sinh(k.to_numpy(float) * d)
+
+
+def hindsight_report(r: pd.DataFrame) -> str:
+    """Markdown: per family, the median |error| of the point and the median half-width of 90 % bands of
+    the prior's form that knew, in hindsight, each source's or each split's errors (a floor for any
+    calibration of the same point), beside the LOSO prior's."""
+    u = r[r["ok"]].assign(source_hw=hindsight_halfwidths(r, ["source"]),
+                          split_hw=hindsight_halfwidths(r, ["source", "series", "cut"]))
+    with np.errstate(all="ignore"):
+        u = u.assign(ape=np.abs(np.expm1(-u["z"])), loso_hw=(u["high_known"] - u["low_known"]) / 2 / u["pred"])
+    lines = ["| family | rows | median error % | hindsight κ per source: median hw % | per split: median hw % "
+             "| LOSO prior: median hw % |", "|---|---:|---:|---:|---:|---:|"]
+    for fam, g in [*u.groupby("family", sort=True), ("all", u)]:
+        lines.append(f"| {fam} | {len(g)} | {100 * g['ape'].median():.1f} | {100 * g['source_hw'].median():.1f} | "
+                     f"{100 * g['split_hw'].median():.1f} | {100 * g['loso_hw'].median():.1f} |")
+    return "\n".join(lines)
+
+
+def loso_report(r: pd.DataFrame, learned: dict) -> str:
+    r = r.assign(**{"family · crossing": r["family"] + " · " + r["crossing"]})
+    parts = [breakdown(r, "family"), breakdown(r, None), breakdown(r, "bucket"), breakdown(r, "crossing"),
+             breakdown(r, "family · crossing"), breakdown(r.assign(**{"scaling class": r["scaling_class"].replace("", "none")}),
+                                                          "scaling class")]
+    sw = ["Source-weighted coverage over all rows (every source the same weight): " + ", ".join(
+        f"{v} {metrics(r, *cols)['coverage_sw']:.1f} %" for v, cols in VARIANTS.items())]
+    lines = ["| held-out source | rows | point rule | κ same | κ cross | κ unknown | n0 | band scale | few-dof band scale | γ | η |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for src, fit in learned.items():
+        for name, f in [("", fit)] + list(fit.get("classes", {}).items()):
+            k = f["kappa"]
+            what = f"{src} · {name}" + ("" if f.get("own", True) else " (= all)") if name else src
+            lines.append(f"| {what} | {int(((r['source'] == src) & ((r['scaling_class'] == name) | (name == ''))).sum())} | "
+                         f"{f.get('point_rule', fit['point_rule'])} | {k['same_nodes']:.3f} | {k['crosses_nodes']:.3f} | {k['unknown']:.3f} | "
+                         f"{f['n0']:g} | {f['band_scale']:g} | {f['few_dof_band_scale']:g} | {f['structure_scale']:g} | "
+                         f"{f['shortfall_scale']:g} |")
+    noise = [f"  {src}: σ0 {100 * fit['noise']['sigma']:.2f} %, ν0 {fit['noise']['df']:.3g} ({fit['noise']['n_fits']} fits)"
+             for src, fit in learned.items() if fit.get("noise")]
+    bounds = ["Hindsight floors (κ per doubling set by each source's, or each split's, own held-out errors):\n"
+              + hindsight_report(r)]
+    return "\n\n".join(parts + sw + bounds + ["Prior learned without each source:\n" + "\n".join(lines)]
+                       + (["Noise prior learned without each source:\n" + "\n".join(noise)] if noise else []))
