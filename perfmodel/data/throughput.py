@@ -6,7 +6,7 @@ or seconds per unit for ``W = 1``) that the model is fitted to, and :func:`throu
 predicted times back into rates. Nothing is dropped here: a rate that is not a positive number gives a
 time the :class:`~perfmodel.data.measurements.Measurements` validation lists by row and column.
 
-Imports from :mod:`perfmodel.errors` only.
+Imports from :mod:`perfmodel.errors` and :mod:`perfmodel.data.time_units` only.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import PerfModelError, did_you_mean
+from .time_units import add_time_column
 
 #: Column names that read as a rate of work: "throughput", "images/s", "tokens_per_sec", "samples per second".
 _RATE = re.compile(r"throughput|/\s*s(ec(ond)?)?\b|per[ _-]?s(ec(ond)?)?\b|_per_s\b|\bips\b", re.I)
@@ -78,18 +79,10 @@ def time_from_throughput(frame: pd.DataFrame, rate: str, work=1.0) -> tuple[pd.D
     if isinstance(w, str) and w not in cols:
         raise PerfModelError(f"work column {w!r} not found{did_you_mean(w, cols)}; columns are: {', '.join(cols)}")
     name = time_column(rate, w)
-    if name in cols:
-        raise PerfModelError(f"the data already has a column {name!r}, the name of the time made from {rate!r}")
-    out = frame.copy()
-    out.columns = cols
-    r = pd.to_numeric(out[rate], errors="coerce")
-    work_values = pd.to_numeric(out[w], errors="coerce") if isinstance(w, str) else w
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = (work_values / r).astype(object)
-    text = out[rate].notna() & r.isna()  # not a number: kept as written, so the row is reported with it
-    t[text] = out.loc[text, rate]
-    out[name] = t
-    return out, name
+
+    def seconds(r, out):
+        return (pd.to_numeric(out[w], errors="coerce") if isinstance(w, str) else w) / r
+    return add_time_column(frame, rate, name, seconds), name
 
 
 def throughput_from_time(time, work_values=1.0) -> np.ndarray:

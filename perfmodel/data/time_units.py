@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pandas as pd
 
 from ..errors import PerfModelError, did_you_mean
@@ -68,13 +69,24 @@ def time_in_seconds(frame: pd.DataFrame, column: str, unit: str) -> tuple[pd.Dat
     if unit == "s":
         return frame, column
     name = seconds_column(column)
+    return add_time_column(frame, column, name, lambda v, _: v * TIME_UNITS[unit]), name
+
+
+def add_time_column(frame: pd.DataFrame, source: str, name: str, seconds) -> pd.DataFrame:
+    """A copy of ``frame`` (its column names as text) with the time column ``name`` made from column
+    ``source``: ``seconds(v, copy)`` of its values as numbers ``v`` (NaN where not a number). A value of
+    ``source`` that is not a number keeps its text there, so the row is reported with it when the
+    measurements are validated; nothing is dropped. The time made from a throughput
+    (:func:`perfmodel.data.throughput.time_from_throughput`) is added the same way."""
+    cols = [str(c) for c in frame.columns]
     if name in cols:
-        raise PerfModelError(f"the data already has a column {name!r}, the name of {column!r} in seconds")
+        raise PerfModelError(f"the data already has a column {name!r}, the name of the time made from {source!r}")
     out = frame.copy()
     out.columns = cols
-    v = pd.to_numeric(out[column], errors="coerce")
-    t = (v * TIME_UNITS[unit]).astype(object)
-    text = out[column].notna() & v.isna()  # not a number: kept as written, so the row is reported with it
-    t[text] = out.loc[text, column]
+    v = pd.to_numeric(out[source], errors="coerce")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = pd.Series(seconds(v, out), index=out.index).astype(object)
+    text = out[source].notna() & v.isna()  # not a number: kept as written, so the row is reported with it
+    t[text] = out.loc[text, source]
     out[name] = t
-    return out, name
+    return out

@@ -17,6 +17,7 @@ from plotly.subplots import make_subplots
 
 from .bands import add_band, scaling_interval, speedup_interval
 from ..data.measurements import Measurements
+from ..data.throughput import throughput_from_time
 from ..errors import PerfModelError
 from .style import CATEGORY_COLORS, CATEGORY_ORDER, EXTRAP_FILL, EXTRAP_TEXT, EXTRAP_VEIL, FACTOR_WORDS, IDEAL, MEASURED, PREDICTED, TIME_UNIT, factor_title, fmt_num, set_log_ticks, style, term_styles, text_html, time_title, unit_seconds
 from .style import note_html
@@ -157,10 +158,9 @@ def as_throughput(result, d: ScalingData) -> ScalingData | None:
     if works is None:
         return None
     w, wp = works
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return dataclasses.replace(d, total=w / d.total, points_y=wp / d.points_y,
-                                   low=None if d.high is None else w / d.high,
-                                   high=None if d.low is None else w / d.low)
+    return dataclasses.replace(d, total=throughput_from_time(d.total, w), points_y=throughput_from_time(d.points_y, wp),
+                               low=None if d.high is None else throughput_from_time(d.high, w),
+                               high=None if d.low is None else throughput_from_time(d.low, w))
 
 
 def _extrap_zone(fig: go.Figure, d: ScalingData, log_x: bool = False, row=None, col=None,
