@@ -9,19 +9,13 @@ moderated by it.
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parent.parent
-for _p in (ROOT, ROOT / "benchmarks"):
-    if str(_p) not in sys.path:
-        sys.path.insert(0, str(_p))
+from prior_records import LEVEL, learning_weights, training_rows  # beside it; it puts the repository on the path
 
-from perfmodel.fitting.extrapolation import OWN_NOISE_SOURCES, moderated_noise, normal_quantile  # noqa: E402
-from prior_records import LEVEL, learning_weights, training_rows  # noqa: E402
+from perfmodel.fitting.extrapolation import OWN_NOISE_SOURCES, moderated_noise, normal_quantile
 
 #: Moderate each fit's noise with a population prior learned from the training sources' fits
 #: (--noise-prior; :func:`learn_noise_prior`, :func:`perfmodel.fitting.extrapolation.moderated_noise`).

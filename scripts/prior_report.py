@@ -5,18 +5,10 @@ hindsight floors, and what was learned without each source.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parent.parent
-for _p in (ROOT, ROOT / "benchmarks"):
-    if str(_p) not in sys.path:
-        sys.path.insert(0, str(_p))
-
-from prior_records import LEVEL, prepare, source_weights, split_errors  # noqa: E402
+from prior_records import LEVEL, prepare, source_weights, split_errors  # beside it; it puts the repository on the path
 
 
 def point_report(frames: dict, scored: pd.DataFrame, peers: pd.DataFrame | None) -> str:
