@@ -12,10 +12,16 @@ import streamlit as st
 
 from ui import preload
 
-st.set_page_config(page_title="perfmodel", page_icon="⏱️", layout="wide",
-                   menu_items={"About": "perfmodel: interpretable execution-time models of distributed "
-                                        "deep-learning jobs, fitted by regularised differential evolution "
-                                        "(Kavarakuntla et al., IEEE Access 2024)."})
+st.set_page_config(
+    page_title="perfmodel",
+    page_icon="⏱️",
+    layout="wide",
+    menu_items={
+        "About": "perfmodel: interpretable execution-time models of distributed "
+        "deep-learning jobs, fitted by regularised differential evolution "
+        "(Kavarakuntla et al., IEEE Access 2024)."
+    },
+)
 preload.plotly()  # before the heavy imports below: the browser loads plotly.js while the server works
 
 from ui import fitting, intervals, nav, state, widgets  # noqa: E402

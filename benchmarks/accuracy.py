@@ -162,10 +162,16 @@ def run_series(workers: int = 2, ks=(3, 4, 5, 6), ahead: int = 2, models=None, c
         results = [run_case(t) for t in tasks]
     rows = []
     for (name, k, train, test, _), res in zip(tasks, results):
-        rows.append({"name": name, "k": k,
-                     "train_p": [float(v) for v in np.unique(train.values("p"))],
-                     "test_p": [float(v) for v in np.unique(test.values("p"))],
-                     "mape": {m: res[m][0] for m in models}, "expr": {m: res[m][1] for m in models}})
+        rows.append(
+            {
+                "name": name,
+                "k": k,
+                "train_p": [float(v) for v in np.unique(train.values("p"))],
+                "test_p": [float(v) for v in np.unique(test.values("p"))],
+                "mape": {m: res[m][0] for m in models},
+                "expr": {m: res[m][1] for m in models},
+            }
+        )
     return rows
 
 
@@ -176,9 +182,13 @@ def summary(rows: list[dict], models: list[str]) -> dict:
         e = np.array([r["mape"][m] for r in rows], float)
         ok = e[np.isfinite(e)]
         failed = int(np.sum(~np.isfinite(e)))
-        out[m] = {"median": float(np.median(np.where(np.isfinite(e), e, np.inf))) if e.size else float("nan"),
-                  "worst": float(np.max(np.where(np.isfinite(e), e, np.inf))) if e.size else float("nan"),
-                  "over20": int(np.sum(ok > 20)) + failed, "failed": failed, "n": int(e.size)}
+        out[m] = {
+            "median": float(np.median(np.where(np.isfinite(e), e, np.inf))) if e.size else float("nan"),
+            "worst": float(np.max(np.where(np.isfinite(e), e, np.inf))) if e.size else float("nan"),
+            "over20": int(np.sum(ok > 20)) + failed,
+            "failed": failed,
+            "n": int(e.size),
+        }
     return out
 
 
@@ -188,14 +198,29 @@ def targets(summ: dict) -> list[tuple[str, bool, str]]:
     out = []
     for peer in [m for m in ("pollux-ref", "pollux") if m in summ]:
         ratio = summ[peer]["median"] / a["median"] if a["median"] > 0 else float("inf")
-        out.append((f"auto's median <= {peer}'s median / 1.1", ratio >= 1.1,
-                    f"auto {a['median']:.1f} %, {peer} {summ[peer]['median']:.1f} %: ratio {ratio:.2f} (need >= 1.10)"))
-    out.append(("auto's worst series <= 20 %", a["worst"] <= 20,
-                f"auto's worst {a['worst']:.1f} %; {a['over20']} of {a['n']} splits > 20 %"))
+        out.append(
+            (
+                f"auto's median <= {peer}'s median / 1.1",
+                ratio >= 1.1,
+                f"auto {a['median']:.1f} %, {peer} {summ[peer]['median']:.1f} %: ratio {ratio:.2f} (need >= 1.10)",
+            )
+        )
+    out.append(
+        (
+            "auto's worst series <= 20 %",
+            a["worst"] <= 20,
+            f"auto's worst {a['worst']:.1f} %; {a['over20']} of {a['n']} splits > 20 %",
+        )
+    )
     for peer in [m for m in ("ernest", "ernest-lsq") if m in summ]:
         ratio = summ[peer]["median"] / a["median"] if a["median"] > 0 else float("inf")
-        out.append((f"auto >= 3x better than {peer} (median)", ratio >= 3,
-                    f"{peer} {summ[peer]['median']:.1f} % / auto {a['median']:.1f} % = {ratio:.2f}x (need >= 3)"))
+        out.append(
+            (
+                f"auto >= 3x better than {peer} (median)",
+                ratio >= 3,
+                f"{peer} {summ[peer]['median']:.1f} % / auto {a['median']:.1f} % = {ratio:.2f}x (need >= 3)",
+            )
+        )
     return out
 
 
@@ -211,8 +236,10 @@ def _counts(ps) -> str:
 
 def series_table(rows: list[dict], models: list[str]) -> str:
     summ = summary(rows, models)
-    lines = ["| split (series · measured p → predicted p) | " + " | ".join(models) + " |",
-             "|---|" + "---:|" * len(models)]
+    lines = [
+        "| split (series · measured p → predicted p) | " + " | ".join(models) + " |",
+        "|---|" + "---:|" * len(models),
+    ]
     for r in rows:
         best = min((r["mape"][m] for m in models if r["mape"][m] == r["mape"][m]), default=float("nan"))
         cells = [f"**{_fmt(r['mape'][m])}**" if r["mape"][m] == best else _fmt(r["mape"][m]) for m in models]
@@ -240,15 +267,18 @@ def main_series(args) -> int:
     rows = run_series(workers=args.workers or 2, ks=tuple(int(v) for v in args.ks.split(",")), ahead=args.ahead)
     seconds = time.perf_counter() - t0
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    print(f"Short series: MAPE (%) at the next one or two GPU counts, each model chosen and fitted on the first "
-          f"3-6 counts only ({len(rows)} splits; bold = best of the row); {now}\n")
+    print(
+        f"Short series: MAPE (%) at the next one or two GPU counts, each model chosen and fitted on the first "
+        f"3-6 counts only ({len(rows)} splits; bold = best of the row); {now}\n"
+    )
     print(series_table(rows, models))
     summ = summary(rows, models)
     print("\nIssue 10's targets on these splits:")
     for text, ok, detail in targets(summ):
         print(f"  - {text}: {'met' if ok else 'MISSED'} ({detail})")
-    print(f"\n{len(rows)} splits x {len(models)} models in {seconds:.1f} s "
-          f"({args.workers or 2} worker processes); {now}")
+    print(
+        f"\n{len(rows)} splits x {len(models)} models in {seconds:.1f} s ({args.workers or 2} worker processes); {now}"
+    )
     if args.expressions:
         print()
         for r in rows:
@@ -256,13 +286,14 @@ def main_series(args) -> int:
             for m in models:
                 print(f"    {m:14s} {_fmt(r['mape'][m]):>7s}  {r['expr'][m]}")
     if args.json:
-        Path(args.json).write_text(json.dumps({"date": now, "seconds": seconds, "rows": rows,
-                                               "summary": summ}, indent=1, default=float))
+        Path(args.json).write_text(
+            json.dumps({"date": now, "seconds": seconds, "rows": rows, "summary": summ}, indent=1, default=float)
+        )
     return 0
 
 
 def target_kind(dataset, meas) -> str:
-    """"*": training data whose processors, data size and batch size all vary (the issue's target);
+    """ "*": training data whose processors, data size and batch size all vary (the issue's target);
     "+": training data with p and b varied but one data size (tf_cnn: ImageNet epochs); else ""."""
     if dataset.kind not in ("training", "sweep"):
         return ""
@@ -298,8 +329,13 @@ def main(argv=None) -> int:
         if query is None or not query.startswith("p"):
             continue
         train, test = split(meas, query)
-        row = {"dataset": d.name, "split": query, "n": f"{train.n_configurations}/{test.n_configurations}",
-               "target": target_kind(d, meas), "expr": {}}
+        row = {
+            "dataset": d.name,
+            "split": query,
+            "n": f"{train.n_configurations}/{test.n_configurations}",
+            "target": target_kind(d, meas),
+            "expr": {},
+        }
         for name in MODELS:
             try:
                 row[name], row["expr"][name] = fit_predict(name, train, test, d, args.workers)
@@ -320,9 +356,11 @@ def main(argv=None) -> int:
         mark = r["target"] or " "
         print(f"{r['dataset'][:31]:31s}{mark} {r['split']:>10s} {r['n']:>6s} " + " ".join(cell(r[m]) for m in MODELS))
     print("-" * len(head))
-    for label, sel in (("median, target datasets (*)", [r for r in rows if r["target"] == "*"]),
-                       ("median, p-and-b datasets (+)", [r for r in rows if r["target"] == "+"]),
-                       ("median, all rows above", rows)):
+    for label, sel in (
+        ("median, target datasets (*)", [r for r in rows if r["target"] == "*"]),
+        ("median, p-and-b datasets (+)", [r for r in rows if r["target"] == "+"]),
+        ("median, all rows above", rows),
+    ):
         if sel:
             print(f"{label:50s} " + " ".join(cell(float(np.nanmedian([r[m] for r in sel]))) for m in MODELS))
     print(f"\n{len(rows)} datasets in {seconds:.1f} s")
@@ -333,9 +371,11 @@ def main(argv=None) -> int:
         a = r["auto"]
         ratios = {m: r[m] / a if a > 0 else float("inf") for m in ("ernest", "PMNF", "ernest-lsq", "PMNF-lsq")}
         ok = a <= 15 and ratios["ernest"] >= 3 and ratios["PMNF"] >= 3
-        print(f"  {r['target']} {r['dataset']:32s} auto {a:5.1f} %  Ernest/auto {ratios['ernest']:5.1f}x  PMNF/auto "
-              f"{ratios['PMNF']:5.1f}x  (least-squares fits: {ratios['ernest-lsq']:.1f}x, {ratios['PMNF-lsq']:.1f}x)"
-              f"  -> {'met' if ok else 'NOT met'}")
+        print(
+            f"  {r['target']} {r['dataset']:32s} auto {a:5.1f} %  Ernest/auto {ratios['ernest']:5.1f}x  PMNF/auto "
+            f"{ratios['PMNF']:5.1f}x  (least-squares fits: {ratios['ernest-lsq']:.1f}x, {ratios['PMNF-lsq']:.1f}x)"
+            f"  -> {'met' if ok else 'NOT met'}"
+        )
     if args.expressions:
         print()
         for r in rows:

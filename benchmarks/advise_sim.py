@@ -70,7 +70,7 @@ def run(seed: int, steps: int, noise: float) -> dict:
             if strategy == "advise":
                 p = float(advise(res, {"p": TARGET, "N": N}, {"p": GRID}).loc[0, "p"])
             else:
-                p = 8.0 * 2 ** step
+                p = 8.0 * 2**step
             t = measure(rng, p, noise)
             spent += t
             runs.append((p, t))
@@ -89,8 +89,10 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     results = [run(s, args.steps, args.noise) for s in range(args.seeds)]
     print(f"{args.seeds} seeds, noise {args.noise:.0%}, target p = {TARGET:g} (true {float(truth(TARGET)):.1f} s)")
-    head = (f"{'runs added':>10s} {'strategy':>14s} {'error %':>8s} {'± % (90%)':>10s} {'covered':>8s} "
-            f"{'seconds':>8s} {'error ratio':>12s}")
+    head = (
+        f"{'runs added':>10s} {'strategy':>14s} {'error %':>8s} {'± % (90%)':>10s} {'covered':>8s} "
+        f"{'seconds':>8s} {'error ratio':>12s}"
+    )
     print(head)
     print("-" * len(head))
     for step in range(args.steps + 1):
@@ -99,8 +101,10 @@ def main(argv=None) -> int:
             e = np.array([r[strategy][step] for r in results], float)
             errs[strategy] = e[:, 0].mean()
             ratio = f"{errs['advise'] / errs['powers of two']:12.2f}" if strategy == "powers of two" else ""
-            print(f"{step:10d} {strategy:>14s} {e[:, 0].mean():8.2f} {e[:, 1].mean():10.1f} "
-                  f"{e[:, 2].mean() * 100:7.0f}% {e[:, 3].mean():8.0f} {ratio}")
+            print(
+                f"{step:10d} {strategy:>14s} {e[:, 0].mean():8.2f} {e[:, 1].mean():10.1f} "
+                f"{e[:, 2].mean() * 100:7.0f}% {e[:, 3].mean():8.0f} {ratio}"
+            )
     print(f"\n{time.perf_counter() - t0:.0f} s; error ratio = advise / powers of two (below 1: the advice wins)")
     return 0
 

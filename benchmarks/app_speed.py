@@ -43,8 +43,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from perfmodel import Model  # noqa: E402
 from perfmodel.data.datasets import DEFAULT_DATASET, get_dataset, load_dataset  # noqa: E402
-from tests.browser.harness import (CHROMIUM, CHROMIUM_ARGS, IDLE, new_page, open_app, running_app,  # noqa: E402
-                                   wait_for_run)
+from tests.browser.harness import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    IDLE,
+    new_page,
+    open_app,
+    running_app,  # noqa: E402
+    wait_for_run,
+)
 
 CUSTOM = "p^e2"
 #: Notes in the page, by the page's own clock (ms since the epoch), when each chart is first drawn:
@@ -66,18 +73,21 @@ DEEPBENCH = "deepbench-allreduce-p100"
 #: The default dataset's λ at which the live steps start: from 0.01 each step of the slider changes
 #: the formula at 3 significant digits (at the default λ 1e-5 its neighbours give the same digits).
 LIVE_START = 0.01
-LIVE_FORMULA = ("() => { const k = document.querySelector('.st-key-live_formula .katex-html');"
-                " return k ? k.textContent : null; }")
+LIVE_FORMULA = (
+    "() => { const k = document.querySelector('.st-key-live_formula .katex-html'); return k ? k.textContent : null; }"
+)
 GROUPS_CHART = "Run time of each group as it scales"  # the Groups page's curves (default mode)
-PARITY = "Predicted against measured"                     # the Results page's parity chart
+PARITY = "Predicted against measured"  # the Results page's parity chart
 COMPARE_PARITY = "Predicted against measured, all models"  # the Compare page's (a title not on Results)
 
 
 def drawn_at(page, title: str = "") -> float:
     """When (epoch seconds) the first chart whose title contains ``title`` was drawn ("": any chart);
     waits for it."""
-    find = ("(t) => { const k = Object.keys(window.__drawn).find(k => t ? k.includes(t) : k === '');"
-            " return k === undefined ? null : window.__drawn[k]; }")
+    find = (
+        "(t) => { const k = Object.keys(window.__drawn).find(k => t ? k.includes(t) : k === '');"
+        " return k === undefined ? null : window.__drawn[k]; }"
+    )
     page.wait_for_function(find, arg=title, timeout=180_000)
     return page.evaluate(find, title) / 1e3
 
@@ -90,7 +100,7 @@ def make_upload(path: Path) -> pd.DataFrame:
         for b in (16, 32, 64, 128, 256):
             for N in (25_000, 50_000, 100_000, 200_000):
                 it = np.ceil(N / (p * b))
-                t = 4 + 1e-3 * it * b ** 0.8 + 0.02 * it * np.log2(p) + 0.1 * p ** 1.2
+                t = 4 + 1e-3 * it * b**0.8 + 0.02 * it * np.log2(p) + 0.1 * p**1.2
                 rows += [(p, b, N, t * (1 + 0.03 * rng.uniform(-1, 1))) for _ in range(3)]
     frame = pd.DataFrame(rows, columns=["workers", "batch_size", "samples", "time_s"])
     frame.to_csv(path, index=False)
@@ -120,8 +130,11 @@ def upload(page, csv: Path) -> None:
 
 
 def go(page, title: str) -> None:
-    wait_for_run(page, lambda: page.locator('[data-testid="stSidebarNav"] a').filter(has_text=title).first.click(),
-                 timeout=180_000)
+    wait_for_run(
+        page,
+        lambda: page.locator('[data-testid="stSidebarNav"] a').filter(has_text=title).first.click(),
+        timeout=180_000,
+    )
 
 
 def first_chart(browser, url: str, path: str = "", title: str = "", context=None) -> float:
@@ -145,8 +158,9 @@ def live_lambda(page, presses: list[str]) -> list[float]:
         slider.focus()
         t0 = time.perf_counter()
         page.keyboard.press(key)
-        page.wait_for_function(f"(old) => {{ const v = ({LIVE_FORMULA})(); return v && v !== old; }}", arg=before,
-                               timeout=60_000)
+        page.wait_for_function(
+            f"(old) => {{ const v = ({LIVE_FORMULA})(); return v && v !== old; }}", arg=before, timeout=60_000
+        )
         out.append(time.perf_counter() - t0)
         page.wait_for_function(IDLE, timeout=60_000)  # the sidebar's full run, before the next press
     return out
@@ -214,10 +228,12 @@ PARTS = ("fresh", "warm", "live", "compare", "big", "pages")
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--only", default=",".join(PARTS),
-                    help=f"comma-separated parts to measure, of {','.join(PARTS)} (default: all)")
-    ap.add_argument("--load", type=int, default=0,
-                    help="busy-loop processes running during the whole measurement (default: none)")
+    ap.add_argument(
+        "--only", default=",".join(PARTS), help=f"comma-separated parts to measure, of {','.join(PARTS)} (default: all)"
+    )
+    ap.add_argument(
+        "--load", type=int, default=0, help="busy-loop processes running during the whole measurement (default: none)"
+    )
     args = ap.parse_args()
     parts = set(args.only.split(","))
     load = start_load(args.load)
@@ -228,8 +244,10 @@ def main() -> None:
 
 
 def run(args, parts: set) -> None:
-    print(f"{len(os.sched_getaffinity(0))} cores; {args.load} busy-loop process(es) started; at the start: "
-          f"{load_line()}", flush=True)
+    print(
+        f"{len(os.sched_getaffinity(0))} cores; {args.load} busy-loop process(es) started; at the start: {load_line()}",
+        flush=True,
+    )
     from playwright.sync_api import sync_playwright
 
     tmp = Path(tempfile.mkdtemp())
@@ -260,8 +278,9 @@ def run(args, parts: set) -> None:
                 page = new_page(browser, url)
                 open_app(page)
                 page.wait_for_selector(".js-plotly-plot .main-svg", timeout=180_000)
-                deepbench_back.append(first_chart(browser, url, f"results?dataset={DEEPBENCH}", PARITY,
-                                                  context=page.context))
+                deepbench_back.append(
+                    first_chart(browser, url, f"results?dataset={DEEPBENCH}", PARITY, context=page.context)
+                )
                 page.context.close()
         with running_app() as url:
             first_chart(browser, url)  # warm the server up
@@ -295,16 +314,18 @@ def run(args, parts: set) -> None:
         browser.close()
 
     base = statistics.median(lib)
-    rows = [("library fit, default dataset (baseline)", lib),
-            ("open -> first chart, first visitor of a fresh server", cold),
-            ("open -> first chart, new session", warm),
-            ("live λ: key press -> new formula, default dataset", live),
-            ("live λ: key press -> new formula, 300 rows, 6 parameters", live_big),
-            ("Compare, first visit, 30-row upload -> chart", compare),
-            (f"Results by link, {DEEPBENCH}, first visit -> chart", deepbench),
-            ("the same, from a browser that opened the app before", deepbench_back),
-            ("Compare by link, default dataset, first visit -> chart", compare_link),
-            ("Groups by link, 18 groups, first visit -> first chart", groups)]
+    rows = [
+        ("library fit, default dataset (baseline)", lib),
+        ("open -> first chart, first visitor of a fresh server", cold),
+        ("open -> first chart, new session", warm),
+        ("live λ: key press -> new formula, default dataset", live),
+        ("live λ: key press -> new formula, 300 rows, 6 parameters", live_big),
+        ("Compare, first visit, 30-row upload -> chart", compare),
+        (f"Results by link, {DEEPBENCH}, first visit -> chart", deepbench),
+        ("the same, from a browser that opened the app before", deepbench_back),
+        ("Compare by link, default dataset, first visit -> chart", compare_link),
+        ("Groups by link, 18 groups, first visit -> first chart", groups),
+    ]
     print(f"at the end: {load_line()}")
     print(f"{'step':<58} {'median s':>9} {'max s':>7} {'runs':>5} {'x baseline':>11}")
     for name, vals in rows:

@@ -58,7 +58,7 @@ def synthetic(rows: int = 300, seed: int = 0) -> Measurements:
             for b in (16, 32, 64, 128, 256):
                 for _ in range(2):
                     it = np.ceil(n / (p * b))
-                    t = 5 + 0.002 * it * b ** 0.83 + 0.01 * it * np.log2(p) + 0.5 * p
+                    t = 5 + 0.002 * it * b**0.83 + 0.01 * it * np.log2(p) + 0.5 * p
                     out.append({"gpus": p, "samples": n, "batch": b, "time_s": t * (1 + 0.02 * rng.standard_normal())})
     df = pd.DataFrame(out[:rows])
     return Measurements.from_frame(df, "time_s", {"p": "gpus", "N": "samples", "b": "batch"}, name="synthetic-dp")
@@ -91,19 +91,23 @@ def many_factor(n_factors: int, rows: int = 300, seed: int = 0, noise: float = 0
     of the library part. Returns ``(Measurements, {generating term: coefficient})``.
     """
     rng = np.random.default_rng(seed)
-    base = [("p", "gpus", (1, 2, 4, 8, 16, 32, 64)), ("N", "samples", (10_000, 20_000, 40_000, 80_000, 160_000)),
-            ("b", "batch", (16, 32, 64, 128, 256)), ("E", "epochs", (1, 2, 3, 5))]
+    base = [
+        ("p", "gpus", (1, 2, 4, 8, 16, 32, 64)),
+        ("N", "samples", (10_000, 20_000, 40_000, 80_000, 160_000)),
+        ("b", "batch", (16, 32, 64, 128, 256)),
+        ("E", "epochs", (1, 2, 3, 5)),
+    ]
     n_cfg = rows // 2
     cols = {}
-    for sym, col, levels in base[:min(n_factors, 4)]:
+    for sym, col, levels in base[: min(n_factors, 4)]:
         cols[sym] = rng.choice(levels, n_cfg)
-    extras = EXTRA_FACTORS[:max(0, n_factors - 4)]
+    extras = EXTRA_FACTORS[: max(0, n_factors - 4)]
     for sym, col, levels, term, share in extras:
         cols[sym] = rng.choice(levels, n_cfg)
     p, n, b = cols["p"], cols["N"], cols["b"]
     e = cols.get("E", np.ones(n_cfg))
     it = e * np.ceil(n / (p * b))
-    t = 5 + 0.002 * it * b ** 0.8 + 0.01 * it * np.log2(p)
+    t = 5 + 0.002 * it * b**0.8 + 0.01 * it * np.log2(p)
     scale = float(np.median(t))
     truth = {"1": 5.0, "I*b^0.8": 0.002, "I*log2(p)": 0.01}
     for sym, col, levels, term, share in extras:
@@ -113,12 +117,14 @@ def many_factor(n_factors: int, rows: int = 300, seed: int = 0, noise: float = 0
         c = share * scale / float(np.median(v))
         t = t + c * v
         truth[term] = c
-    names = {sym: col for sym, col, _ in base[:min(n_factors, 4)]}
+    names = {sym: col for sym, col, _ in base[: min(n_factors, 4)]}
     names.update({sym: col for sym, col, *_ in extras})
     frame = pd.DataFrame({names[s]: np.repeat(v, 2) for s, v in cols.items()})
     frame["time_s"] = np.repeat(t, 2) * (1 + noise * rng.standard_normal(2 * n_cfg))
-    return (Measurements.from_frame(frame, "time_s", {s: c for s, c in names.items()},
-                                    name=f"many-factor-{n_factors}"), truth)
+    return (
+        Measurements.from_frame(frame, "time_s", {s: c for s, c in names.items()}, name=f"many-factor-{n_factors}"),
+        truth,
+    )
 
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -155,8 +161,11 @@ def _found(model: dict | None, meas, truth: dict) -> str:
             continue
         if t.startswith("I*b^"):
             e = float(t[4:])
-            close = [u for u in terms if u.startswith("I*b^") and u[4:].replace(".", "", 1).isdigit()
-                     and abs(float(u[4:]) - e) <= 0.15]
+            close = [
+                u
+                for u in terms
+                if u.startswith("I*b^") and u[4:].replace(".", "", 1).isdigit() and abs(float(u[4:]) - e) <= 0.15
+            ]
             free = [u for u in terms if u.startswith("I*b^e_b") and abs(params.get(u[4:], -9) - e) <= 0.15]
             if close or free:
                 continue
@@ -165,13 +174,16 @@ def _found(model: dict | None, meas, truth: dict) -> str:
     extra = [t for t in terms if any(sym in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", t) for sym in nuisance)]
     if not missing and not extra:
         return "yes"
-    return "; ".join(([f"missing {', '.join(missing)}"] if missing else []) +
-                     ([f"nuisance {', '.join(extra)}"] if extra else []))
+    return "; ".join(
+        ([f"missing {', '.join(missing)}"] if missing else []) + ([f"nuisance {', '.join(extra)}"] if extra else [])
+    )
 
 
 def many_factor_table(factor_counts, baseline: str | None, timeout: float) -> None:
-    print(f"python -m perfmodel fit DATA --auto, 300 rows, end to end; {time.strftime('%Y-%m-%d %H:%M %Z')}; "
-          f"load average {os.getloadavg()[0]:.2f} at start")
+    print(
+        f"python -m perfmodel fit DATA --auto, 300 rows, end to end; {time.strftime('%Y-%m-%d %H:%M %Z')}; "
+        f"load average {os.getloadavg()[0]:.2f} at start"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         old_tree = None
@@ -190,13 +202,17 @@ def many_factor_table(factor_counts, baseline: str | None, timeout: float) -> No
             csv = tmp / f"many-{n}.csv"
             meas.frame.to_csv(csv, index=False)
             t_new, m_new = _cli_run(ROOT, meas, csv, tmp / f"new-{n}.json", timeout)
-            line = (f"{n:>7} {meas.n_configurations:>7}  {t_new:>9.1f} {'yes' if t_new < 10 else 'NO':>6}  "
-                    f"{_found(m_new, meas, truth):<28}")
+            line = (
+                f"{n:>7} {meas.n_configurations:>7}  {t_new:>9.1f} {'yes' if t_new < 10 else 'NO':>6}  "
+                f"{_found(m_new, meas, truth):<28}"
+            )
             if old_tree:
                 t_old, m_old = _cli_run(old_tree, meas, csv, tmp / f"old-{n}.json", timeout)
                 old_txt = f">{timeout:.0f}" if not np.isfinite(t_old) else f"{t_old:.1f}"
-                line += f" {old_txt:>10} {_found(m_old, meas, truth):<28} " \
-                        f"{(t_old / t_new if np.isfinite(t_old) else float('inf')):>7.1f}x"
+                line += (
+                    f" {old_txt:>10} {_found(m_old, meas, truth):<28} "
+                    f"{(t_old / t_new if np.isfinite(t_old) else float('inf')):>7.1f}x"
+                )
             print(line + "  " + (m_new["expression"] if m_new else "-"), flush=True)
         print("generating terms: " + "; ".join(f"{n}: " + " + ".join(many_factor(n)[1]) for n in factor_counts))
 
@@ -214,20 +230,28 @@ def main(argv=None) -> int:
         return 0
     print()
     cores = n_workers(None)
-    print(f"{os.cpu_count()} CPUs, {cores} usable; median of {args.repeat} runs; "
-          f"load average {os.getloadavg()[0]:.2f} at start\n")
+    print(
+        f"{os.cpu_count()} CPUs, {cores} usable; median of {args.repeat} runs; "
+        f"load average {os.getloadavg()[0]:.2f} at start\n"
+    )
     syn = synthetic()
     relearn = load_dataset("relearn-main")
     cases = [
         ("auto_select synthetic-dp", syn, lambda m, w: auto_select(m, k=5, workers=w)),
         ("auto_select synth. λ=0.01", syn, lambda m, w: auto_select(m, k=5, lam=0.01, workers=w)),
         ("auto_select relearn-main", relearn, lambda m, w: auto_select(m, k=5, workers=w)),
-        ("lambda_path synthetic-dp", syn,
-         lambda m, w: lambda_path(Model("1 + I*b^e_b + I*log2(p) + p + N/p + I*p", bounds={"e_b": (0, 2)}),
-                                  m, k=5, workers=w)),
+        (
+            "lambda_path synthetic-dp",
+            syn,
+            lambda m, w: lambda_path(
+                Model("1 + I*b^e_b + I*log2(p) + p + N/p + I*p", bounds={"e_b": (0, 2)}), m, k=5, workers=w
+            ),
+        ),
     ]
-    head = (f"{'case':27s} {'rows':>5s} {'factors':>8s} {'serial (s)':>11s} {'pool (s)':>9s} {'speed-up':>9s} "
-            f"{'< 10 s':>7s}  result (< 10 s: the default, pool)")
+    head = (
+        f"{'case':27s} {'rows':>5s} {'factors':>8s} {'serial (s)':>11s} {'pool (s)':>9s} {'speed-up':>9s} "
+        f"{'< 10 s':>7s}  result (< 10 s: the default, pool)"
+    )
     print(head)
     print("-" * (len(head) + 30))
     for name, meas, run in cases:
@@ -235,13 +259,17 @@ def main(argv=None) -> int:
         t2, r2 = timed(lambda: run(meas, None), args.repeat)
         if hasattr(r1, "best"):
             same = r1.best.spec == r2.best.spec
-            what = f"{r1.best.spec}  (CV MAPE {r1.best.cv['mape']:.2f} %, {r1.n_screened} sets screened, " \
-                   f"{len(r1.evaluated)} refined)"
+            what = (
+                f"{r1.best.spec}  (CV MAPE {r1.best.cv['mape']:.2f} %, {r1.n_screened} sets screened, "
+                f"{len(r1.evaluated)} refined)"
+            )
         else:
             same = r1.chosen == r2.chosen
             what = f"chosen λ = {r1.chosen:g} (CV MAPE {r1.cv_mape[list(r1.lams).index(r1.chosen)]:.2f} %)"
-        print(f"{name:27s} {meas.n_rows:>5d} {len(meas.factors):>8d} {t1:>11.2f} {t2:>9.2f} {t1 / t2:>8.2f}x "
-              f"{'yes' if t2 < 10 else 'NO':>7s}  {'same' if same else 'DIFFERENT'}: {what}")
+        print(
+            f"{name:27s} {meas.n_rows:>5d} {len(meas.factors):>8d} {t1:>11.2f} {t2:>9.2f} {t1 / t2:>8.2f}x "
+            f"{'yes' if t2 < 10 else 'NO':>7s}  {'same' if same else 'DIFFERENT'}: {what}"
+        )
     return 0
 
 

@@ -108,10 +108,19 @@ if not REFDATA.exists():  # a worktree beside the main checkout: ../shared is th
 
 #: source -> family (the benchmark table groups by family)
 FAMILIES = {
-    "mlperf": "mlperf", "tf-cnn-2017": "tf-cnn",
-    "llm-foundry": "llm", "mosaicml-examples": "llm", "internevo": "llm", "nemo-launcher": "llm",
-    "relearn": "hpc", "mpi-collectives": "hpc", "deepbench": "allreduce",
-    "dawnbench": "other", "extradeep": "other", "ernest": "other", "sweep": "other",
+    "mlperf": "mlperf",
+    "tf-cnn-2017": "tf-cnn",
+    "llm-foundry": "llm",
+    "mosaicml-examples": "llm",
+    "internevo": "llm",
+    "nemo-launcher": "llm",
+    "relearn": "hpc",
+    "mpi-collectives": "hpc",
+    "deepbench": "allreduce",
+    "dawnbench": "other",
+    "extradeep": "other",
+    "ernest": "other",
+    "sweep": "other",
 }
 #: source -> where its rows are read (``data/...`` in this repository, ``refdata/...`` = ../shared/refdata)
 SOURCE_DATA = {
@@ -192,9 +201,19 @@ def bucket(d: float) -> str:
 # ----------------------------------------------------------------------------------------
 # building a series
 # ----------------------------------------------------------------------------------------
-def _series(source: str, name: str, frame: pd.DataFrame, time: str, factors: dict, gpus_per_node: float,
-            topology: str, guessed: bool, nodes_column: str | None = None, time_unit: str = "s",
-            note: str = "") -> Series:
+def _series(
+    source: str,
+    name: str,
+    frame: pd.DataFrame,
+    time: str,
+    factors: dict,
+    gpus_per_node: float,
+    topology: str,
+    guessed: bool,
+    nodes_column: str | None = None,
+    time_unit: str = "s",
+    note: str = "",
+) -> Series:
     """A :class:`Series` of ``frame``: ``nodes`` from ``nodes_column`` when given (and filled in as
     ceil(p / gpus_per_node) where it is blank), else ceil(p / gpus_per_node) on every row."""
     frame = frame.reset_index(drop=True).copy()
@@ -211,15 +230,17 @@ def _series(source: str, name: str, frame: pd.DataFrame, time: str, factors: dic
     return Series(source, name, meas, float(gpus_per_node), topology, guessed, time_unit, note)
 
 
-def _from_meas(source: str, name: str, meas: Measurements, gpus_per_node: float, topology: str, guessed: bool,
-               nodes_of_p=None) -> Series:
+def _from_meas(
+    source: str, name: str, meas: Measurements, gpus_per_node: float, topology: str, guessed: bool, nodes_of_p=None
+) -> Series:
     """A :class:`Series` from Measurements built elsewhere (``short_series``), nodes added."""
     frame = meas.frame.copy()
     p = meas.values("p")
     frame["nodes"] = nodes_of_p(p) if nodes_of_p is not None else np.ceil(p / gpus_per_node - 1e-9)
     factors = {k: v for k, v in meas.factors.items() if k != "nodes"}
-    m = Measurements.from_frame(frame.reset_index(drop=True), meas.time, {**factors, "nodes": "nodes"},
-                                name=f"{source}/{name}")
+    m = Measurements.from_frame(
+        frame.reset_index(drop=True), meas.time, {**factors, "nodes": "nodes"}, name=f"{source}/{name}"
+    )
     return Series(source, name, m, float(gpus_per_node), topology, guessed)
 
 
@@ -237,12 +258,24 @@ def load_tf_cnn() -> list[Series]:
         if name.startswith("sweep-"):
             if "/" not in name:
                 continue  # the whole sweep table: the same rows as its (b, N) curves
-            out.append(_from_meas("sweep", name, meas, 4, "known: one 2-core VM (all runs on one node)", False,
-                                  nodes_of_p=lambda p: np.ones_like(p)))
+            out.append(
+                _from_meas(
+                    "sweep",
+                    name,
+                    meas,
+                    4,
+                    "known: one 2-core VM (all runs on one node)",
+                    False,
+                    nodes_of_p=lambda p: np.ones_like(p),
+                )
+            )
             continue
         cluster = name.startswith("aws-k80-cluster/")
-        topo = ("known: AWS p2.8xlarge instances of 8 K80, nodes = ceil(gpus / 8)" if cluster
-                else "known: one server of 8 GPUs")
+        topo = (
+            "known: AWS p2.8xlarge instances of 8 K80, nodes = ceil(gpus / 8)"
+            if cluster
+            else "known: one server of 8 GPUs"
+        )
         out.append(_from_meas("tf-cnn-2017", name, meas, 8, topo, False))
     return out
 
@@ -263,16 +296,29 @@ def load_mlperf() -> list[Series]:
         if g["global_batch_size"].notna().all():
             factors["B"] = "global_batch_size"
         gpn = g["accelerators_per_node"]
-        out.append(_series("mlperf", cid, g, "time_s", factors, float(gpn.max()),
-                           f"known: systems JSON (accelerators per node {'/'.join(f'{v:g}' for v in sorted(gpn.unique()))})",
-                           False, nodes_column="number_of_nodes"))
+        out.append(
+            _series(
+                "mlperf",
+                cid,
+                g,
+                "time_s",
+                factors,
+                float(gpn.max()),
+                f"known: systems JSON (accelerators per node {'/'.join(f'{v:g}' for v in sorted(gpn.unique()))})",
+                False,
+                nodes_column="number_of_nodes",
+            )
+        )
     return out
 
 
 DAWNBENCH_SERIES = {
     "fastai-resnet50-p3": ("fastai_resnet50_p3_", 8, "known: AWS p3.16xlarge, 8 V100 per machine"),
-    "google-amoebanet-d-tpuv2": ("google_amoeba_net_d_", 1,
-                                 "as annotated in the refdata: one node per Cloud TPU v2 device"),
+    "google-amoebanet-d-tpuv2": (
+        "google_amoeba_net_d_",
+        1,
+        "as annotated in the refdata: one node per Cloud TPU v2 device",
+    ),
 }
 
 
@@ -282,9 +328,20 @@ def load_dawnbench() -> list[Series]:
     for name, (prefix, gpn, topo) in DAWNBENCH_SERIES.items():
         g = entries[entries["entry"].str.startswith(prefix)].copy()
         g["time_s"] = g["total_hours"] * 3600.0
-        out.append(_series("dawnbench", name, g, "time_s", {"p": "n_accelerators"}, gpn, topo, False,
-                           nodes_column="n_nodes",
-                           note="time to the accuracy target; epochs and batch schedules differ between entries"))
+        out.append(
+            _series(
+                "dawnbench",
+                name,
+                g,
+                "time_s",
+                {"p": "n_accelerators"},
+                gpn,
+                topo,
+                False,
+                nodes_column="n_nodes",
+                note="time to the accuracy target; epochs and batch schedules differ between entries",
+            )
+        )
     return out
 
 
@@ -294,15 +351,36 @@ def load_deepbench() -> list[Series]:
     for (platform, size), g in d.groupby(["platform", "size_floats"], sort=True):
         gpn = 1 if platform.startswith("IA_") else 8
         topo = "known: the sheet's node counts" + (" (1 process per KNL node)" if gpn == 1 else " (8 GPUs per node)")
-        out.append(_series("deepbench", f"{platform}/{int(size)}floats", g, "time_s", {"p": "accelerators"}, gpn,
-                           topo, False, nodes_column="nodes"))
+        out.append(
+            _series(
+                "deepbench",
+                f"{platform}/{int(size)}floats",
+                g,
+                "time_s",
+                {"p": "accelerators"},
+                gpn,
+                topo,
+                False,
+                nodes_column="nodes",
+            )
+        )
     return out
 
 
 def load_extradeep() -> list[Series]:
     d = pd.read_csv(DATA_DIR / "extradeep" / "cifar10_wall_time.csv")
-    return [_series("extradeep", "cifar10-juwels-booster", d, "time_s", {"p": "gpus"}, 4,
-                    "guessed: 4 GPUs per node (JUWELS Booster); not recorded", True)]
+    return [
+        _series(
+            "extradeep",
+            "cifar10-juwels-booster",
+            d,
+            "time_s",
+            {"p": "gpus"},
+            4,
+            "guessed: 4 GPUs per node (JUWELS Booster); not recorded",
+            True,
+        )
+    ]
 
 
 #: RELeARN timers left out: zero or at the timer's resolution (median below 1 µs)
@@ -315,9 +393,18 @@ def load_relearn() -> list[Series]:
     for (kernel, theta), g in d.groupby(["kernel", "theta"], sort=True):
         if d.loc[d["kernel"] == kernel, "time_max_s"].median() < RELEARN_RESOLUTION_S:
             continue
-        out.append(_series("relearn", f"{kernel}/theta={theta:g}", g, "time_max_s",
-                           {"p": "ranks", "n": "neurons_per_rank"}, 32,
-                           "guessed: 32 ranks per node (the smallest run as one node); not recorded", True))
+        out.append(
+            _series(
+                "relearn",
+                f"{kernel}/theta={theta:g}",
+                g,
+                "time_max_s",
+                {"p": "ranks", "n": "neurons_per_rank"},
+                32,
+                "guessed: 32 ranks per node (the smallest run as one node); not recorded",
+                True,
+            )
+        )
     return out
 
 
@@ -325,20 +412,45 @@ def load_mpi() -> list[Series]:
     d = pd.read_csv(REFDATA / "mpi-collectives-extrap" / "mpi_data.csv")
     out = []
     for (mpi, coll), g in d.groupby(["mpi", "variable"], sort=True):
-        out.append(_series("mpi-collectives", f"{mpi}/{coll}", g, "mean", {"p": "Ranks"}, 32,
-                           "guessed: 32 ranks per node; not recorded", True,
-                           time_unit="as published (not stated; likely µs)"))
+        out.append(
+            _series(
+                "mpi-collectives",
+                f"{mpi}/{coll}",
+                g,
+                "mean",
+                {"p": "Ranks"},
+                32,
+                "guessed: 32 ranks per node; not recorded",
+                True,
+                time_unit="as published (not stated; likely µs)",
+            )
+        )
     return out
 
 
 def load_ernest() -> list[Series]:
     d = pd.read_csv(DATA_DIR / "ernest" / "rcv1.csv")
-    return [_series("ernest", "rcv1-spark-r3.xlarge", d, "time_s", {"p": "cores", "N": "input_fraction"}, 4,
-                    "known: r3.xlarge machines of 4 cores (nodes = machines)", False, nodes_column="machines")]
+    return [
+        _series(
+            "ernest",
+            "rcv1-spark-r3.xlarge",
+            d,
+            "time_s",
+            {"p": "cores", "N": "input_fraction"},
+            4,
+            "known: r3.xlarge machines of 4 cores (nodes = machines)",
+            False,
+            nodes_column="machines",
+        )
+    ]
 
 
-LLM_SOURCES = {"llmfoundry": "llm-foundry", "mosaicex": "mosaicml-examples", "internevo": "internevo",
-               "nemolauncher": "nemo-launcher"}
+LLM_SOURCES = {
+    "llmfoundry": "llm-foundry",
+    "mosaicex": "mosaicml-examples",
+    "internevo": "internevo",
+    "nemolauncher": "nemo-launcher",
+}
 LLM_TOKENS = 1e9
 
 
@@ -367,17 +479,40 @@ def load_llm() -> list[Series]:
                 factors.update({"N": "samples_per_1e9_tokens", "B": "global_batch"})
             topo, guessed, col = "guessed: 8 GPUs per node (not stated in the source)", True, None
         else:
-            topo = ("known: nodes as published, 8 GPUs per node" if source == "nemo-launcher"
-                    else "known: 8 GPUs per node (the doc), nodes = gpus / 8")
+            topo = (
+                "known: nodes as published, 8 GPUs per node"
+                if source == "nemo-launcher"
+                else "known: 8 GPUs per node (the doc), nodes = gpus / 8"
+            )
             guessed, col = False, "nodes"
-        out.append(_series(source, name.split("__", 1)[1], g, "time_per_1e9_tokens_s", factors, 8, topo, guessed,
-                           nodes_column=col, note="seconds per 1e9 tokens at the published throughput"))
+        out.append(
+            _series(
+                source,
+                name.split("__", 1)[1],
+                g,
+                "time_per_1e9_tokens_s",
+                factors,
+                8,
+                topo,
+                guessed,
+                nodes_column=col,
+                note="seconds per 1e9 tokens at the published throughput",
+            )
+        )
     return out
 
 
-LOADERS = {"tf-cnn-2017": load_tf_cnn, "mlperf": load_mlperf, "dawnbench": load_dawnbench,
-           "deepbench": load_deepbench, "extradeep": load_extradeep, "relearn": load_relearn,
-           "mpi-collectives": load_mpi, "ernest": load_ernest, "llm": load_llm}
+LOADERS = {
+    "tf-cnn-2017": load_tf_cnn,
+    "mlperf": load_mlperf,
+    "dawnbench": load_dawnbench,
+    "deepbench": load_deepbench,
+    "extradeep": load_extradeep,
+    "relearn": load_relearn,
+    "mpi-collectives": load_mpi,
+    "ernest": load_ernest,
+    "llm": load_llm,
+}
 
 
 def load_series(sources=None, families=None) -> list[Series]:
@@ -409,9 +544,23 @@ def series_splits(s: Series) -> list[Split]:
         if not test.any():
             continue
         tr = s.meas.subset(train)
-        out.append(Split(s.source, s.family, s.name, float(cut), tr, s.meas.subset(test), d[test],
-                         nodes[test] > nodes[train].max(), int(len(np.unique(p[train]))), tr.n_configurations,
-                         s.gpus_per_node, s.topology_guessed, s.time_unit))
+        out.append(
+            Split(
+                s.source,
+                s.family,
+                s.name,
+                float(cut),
+                tr,
+                s.meas.subset(test),
+                d[test],
+                nodes[test] > nodes[train].max(),
+                int(len(np.unique(p[train]))),
+                tr.n_configurations,
+                s.gpus_per_node,
+                s.topology_guessed,
+                s.time_unit,
+            )
+        )
     return out
 
 
@@ -453,21 +602,35 @@ def counts(series: list[Series], splits: list[Split]) -> pd.DataFrame:
     for src in dict.fromkeys(s.source for s in series):
         ss = [s for s in series if s.source == src]
         sp = [s for s in splits if s.source == src]
-        rows.append({
-            "family": FAMILIES[src], "source": src, "series": len(ss),
-            "series_with_splits": len({s.series for s in sp}), "splits": len(sp),
-            "heldout_rows": int(sum(s.test.n_rows for s in sp)),
-            "node_crossing_rows": int(sum(s.crosses_nodes.sum() for s in sp)),
-            "splits_3plus_configs": int(sum(s.n_train_configs >= 3 for s in sp)),
-            "gpus_per_node": "/".join(f"{v:g}" for v in sorted({s.gpus_per_node for s in ss})),
-            "topology": "guessed" if any(s.topology_guessed for s in ss) else "known",
-        })
+        rows.append(
+            {
+                "family": FAMILIES[src],
+                "source": src,
+                "series": len(ss),
+                "series_with_splits": len({s.series for s in sp}),
+                "splits": len(sp),
+                "heldout_rows": int(sum(s.test.n_rows for s in sp)),
+                "node_crossing_rows": int(sum(s.crosses_nodes.sum() for s in sp)),
+                "splits_3plus_configs": int(sum(s.n_train_configs >= 3 for s in sp)),
+                "gpus_per_node": "/".join(f"{v:g}" for v in sorted({s.gpus_per_node for s in ss})),
+                "topology": "guessed" if any(s.topology_guessed for s in ss) else "known",
+            }
+        )
     t = pd.DataFrame(rows).sort_values(["family", "source"]).reset_index(drop=True)
-    fam = t.groupby("family", sort=True)[["series", "series_with_splits", "splits", "heldout_rows",
-                                          "node_crossing_rows", "splits_3plus_configs"]].sum().reset_index()
+    fam = (
+        t.groupby("family", sort=True)[
+            ["series", "series_with_splits", "splits", "heldout_rows", "node_crossing_rows", "splits_3plus_configs"]
+        ]
+        .sum()
+        .reset_index()
+    )
     fam["source"] = "(family total)"
-    total = t[["series", "series_with_splits", "splits", "heldout_rows", "node_crossing_rows",
-               "splits_3plus_configs"]].sum().to_frame().T
+    total = (
+        t[["series", "series_with_splits", "splits", "heldout_rows", "node_crossing_rows", "splits_3plus_configs"]]
+        .sum()
+        .to_frame()
+        .T
+    )
     total["family"], total["source"] = "all", "(all)"
     return pd.concat([t, fam, total], ignore_index=True).fillna("")
 
@@ -485,11 +648,24 @@ def distance_counts(splits: list[Split]) -> pd.DataFrame:
 
 def series_table(series: list[Series]) -> pd.DataFrame:
     """One row per series: source, family, name, rows, scales, factors, topology."""
-    return pd.DataFrame([{
-        "source": s.source, "family": s.family, "series": s.name, "rows": s.meas.n_rows,
-        "scales": " ".join(f"{v:g}" for v in s.scales), "factors": ",".join(s.meas.factors),
-        "gpus_per_node": s.gpus_per_node, "nodes": " ".join(f"{v:g}" for v in np.unique(s.meas.values("nodes"))),
-        "topology": s.topology, "time_unit": s.time_unit, "note": s.note} for s in series])
+    return pd.DataFrame(
+        [
+            {
+                "source": s.source,
+                "family": s.family,
+                "series": s.name,
+                "rows": s.meas.n_rows,
+                "scales": " ".join(f"{v:g}" for v in s.scales),
+                "factors": ",".join(s.meas.factors),
+                "gpus_per_node": s.gpus_per_node,
+                "nodes": " ".join(f"{v:g}" for v in np.unique(s.meas.values("nodes"))),
+                "topology": s.topology,
+                "time_unit": s.time_unit,
+                "note": s.note,
+            }
+            for s in series
+        ]
+    )
 
 
 def main(argv=None) -> int:

@@ -75,10 +75,33 @@ CLI_DE = {"strategy": "best1bin", "popsize": 15, "maxiter": 1000, "tol": 0.01}
 CLI_REPLICATES = 200
 #: methods given the ``nodes`` symbol by default
 NODES_FOR = ("pollux",)
-RECORD_COLUMNS = ["source", "family", "series", "cut", "n_train_scales", "n_train_configs", "n_train_rows",
-                  "max_train_nodes", "gpus_per_node", "topology_guessed", "method", "row", "p", "nodes",
-                  "distance", "bucket", "crosses_nodes", "y_true", "pred", "low", "high", "fit_seconds",
-                  "expression", "error", "crossing"]
+RECORD_COLUMNS = [
+    "source",
+    "family",
+    "series",
+    "cut",
+    "n_train_scales",
+    "n_train_configs",
+    "n_train_rows",
+    "max_train_nodes",
+    "gpus_per_node",
+    "topology_guessed",
+    "method",
+    "row",
+    "p",
+    "nodes",
+    "distance",
+    "bucket",
+    "crosses_nodes",
+    "y_true",
+    "pred",
+    "low",
+    "high",
+    "fit_seconds",
+    "expression",
+    "error",
+    "crossing",
+]
 #: the learning columns (``auto`` and the presets; NaN for the point-only peers): the un-widened log
 #: half-widths below and above the point (members + noise, before any widening for extrapolation),
 #: the distance in doublings the fit itself measures, the series' own evidence (S, n) of
@@ -90,10 +113,21 @@ RECORD_COLUMNS = ["source", "family", "series", "cut", "n_train_scales", "n_trai
 #: the series' scaling shortfall over its last measured doubling (``shortfall``), and where the fit's
 #: noise came from (``noise_source``: residuals, repeats, or the stated prior when the data has neither)
 #: its relative size and degrees of freedom (``noise_sigma``; ``noise_df``, NaN for the prior)
-LEARN_COLUMNS = (("band_low", "band_high", "d_model", "evidence", "n_evidence", "shortfall", "noise_source",
-                  "noise_sigma", "noise_df")
-                 + tuple(f"shift_{s}" for s in REFERENCE_PRESETS)
-                 + tuple(f"bt_{s}" for s in ("model",) + REFERENCE_PRESETS))
+LEARN_COLUMNS = (
+    (
+        "band_low",
+        "band_high",
+        "d_model",
+        "evidence",
+        "n_evidence",
+        "shortfall",
+        "noise_source",
+        "noise_sigma",
+        "noise_df",
+    )
+    + tuple(f"shift_{s}" for s in REFERENCE_PRESETS)
+    + tuple(f"bt_{s}" for s in ("model",) + REFERENCE_PRESETS)
+)
 RECORD_COLUMNS += list(LEARN_COLUMNS)
 
 
@@ -102,8 +136,7 @@ RECORD_COLUMNS += list(LEARN_COLUMNS)
 # ----------------------------------------------------------------------------------------
 def without_nodes(meas: Measurements) -> Measurements:
     """The same rows without the ``nodes`` symbol (the column stays in the frame)."""
-    return Measurements(meas.frame, meas.time, {k: v for k, v in meas.factors.items() if k != "nodes"},
-                        [], meas.name)
+    return Measurements(meas.frame, meas.time, {k: v for k, v in meas.factors.items() if k != "nodes"}, [], meas.name)
 
 
 def _interval(res, test: Measurements):
@@ -116,20 +149,28 @@ def _interval(res, test: Measurements):
     with np.errstate(all="ignore"):
         t, lo0, hi0 = unc.interval(env, LEVEL, widen=False)
         S, n = series_evidence(unc.calibration)
-        learn = {"band_low": np.log(t / lo0), "band_high": np.log(hi0 / t),
-                 "d_model": distance(unc.factor_ranges, env), "evidence": np.full(len(t), S),
-                 "n_evidence": np.full(len(t), n),
-                 "shortfall": np.full(len(t), np.nan if unc.scaling_shortfall is None else unc.scaling_shortfall),
-                 "noise_source": np.full(len(t), unc.noise.source, dtype=object),
-                 "noise_sigma": np.full(len(t), float(unc.noise.sigma)),
-                 "noise_df": np.full(len(t), np.nan if unc.noise.df is None else float(unc.noise.df))}
+        learn = {
+            "band_low": np.log(t / lo0),
+            "band_high": np.log(hi0 / t),
+            "d_model": distance(unc.factor_ranges, env),
+            "evidence": np.full(len(t), S),
+            "n_evidence": np.full(len(t), n),
+            "shortfall": np.full(len(t), np.nan if unc.scaling_shortfall is None else unc.scaling_shortfall),
+            "noise_source": np.full(len(t), unc.noise.source, dtype=object),
+            "noise_sigma": np.full(len(t), float(unc.noise.sigma)),
+            "noise_df": np.full(len(t), np.nan if unc.noise.df is None else float(unc.noise.df)),
+        }
         shifts = unc.reference_shifts(env, t) if unc.references else np.zeros((0, len(t)))
         for m, a in zip(unc.references or [], shifts):
             learn[f"shift_{m.label}"] = a
         for label, v in (unc.backtest or {}).items():
             learn[f"bt_{label}"] = np.full(len(t), v)
-    return (out["predicted_time"].to_numpy(float), out["predicted_low"].to_numpy(float),
-            out["predicted_high"].to_numpy(float), learn)
+    return (
+        out["predicted_time"].to_numpy(float),
+        out["predicted_low"].to_numpy(float),
+        out["predicted_high"].to_numpy(float),
+        learn,
+    )
 
 
 def _penalty_reach() -> None:
@@ -188,10 +229,18 @@ def run_split(task) -> list[dict]:
     """Records (one per test row and method) of one split: ``task`` = (split, methods, nodes_for)."""
     split, methods, nodes_for = task
     _penalty_reach()
-    base = {"source": split.source, "family": split.family, "series": split.series, "cut": split.cut,
-            "n_train_scales": split.n_train_scales, "n_train_configs": split.n_train_configs,
-            "n_train_rows": split.train.n_rows, "max_train_nodes": float(split.train.values("nodes").max()),
-            "gpus_per_node": split.gpus_per_node, "topology_guessed": split.topology_guessed}
+    base = {
+        "source": split.source,
+        "family": split.family,
+        "series": split.series,
+        "cut": split.cut,
+        "n_train_scales": split.n_train_scales,
+        "n_train_configs": split.n_train_configs,
+        "n_train_rows": split.train.n_rows,
+        "max_train_nodes": float(split.train.values("nodes").max()),
+        "gpus_per_node": split.gpus_per_node,
+        "topology_guessed": split.topology_guessed,
+    }
     p, nodes, y = split.test.values("p"), split.test.values("nodes"), split.test.y
     out = []
     for m in methods:
@@ -210,13 +259,32 @@ def run_split(task) -> list[dict]:
             error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
         seconds = time.perf_counter() - t0
         for i in range(len(y)):
-            out.append({**base, "method": m, "row": i, "p": p[i], "nodes": nodes[i],
-                        "distance": float(split.distance[i]), "bucket": corpus.bucket(split.distance[i]),
-                        "crosses_nodes": bool(split.crosses_nodes[i]), "y_true": y[i], "pred": pred[i],
-                        "low": low[i], "high": high[i], "fit_seconds": seconds, "expression": expr,
-                        "error": error, "crossing": "crosses_nodes" if split.crosses_nodes[i] else "same_nodes",
-                        **{c: (learn[c][i] if isinstance(learn[c][i], str) else float(learn[c][i])) if c in learn else np.nan
-                           for c in LEARN_COLUMNS}})
+            out.append(
+                {
+                    **base,
+                    "method": m,
+                    "row": i,
+                    "p": p[i],
+                    "nodes": nodes[i],
+                    "distance": float(split.distance[i]),
+                    "bucket": corpus.bucket(split.distance[i]),
+                    "crosses_nodes": bool(split.crosses_nodes[i]),
+                    "y_true": y[i],
+                    "pred": pred[i],
+                    "low": low[i],
+                    "high": high[i],
+                    "fit_seconds": seconds,
+                    "expression": expr,
+                    "error": error,
+                    "crossing": "crosses_nodes" if split.crosses_nodes[i] else "same_nodes",
+                    **{
+                        c: (learn[c][i] if isinstance(learn[c][i], str) else float(learn[c][i]))
+                        if c in learn
+                        else np.nan
+                        for c in LEARN_COLUMNS
+                    },
+                }
+            )
     return out
 
 
@@ -226,8 +294,15 @@ def ordered(splits: list, seed: int) -> list:
     return [splits[i] for i in rng.permutation(len(splits))]
 
 
-def run_all(splits: list, methods, nodes_for=NODES_FOR, workers: int = 1, out: str | None = None,
-            time_budget: float | None = None, progress=sys.stderr) -> pd.DataFrame:
+def run_all(
+    splits: list,
+    methods,
+    nodes_for=NODES_FOR,
+    workers: int = 1,
+    out: str | None = None,
+    time_budget: float | None = None,
+    progress=sys.stderr,
+) -> pd.DataFrame:
     """Records of every split (in the given order); with ``out``, appended to that CSV as they come;
     with ``time_budget`` (seconds), no new split is started after it."""
     tasks = [(s, tuple(methods), tuple(nodes_for)) for s in splits]
@@ -286,14 +361,14 @@ def scored(records: pd.DataFrame) -> pd.DataFrame:
 
 def group_metrics(r: pd.DataFrame) -> dict:
     """Metrics of one group of scored records (one method)."""
-    per_split = r.groupby("split").agg(mape=("ape", "mean"), cfg=("n_train_configs", "first"),
-                                       failed=("failed", "any"))
+    per_split = r.groupby("split").agg(mape=("ape", "mean"), cfg=("n_train_configs", "first"), failed=("failed", "any"))
     mape = per_split["mape"].to_numpy(float) * 100
     hw = r["halfwidth"].to_numpy(float)
     hw = hw[np.isfinite(hw)]
     cov = r["covered"].to_numpy(float)
     return {
-        "splits": len(per_split), "rows": len(r),
+        "splits": len(per_split),
+        "rows": len(r),
         "coverage": float(np.nanmean(cov)) * 100 if np.isfinite(cov).any() else np.nan,
         "hw_median": float(np.median(hw)) * 100 if hw.size else np.nan,
         "hw_p90": float(np.quantile(hw, 0.9)) * 100 if hw.size else np.nan,
@@ -328,13 +403,17 @@ def _f(v, digits=1) -> str:
 
 def table(summary: pd.DataFrame, title: str) -> str:
     """A markdown table of :func:`summarize`'s rows."""
-    head = ("| " + title + " | method | splits | rows | coverage % | half-width median % | p90 % | MAPE median % | "
-            "p90 % | worst % | > 100 % (≥ 3 cfg) | failed |")
+    head = (
+        "| " + title + " | method | splits | rows | coverage % | half-width median % | p90 % | MAPE median % | "
+        "p90 % | worst % | > 100 % (≥ 3 cfg) | failed |"
+    )
     lines = [head, "|---|---|" + "---:|" * 10]
     for _, s in summary.iterrows():
-        lines.append(f"| {s['group']} | {s['method']} | {s['splits']} | {s['rows']} | {_f(s['coverage'])} | "
-                     f"{_f(s['hw_median'])} | {_f(s['hw_p90'])} | {_f(s['mape_median'])} | {_f(s['mape_p90'])} | "
-                     f"{_f(s['mape_worst'])} | {s['over100_3cfg']} of {s['splits_3cfg']} | {s['failed']} |")
+        lines.append(
+            f"| {s['group']} | {s['method']} | {s['splits']} | {s['rows']} | {_f(s['coverage'])} | "
+            f"{_f(s['hw_median'])} | {_f(s['hw_p90'])} | {_f(s['mape_median'])} | {_f(s['mape_p90'])} | "
+            f"{_f(s['mape_worst'])} | {s['over100_3cfg']} of {s['splits_3cfg']} | {s['failed']} |"
+        )
     return "\n".join(lines)
 
 
@@ -345,8 +424,10 @@ def timing(r: pd.DataFrame, methods) -> str:
     for m in methods:
         s = per.loc[per["method"] == m, "fit_seconds"].to_numpy(float)
         if s.size:
-            lines.append(f"| {m} | {s.size} | {s.mean():.2f} | {np.median(s):.2f} | {np.quantile(s, 0.9):.2f} | "
-                         f"{s.max():.1f} | {s.sum():.0f} |")
+            lines.append(
+                f"| {m} | {s.size} | {s.mean():.2f} | {np.median(s):.2f} | {np.quantile(s, 0.9):.2f} | "
+                f"{s.max():.1f} | {s.sum():.0f} |"
+            )
     return "\n".join(lines)
 
 
@@ -360,8 +441,10 @@ def targets(r: pd.DataFrame, methods) -> list[str]:
     for _, s in fam.iterrows():
         if s["rows"] >= 20:
             ok = 85 <= s["coverage"] <= 95
-            out.append(f"coverage 85-95 % on {s['group']} ({s['rows']} rows): {_f(s['coverage'])} % "
-                       f"{'met' if ok else 'MISSED'}")
+            out.append(
+                f"coverage 85-95 % on {s['group']} ({s['rows']} rows): {_f(s['coverage'])} % "
+                f"{'met' if ok else 'MISSED'}"
+            )
     cross = a[a["crosses_nodes"]]
     if len(cross):
         c = group_metrics(cross)["coverage"]
@@ -374,11 +457,15 @@ def targets(r: pd.DataFrame, methods) -> list[str]:
             if s["splits"] >= 10 and s["group"] in pol.index:
                 ref = pol.loc[s["group"], "mape_median"]
                 ok = s["mape_median"] <= 0.85 * ref
-                out.append(f"median MAPE <= 0.85 x pollux-ref on {s['group']} ({s['splits']} splits): "
-                           f"{_f(s['mape_median'])} % vs {_f(ref)} % (ratio {s['mape_median'] / ref:.2f}) "
-                           f"{'met' if ok else 'MISSED'}")
-    out.append(f"no split with >= 3 training configurations over 100 %: {allm['over100_3cfg']} "
-               f"{'met' if allm['over100_3cfg'] == 0 else 'MISSED'}")
+                out.append(
+                    f"median MAPE <= 0.85 x pollux-ref on {s['group']} ({s['splits']} splits): "
+                    f"{_f(s['mape_median'])} % vs {_f(ref)} % (ratio {s['mape_median'] / ref:.2f}) "
+                    f"{'met' if ok else 'MISSED'}"
+                )
+    out.append(
+        f"no split with >= 3 training configurations over 100 %: {allm['over100_3cfg']} "
+        f"{'met' if allm['over100_3cfg'] == 0 else 'MISSED'}"
+    )
     return out
 
 
@@ -386,18 +473,31 @@ def report(records: pd.DataFrame, methods=None, by_source: bool = False) -> str:
     """Every table of a run (or of saved records); ``by_source``: also one per source."""
     r = scored(records)
     methods = [m for m in (methods or METHODS) if m in set(r["method"])]
-    parts = [table(summarize(r, "family", methods), "family"), table(summarize(r, None, methods), "overall"),
-             table(summarize(r, "bucket", methods), "distance (doublings)"),
-             table(summarize(r.assign(crossing=np.where(r["crosses_nodes"], "crosses nodes", "same nodes")),
-                             "crossing", methods), "node boundary"),
-             table(summarize(r.assign(fc=r["family"] + " · " + np.where(r["crosses_nodes"], "crosses", "same")),
-                             "fc", methods), "family · nodes")]
+    parts = [
+        table(summarize(r, "family", methods), "family"),
+        table(summarize(r, None, methods), "overall"),
+        table(summarize(r, "bucket", methods), "distance (doublings)"),
+        table(
+            summarize(
+                r.assign(crossing=np.where(r["crosses_nodes"], "crosses nodes", "same nodes")), "crossing", methods
+            ),
+            "node boundary",
+        ),
+        table(
+            summarize(
+                r.assign(fc=r["family"] + " · " + np.where(r["crosses_nodes"], "crosses", "same")), "fc", methods
+            ),
+            "family · nodes",
+        ),
+    ]
     if by_source:
         parts.append(table(summarize(r, "source", methods), "source"))
     t = targets(r, methods)
     if t:
-        parts.append("Issue 22's targets for auto on this run (baseline: nothing learned from the corpus yet):\n"
-                     + "\n".join(f"  - {line}" for line in t))
+        parts.append(
+            "Issue 22's targets for auto on this run (baseline: nothing learned from the corpus yet):\n"
+            + "\n".join(f"  - {line}" for line in t)
+        )
     parts.append("Seconds per split (fit + intervals + prediction, one process):\n" + timing(r, methods))
     return "\n\n".join(parts)
 
@@ -412,17 +512,26 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="a short seeded slice: 2 small splits per family")
     ap.add_argument("--workers", type=int, default=1, help="processes (each runs whole splits)")
     ap.add_argument("--time-budget", type=float, default=None, help="seconds; no new split after it")
-    ap.add_argument("--nodes-for", default=",".join(NODES_FOR),
-                    help="methods given the nodes symbol ('all', 'none' or a list; default pollux)")
+    ap.add_argument(
+        "--nodes-for",
+        default=",".join(NODES_FOR),
+        help="methods given the nodes symbol ('all', 'none' or a list; default pollux)",
+    )
     ap.add_argument("--out", default=None, help="CSV of one record per held-out row and method")
     ap.add_argument("--records", default=None, help="print the tables of saved records instead of fitting")
     ap.add_argument("--by-source", action="store_true", help="also print one table row per source and method")
-    ap.add_argument("--with-prior", action="store_true",
-                    help="intervals with the shipped prior, as the product gives them (default: without, the "
-                         "baseline scripts/learn_prior.py learns from)")
-    ap.add_argument("--penalty-reach", default=None, choices=PENALTY_REACHES,
-                    help="where every fit's penalty weighs its terms (default: the library's, "
-                         f"{DEFAULT_PENALTY_REACH})")
+    ap.add_argument(
+        "--with-prior",
+        action="store_true",
+        help="intervals with the shipped prior, as the product gives them (default: without, the "
+        "baseline scripts/learn_prior.py learns from)",
+    )
+    ap.add_argument(
+        "--penalty-reach",
+        default=None,
+        choices=PENALTY_REACHES,
+        help=f"where every fit's penalty weighs its terms (default: the library's, {DEFAULT_PENALTY_REACH})",
+    )
     args = ap.parse_args(argv)
     if args.with_prior:
         os.environ["PERFMODEL_BENCH_PRIOR"] = "1"
@@ -433,27 +542,34 @@ def main(argv=None) -> int:
         if m not in METHODS:
             ap.error(f"unknown method {m!r}; known: {', '.join(METHODS)}")
     if args.records:
-        records = pd.read_csv(args.records, keep_default_na=False, na_values=[""],
-                              dtype={"series": str, "expression": str, "error": str})
+        records = pd.read_csv(
+            args.records, keep_default_na=False, na_values=[""], dtype={"series": str, "expression": str, "error": str}
+        )
         print(f"Extrapolation benchmark, from {args.records} ({records['method'].nunique()} methods)\n")
         print(report(records, methods, args.by_source))
         return 0
-    nodes_for = METHODS if args.nodes_for == "all" else () if args.nodes_for == "none" else \
-        tuple(args.nodes_for.split(","))
+    nodes_for = (
+        METHODS if args.nodes_for == "all" else () if args.nodes_for == "none" else tuple(args.nodes_for.split(","))
+    )
     t0 = time.perf_counter()
     series = corpus.load_series(args.sources and args.sources.split(","), args.families and args.families.split(","))
     splits = corpus.make_splits(series, args.max_splits_per_series, args.seed)
     if args.quick:
         splits = corpus.quick_splits(splits, per_family=2, seed=args.seed)
     splits = ordered(splits, args.seed)
-    print(f"{len(series)} series, {len(splits)} splits, {sum(s.test.n_rows for s in splits)} held-out rows; "
-          f"methods {', '.join(methods)}; nodes symbol for {', '.join(nodes_for) or 'none'}", file=sys.stderr)
+    print(
+        f"{len(series)} series, {len(splits)} splits, {sum(s.test.n_rows for s in splits)} held-out rows; "
+        f"methods {', '.join(methods)}; nodes symbol for {', '.join(nodes_for) or 'none'}",
+        file=sys.stderr,
+    )
     records = run_all(splits, methods, nodes_for, workers=args.workers, out=args.out, time_budget=args.time_budget)
     seconds = time.perf_counter() - t0
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     done = records["split"].nunique() if "split" in records else scored(records)["split"].nunique()
-    print(f"Extrapolation benchmark: {done} of {len(splits)} splits, {len(methods)} methods, "
-          f"{args.workers} process(es), {seconds:.0f} s; {now}\n")
+    print(
+        f"Extrapolation benchmark: {done} of {len(splits)} splits, {len(methods)} methods, "
+        f"{args.workers} process(es), {seconds:.0f} s; {now}\n"
+    )
     print(report(records, methods, args.by_source))
     if args.out:
         print(f"\nrecords: {args.out} ({len(records)} rows)")

@@ -32,7 +32,7 @@ def make_data(n=1000, seed=0) -> Measurements:
     b = rng.choice([16, 32, 64, 128, 256], n)
     N = rng.choice([25_000, 50_000, 100_000, 200_000], n)
     I = np.ceil(N / (p * b))
-    t = 4 + 1e-3 * I * b ** 0.8 + 0.02 * I * np.log2(p) + 0.1 * p ** 1.2
+    t = 4 + 1e-3 * I * b**0.8 + 0.02 * I * np.log2(p) + 0.1 * p**1.2
     t *= 1 + 0.03 * rng.uniform(-1, 1, n)
     frame = pd.DataFrame({"p": p, "b": b, "N": N, "time_s": t})
     return Measurements.from_frame(frame, "time_s", {"p": "p", "b": "b", "N": "N"})
@@ -53,9 +53,19 @@ def main() -> None:
     from scipy.optimize import differential_evolution
 
     bounds = [(0, 2)] * 4 + [(-3, 3)] * 2
-    floor_t, _ = timed(lambda: differential_evolution(
-        lambda z: np.random.default_rng(0).random(z.shape[1]), bounds, seed=1, maxiter=vec_r.convergence["nit"], tol=0,
-        polish=False, vectorized=True, updating="deferred"), args.repeat)
+    floor_t, _ = timed(
+        lambda: differential_evolution(
+            lambda z: np.random.default_rng(0).random(z.shape[1]),
+            bounds,
+            seed=1,
+            maxiter=vec_r.convergence["nit"],
+            tol=0,
+            polish=False,
+            vectorized=True,
+            updating="deferred",
+        ),
+        args.repeat,
+    )
     rows.append(("DE, vectorised population", vec_t, vec_r))
     rows.append(("exact solver + 1 DE generation, linear model", exact_t, exact_r))
     print(f"{data.n_rows} rows, model {SPEC} ({vec_r.n_params} parameters), median of {args.repeat} runs")

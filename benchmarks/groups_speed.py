@@ -50,12 +50,22 @@ def table(groups: int, seed: int = 0) -> pd.DataFrame:
     p = np.array([1, 2, 4, 8, 16, 32], float)
     n = np.array([20_000, 80_000], float)
     pp, nn = (a.ravel() for a in np.meshgrid(p, n))
-    a, b, c, e = (rng.uniform(1, 10, groups), rng.uniform(1e-4, 1e-3, groups), rng.uniform(0.01, 0.2, groups),
-                  rng.uniform(0.5, 1.5, groups))
+    a, b, c, e = (
+        rng.uniform(1, 10, groups),
+        rng.uniform(1e-4, 1e-3, groups),
+        rng.uniform(0.01, 0.2, groups),
+        rng.uniform(0.5, 1.5, groups),
+    )
     t = a[:, None] + b[:, None] * nn / pp + c[:, None] * pp ** e[:, None]
     t *= 1 + 0.03 * rng.standard_normal(t.shape)
-    return pd.DataFrame({"call_path": np.repeat([f"main/solver/kernel_{i:04d}" for i in range(groups)], pp.size),
-                         "p": np.tile(pp, groups), "N": np.tile(nn, groups), "time": t.ravel()})
+    return pd.DataFrame(
+        {
+            "call_path": np.repeat([f"main/solver/kernel_{i:04d}" for i in range(groups)], pp.size),
+            "p": np.tile(pp, groups),
+            "N": np.tile(nn, groups),
+            "time": t.ravel(),
+        }
+    )
 
 
 def child(args) -> None:
@@ -144,7 +154,7 @@ def measure(cmd: list[str]) -> tuple[dict, float]:
     thread.join()
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{err}")
-    return json.loads(out.strip().splitlines()[-1]), peak[0] / 2 ** 20
+    return json.loads(out.strip().splitlines()[-1]), peak[0] / 2**20
 
 
 def main(argv=None) -> int:
@@ -163,33 +173,61 @@ def main(argv=None) -> int:
 
     workers = n_workers(args.workers)
     fits_per_group = 1 + (args.cv if args.cv >= 2 else 0)
-    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: {args.groups} groups × 12 configurations, terms {TERMS!r}, cv {args.cv}; {os.cpu_count()} CPUs, "
-          f"{workers} workers; load average {os.getloadavg()[0]:.2f} at start\n")
-    print(f"cores available to this job at the start: {cores_available(workers):.2f} of {workers} "
-          "(a CPU loop in that many processes against one)\n")
+    print(
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: {args.groups} groups × 12 configurations, terms {TERMS!r}, cv {args.cv}; {os.cpu_count()} CPUs, "
+        f"{workers} workers; load average {os.getloadavg()[0]:.2f} at start\n"
+    )
+    print(
+        f"cores available to this job at the start: {cores_available(workers):.2f} of {workers} "
+        "(a CPU loop in that many processes against one)\n"
+    )
     rows, summaries = [], {}
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "table.csv"
         table(args.groups).to_csv(data, index=False)
         for backend in ("serial", "processes", "dask"):
             out = Path(tmp) / f"{backend}.csv"
-            cmd = [sys.executable, __file__, "--child", backend, "--table", str(data), "--out", str(out),
-                   "--cv", str(args.cv), "--workers", str(1 if backend == "serial" else workers)]
+            cmd = [
+                sys.executable,
+                __file__,
+                "--child",
+                backend,
+                "--table",
+                str(data),
+                "--out",
+                str(out),
+                "--cv",
+                str(args.cv),
+                "--workers",
+                str(1 if backend == "serial" else workers),
+            ]
             info, peak = measure(cmd)
             summaries[backend] = pd.read_csv(out)
             rows.append((backend, info, peak))
     base = rows[0][1]["seconds"]
-    head = ("backend", "workers", "groups ok", "wall s", "fits/s", "× serial", "start-up s", "CPU s", "peak MiB",
-            "same as serial")
+    head = (
+        "backend",
+        "workers",
+        "groups ok",
+        "wall s",
+        "fits/s",
+        "× serial",
+        "start-up s",
+        "CPU s",
+        "peak MiB",
+        "same as serial",
+    )
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for backend, info, peak in rows:
         same = summaries[backend].equals(summaries["serial"])
         name = {"serial": "serial", "processes": "process pool", "dask": "Dask LocalCluster"}[backend]
-        print(f"| {name} | {1 if backend == 'serial' else workers} | {info['ok']}/{info['groups']} | "
-              f"{info['seconds']:.1f} | {info['groups'] * fits_per_group / info['seconds']:.1f} | "
-              f"{base / info['seconds']:.2f} | {info['startup']:.1f} | {info['cpu']:.1f} | {peak:.0f} | "
-              f"{'yes' if same else 'NO'} |")
+        print(
+            f"| {name} | {1 if backend == 'serial' else workers} | {info['ok']}/{info['groups']} | "
+            f"{info['seconds']:.1f} | {info['groups'] * fits_per_group / info['seconds']:.1f} | "
+            f"{base / info['seconds']:.2f} | {info['startup']:.1f} | {info['cpu']:.1f} | {peak:.0f} | "
+            f"{'yes' if same else 'NO'} |"
+        )
     return 0
 
 

@@ -67,7 +67,9 @@ def main() -> int:
     w = np.median(widths, axis=0)
     print("median upper bound / prediction at p = 3, 16, 32, 64 (N = 2e4):", " ".join(f"{v:.3f}" for v in w[:4]))
     ok = 0.85 <= inside.mean() <= 0.95 and w[1] < w[2] < w[3]
-    print(f"coverage {inside.mean():.3f} over {inside.size} new runs: {'ok' if ok else 'OUTSIDE 85-95 % or widths not growing'}")
+    print(
+        f"coverage {inside.mean():.3f} over {inside.size} new runs: {'ok' if ok else 'OUTSIDE 85-95 % or widths not growing'}"
+    )
     return 0 if ok else 1
 
 

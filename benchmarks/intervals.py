@@ -75,9 +75,8 @@ def speed(replicates: int) -> None:
     b = rng.choice([16, 32, 64, 128], 300)
     N = rng.choice([1e5, 2e5, 4e5], 300)
     I = np.ceil(N / (p * b))
-    t = (20 + 0.002 * I * b ** 0.85 + 0.01 * I * np.log2(p) + 0.5 * p) * rng.lognormal(0, 0.03, 300)
-    meas = Measurements.from_frame(pd.DataFrame({"p": p, "b": b, "N": N, "t": t}), "t",
-                                   {"p": "p", "b": "b", "N": "N"})
+    t = (20 + 0.002 * I * b**0.85 + 0.01 * I * np.log2(p) + 0.5 * p) * rng.lognormal(0, 0.03, 300)
+    meas = Measurements.from_frame(pd.DataFrame({"p": p, "b": b, "N": N, "t": t}), "t", {"p": "p", "b": "b", "N": "N"})
     model = Model("1 + I*b^e + I*log2(p) + p + I", bounds={"e": (0, 2)})
     t0 = time.perf_counter()
     res = model.fit(meas)
@@ -107,7 +106,9 @@ def main(argv=None) -> int:
     for kind in ["datasets"] + (["series"] if args.series else []):
         pooled = {m: {"cov": [], "width": [], "err": [], "err_best": [], "ds_width": []} for m in models}
         print(f"\n{kind}: nominal {args.level:.0%} intervals, fitted on the smaller p, tested on the larger")
-        head = f"{'case':36s} {'split':>11s} {'runs':>4s} " + " ".join(f"{m[:14]:>14s} cover width  MAPE" for m in models)
+        head = f"{'case':36s} {'split':>11s} {'runs':>4s} " + " ".join(
+            f"{m[:14]:>14s} cover width  MAPE" for m in models
+        )
         print(head)
         print("-" * len(head))
         for name, split, train, test in cases(kind):
@@ -137,12 +138,20 @@ def main(argv=None) -> int:
             e, eb = np.array(pooled[m]["err"]), np.array(pooled[m]["err_best"])
             if not c.size:
                 continue
-            print(f"{m:14s} coverage {c.mean() * 100:5.1f} % of {c.size} held-out runs (target >= 85 %); median "
-                  f"half-width {np.median(w) * 100:5.1f} % over runs, {np.median(pooled[m]['ds_width']) * 100:5.1f} % "
-                  f"over cases (target <= 30 %)")
-            print(f"{'':14s} MAPE median {np.median(e):5.1f} %, cases off by > 20 %: {int(np.sum(e > 20))} of "
-                  f"{len(e)}" + (f" (the displayed model alone: median {np.median(eb):5.1f} %, "
-                                 f"{int(np.sum(eb > 20))} cases > 20 %)" if m == "auto" else ""))
+            print(
+                f"{m:14s} coverage {c.mean() * 100:5.1f} % of {c.size} held-out runs (target >= 85 %); median "
+                f"half-width {np.median(w) * 100:5.1f} % over runs, {np.median(pooled[m]['ds_width']) * 100:5.1f} % "
+                f"over cases (target <= 30 %)"
+            )
+            print(
+                f"{'':14s} MAPE median {np.median(e):5.1f} %, cases off by > 20 %: {int(np.sum(e > 20))} of "
+                f"{len(e)}"
+                + (
+                    f" (the displayed model alone: median {np.median(eb):5.1f} %, {int(np.sum(eb > 20))} cases > 20 %)"
+                    if m == "auto"
+                    else ""
+                )
+            )
     print(f"\n{time.perf_counter() - t0:.0f} s; * = predicted by the ensemble of plausible models")
     if not args.no_speed:
         speed(args.replicates)

@@ -177,13 +177,12 @@ def _pollux_objective(theta, tab: StepTable, compute_rows: np.ndarray, compute_t
     grad = np.zeros(7)
     # error of total step time (log), RMSE
     e = logT - np.log(tab.step_time)
-    r1 = math.sqrt(float(np.mean(e ** 2)))
+    r1 = math.sqrt(float(np.mean(e**2)))
     dT_dC = np.exp((g - 1) * logC - logS)
     dT_dN = np.exp((g - 1) * logN - logS)
     wC, wN = np.exp(g * logC - logS), np.exp(g * logN - logS)
-    dT_dg = -logS / g ** 2 + (wC * logC + wN * logN) / g
-    d = np.stack([dT_dC, dT_dC * m, dT_dN * inter, dT_dN * inter * retro, dT_dN * intra,
-                  dT_dN * intra * retro, dT_dg])
+    dT_dg = -logS / g**2 + (wC * logC + wN * logN) / g
+    d = np.stack([dT_dC, dT_dC * m, dT_dN * inter, dT_dN * inter * retro, dT_dN * intra, dT_dN * intra * retro, dT_dg])
     if r1 > 0:
         grad += (d @ e) / len(e) / r1
     obj = r1
@@ -191,7 +190,7 @@ def _pollux_objective(theta, tab: StepTable, compute_rows: np.ndarray, compute_t
     if compute_rows.any():
         Cc, mc = C[compute_rows], m[compute_rows]
         e2 = np.log(Cc) - np.log(compute_time)
-        r2 = math.sqrt(float(np.mean(e2 ** 2)))
+        r2 = math.sqrt(float(np.mean(e2**2)))
         obj += r2
         if r2 > 0:
             grad[0] += float(np.mean(e2 / Cc)) / r2
@@ -199,10 +198,10 @@ def _pollux_objective(theta, tab: StepTable, compute_rows: np.ndarray, compute_t
     # AdaptDL's regularisation: towards γ = 1, and against retrogression
     obj += 1e-3 * (g - 1) ** 2 + 1e-2 * ((bn / an) ** 2 + (br / ar) ** 2)
     grad[6] += 2e-3 * (g - 1)
-    grad[2] += -2e-2 * bn ** 2 / an ** 3
-    grad[3] += 2e-2 * bn / an ** 2
-    grad[4] += -2e-2 * br ** 2 / ar ** 3
-    grad[5] += 2e-2 * br / ar ** 2
+    grad[2] += -2e-2 * bn**2 / an**3
+    grad[3] += 2e-2 * bn / an**2
+    grad[4] += -2e-2 * br**2 / ar**3
+    grad[5] += 2e-2 * br / ar**2
     return obj, grad
 
 
@@ -226,9 +225,11 @@ class PolluxFit:
     @property
     def expression(self) -> str:
         p = self.params
-        return (f"T_step=((α_c {p['alpha_c']:.3g}+β_c {p['beta_c']:.3g}·m)^γ + T_net^γ)^(1/γ), "
-                f"α_r {p['alpha_r']:.3g} β_r {p['beta_r']:.3g} α_n {p['alpha_n']:.3g} β_n {p['beta_n']:.3g} "
-                f"γ {p['gamma']:.3g}; pinned {','.join(self.pinned) or '-'}")
+        return (
+            f"T_step=((α_c {p['alpha_c']:.3g}+β_c {p['beta_c']:.3g}·m)^γ + T_net^γ)^(1/γ), "
+            f"α_r {p['alpha_r']:.3g} β_r {p['beta_r']:.3g} α_n {p['alpha_n']:.3g} β_n {p['beta_n']:.3g} "
+            f"γ {p['gamma']:.3g}; pinned {','.join(self.pinned) or '-'}"
+        )
 
 
 def fit_pollux_table(tab: StepTable, scale: float = 1.0, compute_error: bool = COMPUTE_ERROR) -> PolluxFit:
@@ -264,8 +265,13 @@ def fit_pollux_table(tab: StepTable, scale: float = 1.0, compute_error: bool = C
         res = minimize(fun, x0[free], jac=True, method="L-BFGS-B", bounds=list(zip(lower[free], upper[free])))
     theta = x0.copy()
     theta[free] = res.x
-    return PolluxFit(dict(zip(PARAMS, map(float, theta))), tuple(p for p, f in zip(PARAMS, fixed) if f), scale,
-                     bool(res.success), str(res.message))
+    return PolluxFit(
+        dict(zip(PARAMS, map(float, theta))),
+        tuple(p for p, f in zip(PARAMS, fixed) if f),
+        scale,
+        bool(res.success),
+        str(res.message),
+    )
 
 
 def fit_pollux(meas: Measurements) -> PolluxFit:
@@ -303,8 +309,14 @@ def fit_optimus_table(tab: StepTable, scale: float = 1.0) -> OptimusFit:
     curve_fit fails (Optimus logs the error and has no estimate)."""
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")  # OptimizeWarning: covariance of unidentifiable constants
-        popt, _ = curve_fit(_optimus_speed, (tab.replicas, tab.global_bsz), tab.speed, sigma=np.ones(len(tab.speed)),
-                            absolute_sigma=False, bounds=([0, 0, 0], [np.inf] * 3))
+        popt, _ = curve_fit(
+            _optimus_speed,
+            (tab.replicas, tab.global_bsz),
+            tab.speed,
+            sigma=np.ones(len(tab.speed)),
+            absolute_sigma=False,
+            bounds=([0, 0, 0], [np.inf] * 3),
+        )
     return OptimusFit(dict(zip("abd", map(float, popt))), scale)
 
 

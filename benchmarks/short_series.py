@@ -35,8 +35,9 @@ def series(sweep: bool = False):
     for key, g in tf.groupby(["platform", "model", "data", "batch_per_gpu"]):
         if g["gpus"].nunique() < 4:
             continue
-        meas = Measurements.from_frame(g, "epoch_time_s", {"p": "gpus", "b": "batch_per_gpu", "N": "samples"},
-                                       name="/".join(map(str, key)))
+        meas = Measurements.from_frame(
+            g, "epoch_time_s", {"p": "gpus", "b": "batch_per_gpu", "N": "samples"}, name="/".join(map(str, key))
+        )
         out.append((meas.name, meas))
     for d in list_datasets():
         if d.name.startswith("mlperf-"):

@@ -38,8 +38,10 @@ def main(argv=None) -> int:
     ks = [int(v) for v in args.ks.split(",")]
     data = series()
     t0 = time.perf_counter()
-    print(f"{len(data)} real series; preset {args.preset}; fit on the first k GPU counts, "
-          "absolute % error at the larger ones")
+    print(
+        f"{len(data)} real series; preset {args.preset}; fit on the first k GPU counts, "
+        "absolute % error at the larger ones"
+    )
     head = f"{'λ':>8s} {'k':>2s} {'fits':>5s} {'refused':>8s} {'median %':>9s} {'p90 %':>7s} {'> 20 %':>7s}"
     print(head)
     print("-" * len(head))
@@ -61,8 +63,10 @@ def main(argv=None) -> int:
                 errs.append(float(np.max(np.abs(pred - test.y) / test.y * 100)))
             e = np.array(errs)
             if e.size:
-                print(f"{lam:8.0e} {k:2d} {n:5d} {refused:8d} {np.median(e):9.1f} {np.percentile(e, 90):7.1f} "
-                      f"{np.mean(e > 20) * 100:6.0f}%")
+                print(
+                    f"{lam:8.0e} {k:2d} {n:5d} {refused:8d} {np.median(e):9.1f} {np.percentile(e, 90):7.1f} "
+                    f"{np.mean(e > 20) * 100:6.0f}%"
+                )
             else:
                 print(f"{lam:8.0e} {k:2d} {n:5d} {refused:8d} {'-':>9s} {'-':>7s} {'-':>7s}")
     print(f"\n{time.perf_counter() - t0:.1f} s; error per series = the largest error over its held-out GPU counts")

@@ -28,8 +28,13 @@ from __future__ import annotations
 
 import os
 
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
-             "NUMEXPR_NUM_THREADS"):
+for _var in (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+):
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
@@ -77,7 +82,7 @@ def unpack(theta: np.ndarray, features: int, hidden: int) -> list[np.ndarray]:
     out, i = [], 0
     for shape in param_shapes(features, hidden):
         size = int(np.prod(shape))
-        out.append(theta[i:i + size].reshape(shape))
+        out.append(theta[i : i + size].reshape(shape))
         i += size
     return out
 
@@ -93,8 +98,9 @@ def logits(theta: np.ndarray, x: np.ndarray, features: int, hidden: int) -> np.n
     return np.tanh(x @ w1 + b1) @ w2 + b2
 
 
-def loss_and_grad(theta: np.ndarray, x: np.ndarray, y: np.ndarray, features: int, hidden: int,
-                  want_grad: bool = True) -> tuple[float, np.ndarray | None]:
+def loss_and_grad(
+    theta: np.ndarray, x: np.ndarray, y: np.ndarray, features: int, hidden: int, want_grad: bool = True
+) -> tuple[float, np.ndarray | None]:
     """Mean logistic loss of the MLP on (x, y) and its gradient w.r.t. the flat parameter vector."""
     w1, b1, w2, b2 = unpack(theta, features, hidden)
     h = np.tanh(x @ w1 + b1)
@@ -114,8 +120,7 @@ def loss_and_grad(theta: np.ndarray, x: np.ndarray, y: np.ndarray, features: int
     return loss, np.concatenate([g_w1.ravel(), g_b1, g_w2, g_b2])
 
 
-def make_data(samples: int, features: int, seed: int,
-              x_out: np.ndarray, y_out: np.ndarray) -> None:
+def make_data(samples: int, features: int, seed: int, x_out: np.ndarray, y_out: np.ndarray) -> None:
     """Synthetic data: Gaussian inputs, labels from a random teacher MLP with label noise."""
     rng = np.random.default_rng(seed)
     x_out[:] = rng.standard_normal((samples, features))
@@ -144,8 +149,8 @@ def worker(rank: int, cfg: dict, names: dict, barrier, errors) -> None:
             order = np.random.default_rng((cfg["seed"], epoch)).permutation(n)  # same on every worker
             for it in range(iters):
                 lo = it * global_batch
-                batch = order[lo:min(lo + global_batch, n)]
-                mine = batch[rank * b:(rank + 1) * b]  # may be empty in the last, short mini-batch
+                batch = order[lo : min(lo + global_batch, n)]
+                mine = batch[rank * b : (rank + 1) * b]  # may be empty in the last, short mini-batch
                 if mine.size:
                     _, g = loss_and_grad(theta, x[mine], y[mine], f, h)
                     grads[rank] = g * mine.size  # sum, not mean: weighted by chunk size
@@ -176,8 +181,7 @@ def worker(rank: int, cfg: dict, names: dict, barrier, errors) -> None:
 def train(args: argparse.Namespace) -> dict:
     n, f, h, p = args.samples, args.features, args.hidden, args.workers
     k = n_params(f, h)
-    sizes = {"x": n * f * 8, "y": n * 8, "grads": p * k * 8, "counts": p * 8, "theta": k * 8,
-             "scores": p * 2 * 8}
+    sizes = {"x": n * f * 8, "y": n * 8, "grads": p * k * 8, "counts": p * 8, "theta": k * 8, "scores": p * 2 * 8}
     shms = {key: shared_memory.SharedMemory(create=True, size=max(size, 8)) for key, size in sizes.items()}
     try:
         x = np.ndarray((n, f), dtype=np.float64, buffer=shms["x"].buf)
@@ -189,8 +193,16 @@ def train(args: argparse.Namespace) -> dict:
         ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
         barrier = ctx.Barrier(p)
         errors = ctx.Queue()
-        cfg = {"samples": n, "features": f, "hidden": h, "workers": p, "batch_size": args.batch_size,
-               "epochs": args.epochs, "lr": args.lr, "seed": args.seed}
+        cfg = {
+            "samples": n,
+            "features": f,
+            "hidden": h,
+            "workers": p,
+            "batch_size": args.batch_size,
+            "epochs": args.epochs,
+            "lr": args.lr,
+            "seed": args.seed,
+        }
         names = {key: shm.name for key, shm in shms.items()}
         procs = [ctx.Process(target=worker, args=(r, cfg, names, barrier, errors)) for r in range(p)]
         for proc in procs:
@@ -205,8 +217,11 @@ def train(args: argparse.Namespace) -> dict:
             raise RuntimeError("; ".join(messages) or f"worker exit codes {failed}")
         scores = np.ndarray((p, 2), dtype=np.float64, buffer=shms["scores"].buf)
         final_loss, accuracy = scores[:, 0].sum() / n, scores[:, 1].sum() / n
-        return {"final_loss": float(final_loss), "accuracy": float(accuracy),
-                "iterations": args.epochs * math.ceil(n / (p * args.batch_size))}
+        return {
+            "final_loss": float(final_loss),
+            "accuracy": float(accuracy),
+            "iterations": args.epochs * math.ceil(n / (p * args.batch_size)),
+        }
     finally:
         for shm in shms.values():
             shm.close()
@@ -222,10 +237,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     elapsed = time.perf_counter() - start
-    print(f"workers={args.workers} batch_size={args.batch_size} samples={args.samples} epochs={args.epochs} "
-          f"iterations={result['iterations']} "
-          f"final_loss={result['final_loss']:.6f} train_accuracy={result['accuracy']:.3f} "
-          f"seconds={elapsed:.3f}")
+    print(
+        f"workers={args.workers} batch_size={args.batch_size} samples={args.samples} epochs={args.epochs} "
+        f"iterations={result['iterations']} "
+        f"final_loss={result['final_loss']:.6f} train_accuracy={result['accuracy']:.3f} "
+        f"seconds={elapsed:.3f}"
+    )
     return 0
 
 

@@ -13,28 +13,41 @@ guard()
 ss = st.session_state
 
 st.title("Groups")
-st.caption("One model per group, the same terms for all: which group scales better, and which term is why. "
-           "Every group is fitted with the session's λ, loss and seed and cross-validated (5-fold); the command "
-           "line does the same with `perfmodel fit DATA --group-by COL --out DIR`.")
+st.caption(
+    "One model per group, the same terms for all: which group scales better, and which term is why. "
+    "Every group is fitted with the session's λ, loss and seed and cross-validated (5-fold); the command "
+    "line does the same with `perfmodel fit DATA --group-by COL --out DIR`."
+)
 
 tables = groups_panel.tables()
 c = st.columns([3, 3])
-label = c[0].selectbox("Table", list(tables), key="w:g:table",
-                       help="The current data when it has columns to group by, or the bundled TensorFlow "
-                            "benchmarks table (5 CNN models on 4 platforms).")
+label = c[0].selectbox(
+    "Table",
+    list(tables),
+    key="w:g:table",
+    help="The current data when it has columns to group by, or the bundled TensorFlow "
+    "benchmarks table (5 CNN models on 4 platforms).",
+)
 table = tables[label]
 columns = table["columns"]
 by_key = f"w:g:by:{table['key']}"
 if by_key not in ss:
     ss[by_key] = list(table["groups"]) or columns[:1]
-by = c[1].multiselect("Group by", columns, key=by_key,
-                      help="Rows with equal values in these columns form one group (framework, model, GPU type…).")
+by = c[1].multiselect(
+    "Group by",
+    columns,
+    key=by_key,
+    help="Rows with equal values in these columns form one group (framework, model, GPU type…).",
+)
 terms_key = f"w:g:terms:{table['key']}"
 if terms_key not in ss:
     ss[terms_key] = table["terms"]
-terms = st.text_input("Terms (the same for every group)", key=terms_key,
-                      help="Start-up, compute and communication terms, e.g. 1 + I*b^e1 + I*log2(p). A factor that "
-                           "is constant within a group is left out of that group's terms (noted in the table).")
+terms = st.text_input(
+    "Terms (the same for every group)",
+    key=terms_key,
+    help="Start-up, compute and communication terms, e.g. 1 + I*b^e1 + I*log2(p). A factor that "
+    "is constant within a group is left out of that group's terms (noted in the table).",
+)
 if not by:
     st.info("Choose at least one column to group by.", icon=":material/info:")
     st.stop()
@@ -44,15 +57,23 @@ fits, x, shown, at, unit = groups_view.curves(table, by, terms)  # the first cha
 values = sorted({float(v) for m in fits.data if x in m.factors and m.n_rows for v in m.values(x)})
 if values:
     default = at if at in values else values[-1]
-    at_split = st.select_slider(f"Split the time at {md(x)} =", options=values, value=default, format_func=fmt_num,
-                                key=f"w:g:at:{x}",
-                                help="The other factors are held at each group's most frequent measured value.")
+    at_split = st.select_slider(
+        f"Split the time at {md(x)} =",
+        options=values,
+        value=default,
+        format_func=fmt_num,
+        key=f"w:g:at:{x}",
+        help="The other factors are held at each group's most frequent measured value.",
+    )
     st.plotly_chart(group_split_figure(fits, {x: at_split}, labels=shown, unit=unit), width="stretch")
 
 st.subheader("Errors, shares and constants per group")
 groups_panel.show_tables(fits, unit)
-st.caption(f"Constants in {unit} per unit of their term; —: the term is not in that group's model (a factor "
-           "constant within the group left it out; see the notes). Each term's share of the time is in "
-           "summary.csv.")
-st.download_button("Download summary.csv", to_csv(fits.summary).encode("utf-8"), "summary.csv",
-                   "text/csv", icon=":material/download:")
+st.caption(
+    f"Constants in {unit} per unit of their term; —: the term is not in that group's model (a factor "
+    "constant within the group left it out; see the notes). Each term's share of the time is in "
+    "summary.csv."
+)
+st.download_button(
+    "Download summary.csv", to_csv(fits.summary).encode("utf-8"), "summary.csv", "text/csv", icon=":material/download:"
+)

@@ -9,8 +9,10 @@ from ui.widgets import PAGES
 guard()
 
 st.title("Model")
-st.caption("The execution time is modelled as a sum of terms, T = Σ c_k·term_k(p, N, b, E, …). Each term gets a "
-           "fitted constant c_k ≥ 0; names that are not factor symbols are free exponents fitted within bounds.")
+st.caption(
+    "The execution time is modelled as a sum of terms, T = Σ c_k·term_k(p, N, b, E, …). Each term gets a "
+    "fitted constant c_k ≥ 0; names that are not factor symbols are free exponents fitted within bounds."
+)
 
 meas = st.session_state.get("meas")
 if meas is None:

@@ -19,11 +19,14 @@ require_result()
 intervals.attach()  # before drawing: a quick fit's intervals (and so the probabilities) are shown at once
 res, meas = ss["result"], ss["meas"]
 if "p" not in res.factors:
-    st.info("A plan compares numbers of workers: map a column to the symbol p on the Data page.",
-            icon=":material/info:")
+    st.info(
+        "A plan compares numbers of workers: map a column to the symbol p on the Data page.", icon=":material/info:"
+    )
     st.stop()
-st.caption("How long the run takes and what it costs for each number of workers, with the model's ranges, "
-           "and which one to choose for a deadline or a budget.")
+st.caption(
+    "How long the run takes and what it costs for each number of workers, with the model's ranges, "
+    "and which one to choose for a deadline or a budget."
+)
 
 kwargs, problems = plan_panel.controls(res, meas)
 for problem in problems:
@@ -40,9 +43,20 @@ for w in res.prediction_warnings(far):
 
 left, right = st.columns(2)
 left.plotly_chart(plan_frontier_figure(frame), width="stretch", theme=None, key="plan_frontier")
-right.plotly_chart(plan_deadline_figure(frame, measured_max=res.factor_ranges["p"][1]), width="stretch",
-                   theme=None, key="plan_deadline")
+right.plotly_chart(
+    plan_deadline_figure(frame, measured_max=res.factor_ranges["p"][1]),
+    width="stretch",
+    theme=None,
+    key="plan_deadline",
+)
 plan_panel.show_table(frame)
-st.download_button("Download the plan (CSV)", to_csv(frame, float_format="%.6g"),
-                   file_name="plan.csv", mime="text/csv", key="dl:plan_page", on_click="ignore",
-                   icon=":material/table_view:", help="The same table as `perfmodel plan --out plan.csv`.")
+st.download_button(
+    "Download the plan (CSV)",
+    to_csv(frame, float_format="%.6g"),
+    file_name="plan.csv",
+    mime="text/csv",
+    key="dl:plan_page",
+    on_click="ignore",
+    icon=":material/table_view:",
+    help="The same table as `perfmodel plan --out plan.csv`.",
+)

@@ -2,7 +2,14 @@
 
 import streamlit as st
 
-from perfmodel.plots.scaling import scaling_contributions_figure, scaling_data, scaling_figure, speedup_data, speedup_figure, typical_value
+from perfmodel.plots.scaling import (
+    scaling_contributions_figure,
+    scaling_data,
+    scaling_figure,
+    speedup_data,
+    speedup_figure,
+    typical_value,
+)
 from perfmodel.plots.style import view_unit
 from ui import advise_panel, intervals, scaling_panel
 from ui.groups_panel import group_columns
@@ -34,11 +41,19 @@ for w in res.prediction_warnings({x: data.x[-1:], **{s: [v] for s, v in view.fix
     st.warning(md(w), icon=":material/warning:")
 
 rated = scaling_panel.show_throughput(res, data)
-st.plotly_chart(scaling_figure(res, x, meas=meas, log_x=view.log_x, log_y=view.log_y, data=data, unit=unit,
-                               throughput=rated), width="stretch", theme=None, key="scaling")
+st.plotly_chart(
+    scaling_figure(res, x, meas=meas, log_x=view.log_x, log_y=view.log_y, data=data, unit=unit, throughput=rated),
+    width="stretch",
+    theme=None,
+    key="scaling",
+)
 intervals.facts(res)
-st.plotly_chart(scaling_contributions_figure(res, x, meas=meas, log_x=view.log_x, data=data, unit=unit),
-                width="stretch", theme=None, key="scaling_contrib")
+st.plotly_chart(
+    scaling_contributions_figure(res, x, meas=meas, log_x=view.log_x, data=data, unit=unit),
+    width="stretch",
+    theme=None,
+    key="scaling_contrib",
+)
 
 if "p" in res.factors:
     if x == "p":

@@ -28,6 +28,7 @@ from .language import PRESETS, library, parse_expression, preset_spec
 from .uncertainty import compute_intervals
 from .plan import plan  # noqa: E402  (the function: perfmodel.plan(result, at=..., grid=...))
 
+
 def fit(data, terms=None, *, time=None, factors=None, **kwargs) -> FitResult:
     """Shortcut: ``Model(terms, **kwargs).fit(data, time, factors)``."""
     return Model(terms, **kwargs).fit(data, time, factors)
@@ -43,6 +44,25 @@ def contributions(result: FitResult, data):
     return result.contributions(data)
 
 
-__all__ = ["Measurements", "Model", "FitResult", "PerfModelError", "fit", "predict", "contributions",
-           "read_csv", "read_extrap", "read_table", "metrics", "cross_validate", "holdout",
-           "parse_expression", "library", "preset_spec", "PRESETS", "fit_groups", "compute_intervals", "plan"]
+__all__ = [
+    "Measurements",
+    "Model",
+    "FitResult",
+    "PerfModelError",
+    "fit",
+    "predict",
+    "contributions",
+    "read_csv",
+    "read_extrap",
+    "read_table",
+    "metrics",
+    "cross_validate",
+    "holdout",
+    "parse_expression",
+    "library",
+    "preset_spec",
+    "PRESETS",
+    "fit_groups",
+    "compute_intervals",
+    "plan",
+]

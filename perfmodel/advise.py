@@ -84,8 +84,9 @@ def candidates(result, target: dict, grid: dict) -> pd.DataFrame:
     factors = list(result.factors)
     missing = [s for s in factors if s not in target]
     if missing:
-        raise PerfModelError(f"the target needs a value for {', '.join(missing)} (the model's factors: "
-                             f"{', '.join(factors)})")
+        raise PerfModelError(
+            f"the target needs a value for {', '.join(missing)} (the model's factors: {', '.join(factors)})"
+        )
     unknown = [s for s in list(target) + list(grid) if s not in factors]
     if unknown:
         raise PerfModelError(f"{unknown[0]!r} is not a factor of the model ({', '.join(factors)})")
@@ -128,13 +129,22 @@ def _intervals(unc, env: dict, level: float) -> tuple[np.ndarray, np.ndarray, np
     n = len(next(iter(env.values())))
     S = sum(len(m.coefficients) for m in unc.members)
     step = max(1, CELLS // max(S, 1))
-    parts = [unc.interval({s: v[i:i + step] for s, v in env.items()}, level) for i in range(0, n, step)]
+    parts = [unc.interval({s: v[i : i + step] for s, v in env.items()}, level) for i in range(0, n, step)]
     return tuple(np.concatenate([p[k] for p in parts]) for k in range(3))
 
 
-def advise(result, target: dict, grid: dict | pd.DataFrame, *, budget: float | None = None,
-           level: float = DEFAULT_LEVEL, rank_by: str = "gpu-hours", gpu_hour_price: float | None = None,
-           node_hour_price: float | None = None, gpus_per_node: float | None = None) -> pd.DataFrame:
+def advise(
+    result,
+    target: dict,
+    grid: dict | pd.DataFrame,
+    *,
+    budget: float | None = None,
+    level: float = DEFAULT_LEVEL,
+    rank_by: str = "gpu-hours",
+    gpu_hour_price: float | None = None,
+    node_hour_price: float | None = None,
+    gpus_per_node: float | None = None,
+) -> pd.DataFrame:
     """Rank candidate configurations by how much measuring each would narrow the target's interval.
 
     ``target``: {symbol: value} of the configuration to predict (all of the model's factors);
@@ -152,14 +162,18 @@ def advise(result, target: dict, grid: dict | pd.DataFrame, *, budget: float | N
     if rank_by not in RANKINGS:
         raise PerfModelError(f"--rank-by must be one of {', '.join(RANKINGS)}, got {rank_by!r}")
     if rank_by == "cost" and gpu_hour_price is None and node_hour_price is None:
-        raise PerfModelError("--rank-by cost needs a price: --gpu-hour-price, or --node-hour-price with --gpus-per-node")
+        raise PerfModelError(
+            "--rank-by cost needs a price: --gpu-hour-price, or --node-hour-price with --gpus-per-node"
+        )
     unc = result._uncertainty(required=True)
     cand = grid if isinstance(grid, pd.DataFrame) else candidates(result, target, grid)
     cand = cand[list(result.factors)].reset_index(drop=True)
     tgt = {s: np.array([float(target[s])]) for s in result.factors}
     result.check_defined(tgt, describe=lambda i: "the target")
-    result.check_defined(cand, describe=lambda i: "the grid's configuration " + ", ".join(
-        f"{s}={cand[s].iloc[i]:g}" for s in result.factors))
+    result.check_defined(
+        cand,
+        describe=lambda i: "the grid's configuration " + ", ".join(f"{s}={cand[s].iloc[i]:g}" for s in result.factors),
+    )
     z = normal_quantile(level)
     q = unc.noise.quantile(level)
     kappa = float(unc.kappas(tgt, level)[0])  # a target across the node boundary: the crossing's κ
@@ -180,7 +194,7 @@ def advise(result, target: dict, grid: dict | pd.DataFrame, *, budget: float | N
     # still to go once a run nearer the target is measured
     _, below, above = unc.structures(tgt, unc.point(points_t))
     reach = unc.structure_scale(level) * float(max(below[0], above[0]))
-    half0 = float(np.sqrt(scale ** 2 * (z * z * var0 + q * q) + (z * kappa * d0) ** 2 + reach ** 2))
+    half0 = float(np.sqrt(scale**2 * (z * z * var0 + q * q) + (z * kappa * d0) ** 2 + reach**2))
     # The thinned sample's half-width differs from the full ensemble's by sampling noise: every
     # "after" is shifted by the same amount, so today's figure is range_at's and the gains keep
     # their size.
@@ -193,7 +207,7 @@ def advise(result, target: dict, grid: dict | pd.DataFrame, *, budget: float | N
     C = len(cand)
     step = max(1, CELLS // max(len(w), 1))
     for c0 in range(0, C, step):
-        sub = {s: v[c0:c0 + step] for s, v in env.items()}
+        sub = {s: v[c0 : c0 + step] for s, v in env.items()}
         with np.errstate(all="ignore"):
             lc_all = np.log(np.maximum(small.member_predictions(sub)[0], 1e-300))  # (S, chunk)
         for jj in range(lc_all.shape[1]):
@@ -201,18 +215,21 @@ def advise(result, target: dict, grid: dict | pd.DataFrame, *, budget: float | N
             lc = lc_all[:, jj]
             post_var = 0.0
             for h0 in range(0, len(w), TRUTH_CHUNK):
-                diff = lc[None, :] - lc[h0:h0 + TRUTH_CHUNK, None]  # (hypothetical truth h, member s)
+                diff = lc[None, :] - lc[h0 : h0 + TRUTH_CHUNK, None]  # (hypothetical truth h, member s)
                 lik = np.exp(-0.5 * (diff / sigma) ** 2) * w[None, :]
                 lik /= lik.sum(axis=1, keepdims=True)
                 mean = lik @ lt
-                var = lik @ (lt ** 2) - mean ** 2
-                post_var += float(np.sum(w[h0:h0 + TRUTH_CHUNK] * np.maximum(var, 0.0)))
+                var = lik @ (lt**2) - mean**2
+                post_var += float(np.sum(w[h0 : h0 + TRUTH_CHUNK] * np.maximum(var, 0.0)))
             ranges = {s: (min(lo, env[s][j]), max(hi, env[s][j])) for s, (lo, hi) in unc.factor_ranges.items()}
             d1 = float(distance(ranges, tgt)[0])
             kappa1 = float(unc.kappas(tgt, level, extended(unc.topology, env, j))[0])  # a first run across
             reach1 = reach * (d1 / d0 if d0 > 0 else 0.0)
-            after[j] = np.sqrt(scale ** 2 * (z * z * post_var + q * q) + (z * kappa1 * d1) ** 2  # the boundary
-                               + reach1 ** 2)  # lifts κ
+            after[j] = np.sqrt(
+                scale**2 * (z * z * post_var + q * q)
+                + (z * kappa1 * d1) ** 2  # the boundary
+                + reach1**2
+            )  # lifts κ
     out = cand.copy()
     out["predicted_time"] = t_c
     out["predicted_low"] = low_c
@@ -242,6 +259,12 @@ def advise(result, target: dict, grid: dict | pd.DataFrame, *, budget: float | N
         out["in_plan"] = plan
         out["cumulative_s"] = np.where(plan, np.cumsum(np.where(plan, out["predicted_time"], 0.0)), np.nan)
     out.insert(0, "rank", np.arange(1, len(out) + 1))
-    out.attrs.update(target=dict(target), target_time=t_point, target_halfwidth_pct=(np.exp(half0) - 1) * 100,
-                     level=level, rank_by=rank_by, rank_column=key)
+    out.attrs.update(
+        target=dict(target),
+        target_time=t_point,
+        target_halfwidth_pct=(np.exp(half0) - 1) * 100,
+        level=level,
+        rank_by=rank_by,
+        rank_column=key,
+    )
     return out

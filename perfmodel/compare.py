@@ -43,8 +43,15 @@ import pandas as pd
 
 from .search.candidates import Selection
 from .parallel import run_tasks, n_workers
-from .search.pmnf import (EXTRAP_EXPONENTS, EXTRAP_NEGATIVE_EXPONENTS, PMNFSearch, PMNFSearchModel,  # noqa: F401
-                          best_single_term, pmnf_search, strong_scaling)
+from .search.pmnf import (
+    EXTRAP_EXPONENTS,
+    EXTRAP_NEGATIVE_EXPONENTS,
+    PMNFSearch,
+    PMNFSearchModel,  # noqa: F401
+    best_single_term,
+    pmnf_search,
+    strong_scaling,
+)
 from .search.select import auto_select
 from .data.measurements import Measurements
 from .errors import PerfModelError
@@ -119,22 +126,34 @@ class Comparison:
         names = self.table["model"].tolist()
         at = names.index(after) + 1 if after in names else len(names)
         cols = [c for c in self.table.columns if not c.startswith("best_")]
-        table = pd.concat([self.table[cols].iloc[:at], other.table[cols], self.table[cols].iloc[at:]],
-                          ignore_index=True)
-        return Comparison(table=_flag_best(table),
-                          predictions=pd.concat([self.predictions, other.predictions], ignore_index=True),
-                          results={**self.results, **other.results}, holdout_query=self.holdout_query,
-                          k=self.k, seed=self.seed, notes=[*self.notes, *other.notes])
+        table = pd.concat(
+            [self.table[cols].iloc[:at], other.table[cols], self.table[cols].iloc[at:]], ignore_index=True
+        )
+        return Comparison(
+            table=_flag_best(table),
+            predictions=pd.concat([self.predictions, other.predictions], ignore_index=True),
+            results={**self.results, **other.results},
+            holdout_query=self.holdout_query,
+            k=self.k,
+            seed=self.seed,
+            notes=[*self.notes, *other.notes],
+        )
 
     def report(self) -> str:
-        lines = [f"[[Comparison]]  {self.k}-fold CV (seed {self.seed}); hold-out: {self.holdout_query or 'none'}",
-                 f"    {'model':<16} {'params':>6} {'in-sample':>9} {'CV':>8} {'held-out':>8}  expression"]
+        lines = [
+            f"[[Comparison]]  {self.k}-fold CV (seed {self.seed}); hold-out: {self.holdout_query or 'none'}",
+            f"    {'model':<16} {'params':>6} {'in-sample':>9} {'CV':>8} {'held-out':>8}  expression",
+        ]
         for _, r in self.table.iterrows():
+
             def cell(v, flag):
                 return (f"{v:.2f}" + ("*" if flag else " ")) if np.isfinite(v) else "-"
-            lines.append(f"    {r['model']:<16} {r['n_params']:>6} {cell(r['fit_mape'], r['best_fit']):>9} "
-                         f"{cell(r['cv_mape'], r['best_cv']):>8} {cell(r['holdout_mape'], r['best_holdout']):>8}  "
-                         f"{r['expression'] or r['error']}")
+
+            lines.append(
+                f"    {r['model']:<16} {r['n_params']:>6} {cell(r['fit_mape'], r['best_fit']):>9} "
+                f"{cell(r['cv_mape'], r['best_cv']):>8} {cell(r['holdout_mape'], r['best_holdout']):>8}  "
+                f"{r['expression'] or r['error']}"
+            )
         lines.append("    (MAPE in %; * = best in its column)")
         lines += [f"    note: {n}" for n in self.notes]
         return "\n".join(lines)
@@ -152,14 +171,20 @@ def _flag_best(table: pd.DataFrame) -> pd.DataFrame:
     for col in METRIC_COLUMNS:
         v = table[col].to_numpy(float)
         flag = "best_" + col.split("_")[0]
-        table[flag] = (np.isfinite(v) & (v <= np.nanmin(v) * (1 + TIE_RTOL) + 1e-12)
-                       if np.isfinite(v).any() else False)
+        table[flag] = np.isfinite(v) & (v <= np.nanmin(v) * (1 + TIE_RTOL) + 1e-12) if np.isfinite(v).any() else False
     return table
 
 
 #: The fit settings that make two fits of one expression differ, with their names in a note.
-_SETTING_NAMES = {"lam": "λ", "penalty": "penalty", "loss": "loss", "seed": "seed", "maxiter": "generations",
-                  "popsize": "population", "nonneg": "non-negative"}
+_SETTING_NAMES = {
+    "lam": "λ",
+    "penalty": "penalty",
+    "loss": "loss",
+    "seed": "seed",
+    "maxiter": "generations",
+    "popsize": "population",
+    "nonneg": "non-negative",
+}
 
 
 def same_expression_notes(table: pd.DataFrame, results: dict) -> dict[str, str]:
@@ -174,8 +199,11 @@ def same_expression_notes(table: pd.DataFrame, results: dict) -> dict[str, str]:
         if first == name:
             continue
         a, b = results[name].settings, results[first].settings
-        diff = [f"{label} = {a.get(k)!s} here, {b.get(k)!s} there" for k, label in _SETTING_NAMES.items()
-                if a.get(k) != b.get(k)]
+        diff = [
+            f"{label} = {a.get(k)!s} here, {b.get(k)!s} there"
+            for k, label in _SETTING_NAMES.items()
+            if a.get(k) != b.get(k)
+        ]
         notes[name] = f"same terms as {first}; " + ("; ".join(diff) if diff else "fitted alike")
     return notes
 
@@ -218,11 +246,25 @@ def _peer_task(task: dict) -> dict:
     return out
 
 
-def compare(meas: Measurements, user_model=None, auto=None, holdout_query: str | None = "auto", k: int = 5,
-            seed: int = 0, *, loss: str = "relative", lam: float = DEFAULT_LAM, presets=PRESET_PEERS,
-            pmnf: bool = True, run_auto: bool = True, nested: bool = False, de: dict | None = None,
-            progress: Callable | None = None, should_stop: Callable | None = None,
-            workers: int | None = None) -> Comparison:
+def compare(
+    meas: Measurements,
+    user_model=None,
+    auto=None,
+    holdout_query: str | None = "auto",
+    k: int = 5,
+    seed: int = 0,
+    *,
+    loss: str = "relative",
+    lam: float = DEFAULT_LAM,
+    presets=PRESET_PEERS,
+    pmnf: bool = True,
+    run_auto: bool = True,
+    nested: bool = False,
+    de: dict | None = None,
+    progress: Callable | None = None,
+    should_stop: Callable | None = None,
+    workers: int | None = None,
+) -> Comparison:
     """Fit the peers to ``meas`` and compare them (see the module doc).
 
     Parameters
@@ -250,36 +292,77 @@ def compare(meas: Measurements, user_model=None, auto=None, holdout_query: str |
     peers: list[dict] = []
 
     def add(name, model, holdout_model=None):
-        peers.append({"name": name, "model": model, "holdout_model": holdout_model, "meas": meas, "k": int(k),
-                      "seed": int(seed), "query": holdout_query})
+        peers.append(
+            {
+                "name": name,
+                "model": model,
+                "holdout_model": holdout_model,
+                "meas": meas,
+                "k": int(k),
+                "seed": int(seed),
+                "query": holdout_query,
+            }
+        )
 
     if user_model is not None:
         add("your model", _user_model(user_model, base))
-    auto_model, auto_error = _auto_model(meas, auto, run_auto, base, lam=lam, loss=loss, seed=seed, k=k, de=de,
-                                         should_stop=should_stop, workers=workers, progress=progress)
+    auto_model, auto_error = _auto_model(
+        meas,
+        auto,
+        run_auto,
+        base,
+        lam=lam,
+        loss=loss,
+        seed=seed,
+        k=k,
+        de=de,
+        should_stop=should_stop,
+        workers=workers,
+        progress=progress,
+    )
     if auto_model is not None:
-        add("automatic", auto_model,
-            AutoSelectModel(lam=lam, loss=loss, seed=seed, k=k, n_best=1, workers=1) if nested else None)
-        notes.append("automatic: expression chosen by auto_select on " +
-                     ("all data; its hold-out column re-runs the search on the training part" if nested else
-                      "all data, then refitted on every split (its CV/held-out errors are optimistic)"))
+        add(
+            "automatic",
+            auto_model,
+            AutoSelectModel(lam=lam, loss=loss, seed=seed, k=k, n_best=1, workers=1) if nested else None,
+        )
+        notes.append(
+            "automatic: expression chosen by auto_select on "
+            + (
+                "all data; its hold-out column re-runs the search on the training part"
+                if nested
+                else "all data, then refitted on every split (its CV/held-out errors are optimistic)"
+            )
+        )
     if auto_error is not None:
         peers.append({"name": "automatic", "error": auto_error})
     for name in presets:
         add(name, Model(preset=name, **base))
         if name == "ernest" and ernest_extra_factors(meas):  # Ernest is its four terms; other factors: a variant
             extra = ernest_extra_factors(meas)
-            add(f"ernest + {' + '.join(extra)}", Model(preset_spec("ernest", list(meas.factors)) + " + "
-                                                       + " + ".join(extra), **base))
-            notes.append(f"ernest + {', '.join(extra)}: Ernest's four terms with a term for each factor Ernest does "
-                         "not model (a variant, not Ernest's model)")
+            add(
+                f"ernest + {' + '.join(extra)}",
+                Model(preset_spec("ernest", list(meas.factors)) + " + " + " + ".join(extra), **base),
+            )
+            notes.append(
+                f"ernest + {', '.join(extra)}: Ernest's four terms with a term for each factor Ernest does "
+                "not model (a variant, not Ernest's model)"
+            )
     if pmnf:
         search = pmnf_search(meas)
-        add("PMNF search", Model(search.spec, nonneg=False, **base),
-            PMNFSearchModel(search.negative_exponents, **base) if nested else None)
-        notes.append(f"PMNF search: {search.explanation()}; expression chosen on " +
-                     ("all data; its hold-out column re-runs the search on the training part" if nested else
-                      "all data, then refitted on every split"))
+        add(
+            "PMNF search",
+            Model(search.spec, nonneg=False, **base),
+            PMNFSearchModel(search.negative_exponents, **base) if nested else None,
+        )
+        notes.append(
+            f"PMNF search: {search.explanation()}; expression chosen on "
+            + (
+                "all data; its hold-out column re-runs the search on the training part"
+                if nested
+                else "all data, then refitted on every split"
+            )
+        )
     if not peers:
         raise PerfModelError("nothing to compare: give a model or enable the presets/PMNF search")
 
@@ -292,8 +375,15 @@ def compare(meas: Measurements, user_model=None, auto=None, holdout_query: str |
     done = iter(run_tasks(_peer_task, runnable, n_workers(workers), report, should_stop))
     outs = [{"name": p["name"], "error": p["error"]} if "error" in p else next(done) for p in peers]
     table, predictions, results = _tabulate(meas, peers, outs)
-    return Comparison(table=table, predictions=predictions, results=results, holdout_query=holdout_query,
-                      k=int(k), seed=int(seed), notes=notes)
+    return Comparison(
+        table=table,
+        predictions=predictions,
+        results=results,
+        holdout_query=holdout_query,
+        k=int(k),
+        seed=int(seed),
+        notes=notes,
+    )
 
 
 def _user_model(user_model, base: dict) -> Model:
@@ -303,13 +393,13 @@ def _user_model(user_model, base: dict) -> Model:
     elif isinstance(user_model, str):
         user_model = Model(user_model, **base)
     if not isinstance(user_model, Model):
-        raise PerfModelError(f"user_model must be a Model, FitResult or expression, got "
-                             f"{type(user_model).__name__}")
+        raise PerfModelError(f"user_model must be a Model, FitResult or expression, got {type(user_model).__name__}")
     return user_model
 
 
-def _auto_model(meas: Measurements, auto, run_auto: bool, base: dict, *, lam, loss, seed, k, de, should_stop,
-                workers, progress) -> tuple[Model | None, str | None]:
+def _auto_model(
+    meas: Measurements, auto, run_auto: bool, base: dict, *, lam, loss, seed, k, de, should_stop, workers, progress
+) -> tuple[Model | None, str | None]:
     """(the automatic choice as a Model, or None; the search's error, or None)."""
     if isinstance(auto, Selection):
         best = auto.best
@@ -323,9 +413,18 @@ def _auto_model(meas: Measurements, auto, run_auto: bool, base: dict, *, lam, lo
     if not run_auto:
         return None, None
     try:
-        sel = auto_select(meas, lam=lam, loss=loss, seed=seed, k=k, n_best=1, final_de=de or None,
-                          should_stop=should_stop, workers=workers,
-                          progress=(lambda d, t, m: progress(0, 1, f"automatic search: {m}")) if progress else None)
+        sel = auto_select(
+            meas,
+            lam=lam,
+            loss=loss,
+            seed=seed,
+            k=k,
+            n_best=1,
+            final_de=de or None,
+            should_stop=should_stop,
+            workers=workers,
+            progress=(lambda d, t, m: progress(0, 1, f"automatic search: {m}")) if progress else None,
+        )
     except PerfModelError as exc:
         return None, str(exc)
     best = sel.best
@@ -339,25 +438,42 @@ def _tabulate(meas: Measurements, peers: list, outs: list) -> tuple[pd.DataFrame
     y = meas.y
     for peer, out in zip(peers, outs):
         name = peer["name"]
-        row = {"model": name, "expression": "", "n_params": 0, "fit_mape": np.nan, "cv_mape": np.nan,
-               "holdout_mape": np.nan, "error": ""}
+        row = {
+            "model": name,
+            "expression": "",
+            "n_params": 0,
+            "fit_mape": np.nan,
+            "cv_mape": np.nan,
+            "holdout_mape": np.nan,
+            "error": "",
+        }
         if out is None or "error" in out:
             row["error"] = "stopped" if out is None else out["error"]
             rows.append(row)
             continue
         res: FitResult = out["result"]
         results[name] = res
-        row.update(expression=res.expression, n_params=res.n_params, fit_mape=res.metrics["mape"],
-                   cv_mape=out.get("cv", {}).get("mape", np.nan),
-                   holdout_mape=out.get("holdout", {}).get("mape", np.nan),
-                   error="; ".join(out[e] for e in ("cv_error", "holdout_error") if e in out))
+        row.update(
+            expression=res.expression,
+            n_params=res.n_params,
+            fit_mape=res.metrics["mape"],
+            cv_mape=out.get("cv", {}).get("mape", np.nan),
+            holdout_mape=out.get("holdout", {}).get("mape", np.nan),
+            error="; ".join(out[e] for e in ("cv_error", "holdout_error") if e in out),
+        )
         rows.append(row)
         for kind, key in (("in-sample", "fit_pred"), ("cross-validated", "cv_pred"), ("held-out", "holdout_pred")):
             if key in out:
                 p = np.asarray(out[key], float)
                 ok = np.isfinite(p)
-                preds.append(pd.DataFrame({"model": name, "kind": kind, "row": meas.rows[ok],
-                                           "measured": y[ok], "predicted": p[ok]}))
-    predictions = pd.concat(preds, ignore_index=True) if preds else pd.DataFrame(
-        columns=["model", "kind", "row", "measured", "predicted"])
+                preds.append(
+                    pd.DataFrame(
+                        {"model": name, "kind": kind, "row": meas.rows[ok], "measured": y[ok], "predicted": p[ok]}
+                    )
+                )
+    predictions = (
+        pd.concat(preds, ignore_index=True)
+        if preds
+        else pd.DataFrame(columns=["model", "kind", "row", "measured", "predicted"])
+    )
     return _flag_best(pd.DataFrame(rows)), predictions, results

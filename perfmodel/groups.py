@@ -130,8 +130,23 @@ class GroupFits:
         ``configurations``, ``notes`` and ``model_file`` (set by :meth:`save`)."""
         rows = [_summary_row(self.by, o) for o in self.outcomes]
         frame = pd.DataFrame(rows)
-        lead = [*_by_columns(self.by), "group", "status", "reason", "configurations", "rows", "formula", "expression",
-                "mape", "cv_mape", "cv_method", "r2", "startup_share", "compute_share", "communication_share"]
+        lead = [
+            *_by_columns(self.by),
+            "group",
+            "status",
+            "reason",
+            "configurations",
+            "rows",
+            "formula",
+            "expression",
+            "mape",
+            "cv_mape",
+            "cv_method",
+            "r2",
+            "startup_share",
+            "compute_share",
+            "communication_share",
+        ]
         rest = [c for c in frame.columns if c not in lead and c not in ("notes", "model_file")]
         coef = [c for c in rest if c.startswith("c:")]
         share = [c for c in rest if c.startswith("share:")]
@@ -149,8 +164,9 @@ class GroupFits:
             r = o.result
             if r is not None and not r.has_intervals and (labels is None or o.label in labels) and replicates:
                 r = FitResult.from_dict(r.to_dict())
-                fitted = Measurements(meas.frame, meas.time, {s: c for s, c in meas.factors.items() if s in r.factors},
-                                      [], meas.name)  # without the factors left out as constant, as it was fitted
+                fitted = Measurements(
+                    meas.frame, meas.time, {s: c for s, c in meas.factors.items() if s in r.factors}, [], meas.name
+                )  # without the factors left out as constant, as it was fitted
                 compute_intervals(r, fitted, replicates=int(replicates), gpus_per_node=gpus_per_node)
                 o = dataclasses.replace(o, result=r)
             outcomes.append(o)
@@ -175,8 +191,24 @@ class GroupFits:
         return path
 
 
-_RESERVED = {"group", "status", "reason", "configurations", "rows", "formula", "expression", "mape", "cv_mape",
-             "cv_method", "r2", "startup_share", "compute_share", "communication_share", "notes", "model_file"}
+_RESERVED = {
+    "group",
+    "status",
+    "reason",
+    "configurations",
+    "rows",
+    "formula",
+    "expression",
+    "mape",
+    "cv_mape",
+    "cv_method",
+    "r2",
+    "startup_share",
+    "compute_share",
+    "communication_share",
+    "notes",
+    "model_file",
+}
 
 
 def _by_columns(by: Sequence[str]) -> list[str]:
@@ -186,14 +218,22 @@ def _by_columns(by: Sequence[str]) -> list[str]:
 
 def _summary_row(by: Sequence[str], o: GroupOutcome) -> dict:
     row: dict[str, Any] = dict(zip(_by_columns(by), o.key))
-    row.update(group=o.label, status=o.status, reason=o.reason, configurations=o.n_configurations,
-               rows=o.n_rows)
+    row.update(group=o.label, status=o.status, reason=o.reason, configurations=o.n_configurations, rows=o.n_rows)
     r = o.result
     if r is not None:
-        row.update(formula=r.formula(), expression=r.expression, mape=r.metrics.get("mape"),
-                   cv_mape=o.cv.get("mape", math.nan), cv_method=o.cv_method, r2=r.metrics.get("r2"))
-        row.update(startup_share=o.categories.get("start-up", 0.0), compute_share=o.categories.get("compute", 0.0),
-                   communication_share=o.categories.get("communication", 0.0))
+        row.update(
+            formula=r.formula(),
+            expression=r.expression,
+            mape=r.metrics.get("mape"),
+            cv_mape=o.cv.get("mape", math.nan),
+            cv_method=o.cv_method,
+            r2=r.metrics.get("r2"),
+        )
+        row.update(
+            startup_share=o.categories.get("start-up", 0.0),
+            compute_share=o.categories.get("compute", 0.0),
+            communication_share=o.categories.get("communication", 0.0),
+        )
         for k, term in enumerate(r.terms):
             row[f"c:{term}"] = r.coefficients[f"c{k}"]
         for term in r.terms:
@@ -281,8 +321,14 @@ def fit_group(task: dict) -> GroupOutcome:
     """Fit one group (see :func:`fit_groups`); user errors become a ``skipped`` outcome."""
     t0 = _time.perf_counter()
     meas: Measurements = task["meas"]
-    o = GroupOutcome(key=task["key"], label=task["label"], status="ok", notes=list(task.get("notes", ())),
-                     n_rows=meas.n_rows, n_configurations=meas.n_configurations if meas.n_rows else 0)
+    o = GroupOutcome(
+        key=task["key"],
+        label=task["label"],
+        status="ok",
+        notes=list(task.get("notes", ())),
+        n_rows=meas.n_rows,
+        n_configurations=meas.n_configurations if meas.n_rows else 0,
+    )
     try:
         if meas.n_rows == 0:
             raise PerfModelError(task.get("empty_reason") or "no usable rows")
@@ -308,14 +354,16 @@ def _fit_one(task: dict, meas: Measurements, o: GroupOutcome) -> None:
                 drop.pop(s, None)
         if drop:
             o.notes.append(_constant_note(meas, drop, ["the search uses the other factors"]))
-            meas = Measurements(meas.frame, meas.time, {s: c for s, c in meas.factors.items() if s not in drop},
-                                [], meas.name)
+            meas = Measurements(
+                meas.frame, meas.time, {s: c for s, c in meas.factors.items() if s not in drop}, [], meas.name
+            )
         sel = auto_select(meas, **task["auto_settings"], workers=1)
         o.result = sel.best.result
         if task.get("replicates"):
             best, _, averaging = plausible(sel)
-            compute_intervals(best, meas, replicates=int(task["replicates"]), gpus_per_node=task.get("gpus_per_node"),
-                              **averaging)
+            compute_intervals(
+                best, meas, replicates=int(task["replicates"]), gpus_per_node=task.get("gpus_per_node"), **averaging
+            )
         o.notes.extend(o.result.warnings)
         o.cv, o.cv_method = dict(sel.best.cv), f"{task['auto_settings'].get('k', 5)}-fold (search)"
     else:
@@ -323,7 +371,9 @@ def _fit_one(task: dict, meas: Measurements, o: GroupOutcome) -> None:
         model = model.clone(**exact_settings(model, meas))  # a linear model's exact optimum in one generation
         o.result = model.fit(meas)  # more parameters than configurations: refused at λ = 0 only, as a single fit
         if task.get("replicates"):
-            compute_intervals(o.result, meas, replicates=int(task["replicates"]), gpus_per_node=task.get("gpus_per_node"))
+            compute_intervals(
+                o.result, meas, replicates=int(task["replicates"]), gpus_per_node=task.get("gpus_per_node")
+            )
         o.notes.extend(o.result.warnings)
         if k >= 2:
             _cross_validate_into(model, meas, k, o)
@@ -428,8 +478,15 @@ class GroupPlan:
     def keys(self) -> list[tuple]:
         return [t["key"] for t in self.tasks]
 
-    def fit(self, indices: Sequence[int] | None = None, *, cv: bool = True, executor="serial",
-            workers: int | None = None, progress: Callable | None = None) -> list[GroupOutcome]:
+    def fit(
+        self,
+        indices: Sequence[int] | None = None,
+        *,
+        cv: bool = True,
+        executor="serial",
+        workers: int | None = None,
+        progress: Callable | None = None,
+    ) -> list[GroupOutcome]:
         """The outcomes of the groups at ``indices`` (default: all), in that order; ``cv=False``:
         without their cross-validation (:meth:`cross_validate` adds it)."""
         indices = range(len(self.tasks)) if indices is None else indices
@@ -444,15 +501,36 @@ class GroupPlan:
         """The :class:`GroupFits` of the groups in ``outcomes`` ({index: outcome}; all of them: what
         :func:`fit_groups` returns), in the table's order."""
         done = sorted(outcomes)
-        return GroupFits(self.by, [outcomes[i] for i in done], executor_name(executor), seconds, list(self.dropped),
-                         [self.tasks[i]["meas"] for i in done])
+        return GroupFits(
+            self.by,
+            [outcomes[i] for i in done],
+            executor_name(executor),
+            seconds,
+            list(self.dropped),
+            [self.tasks[i]["meas"] for i in done],
+        )
 
 
-def fit_groups(frame, by: str | Sequence[str], *, time: str | None = None, factors: dict | None = None,
-               terms: str | None = None, preset: str | None = None, auto: bool = False,
-               model: Model | None = None, cv: int = 5, min_configurations: int | None = None,
-               executor="processes", workers: int | None = None, progress: Callable | None = None,
-               name: str = "", replicates: int = 0, gpus_per_node: float | None = None, **settings) -> GroupFits:
+def fit_groups(
+    frame,
+    by: str | Sequence[str],
+    *,
+    time: str | None = None,
+    factors: dict | None = None,
+    terms: str | None = None,
+    preset: str | None = None,
+    auto: bool = False,
+    model: Model | None = None,
+    cv: int = 5,
+    min_configurations: int | None = None,
+    executor="processes",
+    workers: int | None = None,
+    progress: Callable | None = None,
+    name: str = "",
+    replicates: int = 0,
+    gpus_per_node: float | None = None,
+    **settings,
+) -> GroupFits:
     """Fit the same model to every group of rows with equal values in the ``by`` columns.
 
     In stages: :func:`plan_groups` (the same arguments but the executor's) and :class:`GroupPlan`.
@@ -484,18 +562,43 @@ def fit_groups(frame, by: str | Sequence[str], *, time: str | None = None, facto
     Raises :class:`PerfModelError` for an unknown ``by``/time/factor column or a bad setting.
     """
     t0 = _time.perf_counter()
-    plan = plan_groups(frame, by, time=time, factors=factors, terms=terms, preset=preset, auto=auto, model=model,
-                       cv=cv, min_configurations=min_configurations, name=name, replicates=replicates,
-                       gpus_per_node=gpus_per_node, **settings)
+    plan = plan_groups(
+        frame,
+        by,
+        time=time,
+        factors=factors,
+        terms=terms,
+        preset=preset,
+        auto=auto,
+        model=model,
+        cv=cv,
+        min_configurations=min_configurations,
+        name=name,
+        replicates=replicates,
+        gpus_per_node=gpus_per_node,
+        **settings,
+    )
     outcomes = plan.fit(executor=executor, workers=workers, progress=progress)
     return plan.fits(dict(enumerate(outcomes)), executor, _time.perf_counter() - t0)
 
 
-def plan_groups(frame, by: str | Sequence[str], *, time: str | None = None, factors: dict | None = None,
-                terms: str | None = None, preset: str | None = None, auto: bool = False,
-                model: Model | None = None, cv: int = 5, min_configurations: int | None = None,
-                name: str = "", replicates: int = 0, gpus_per_node: float | None = None,
-                **settings) -> GroupPlan:
+def plan_groups(
+    frame,
+    by: str | Sequence[str],
+    *,
+    time: str | None = None,
+    factors: dict | None = None,
+    terms: str | None = None,
+    preset: str | None = None,
+    auto: bool = False,
+    model: Model | None = None,
+    cv: int = 5,
+    min_configurations: int | None = None,
+    name: str = "",
+    replicates: int = 0,
+    gpus_per_node: float | None = None,
+    **settings,
+) -> GroupPlan:
     """The groups of :func:`fit_groups` (same arguments, same checks), not fitted yet."""
     by = [by] if isinstance(by, str) else list(by or [])
     if not by:
@@ -516,14 +619,17 @@ def plan_groups(frame, by: str | Sequence[str], *, time: str | None = None, fact
         raise PerfModelError(f"a group column is named twice: {', '.join(by)}")
     for col in by:
         if col not in columns:
-            raise PerfModelError(f"group column {col!r} not found{did_you_mean(col, columns)}; "
-                                 f"columns are: {', '.join(columns)}")
+            raise PerfModelError(
+                f"group column {col!r} not found{did_you_mean(col, columns)}; columns are: {', '.join(columns)}"
+            )
         if col == time:
             raise PerfModelError(f"group column {col!r} is the time column; group by another column")
         for sym, fcol in factors.items():
             if fcol == col:
-                raise PerfModelError(f"group column {col!r} is mapped to factor {sym!r}; a group holds one "
-                                     "value of it, so it cannot also be a factor")
+                raise PerfModelError(
+                    f"group column {col!r} is mapped to factor {sym!r}; a group holds one "
+                    "value of it, so it cannot also be a factor"
+                )
     spec = _model_spec(model, terms, preset, auto, settings)
     if spec.get("terms") is not None:  # a bad term is the same mistake in every group: say it once
         parse_expression(spec["terms"], list(factors), parse_bounds(spec.get("bounds") or {}), columns=columns)
@@ -531,8 +637,11 @@ def plan_groups(frame, by: str | Sequence[str], *, time: str | None = None, fact
     slim = frame[keep]
     meas = Measurements.from_frame(slim, time, factors, name=name)
     # Row numbers of Measurements are 1-based positions in ``frame``; group keys by position.
-    group_keys = pd.MultiIndex.from_frame(slim[by].reset_index(drop=True)) if len(by) > 1 else \
-        pd.Index(slim[by[0]].reset_index(drop=True))
+    group_keys = (
+        pd.MultiIndex.from_frame(slim[by].reset_index(drop=True))
+        if len(by) > 1
+        else pd.Index(slim[by[0]].reset_index(drop=True))
+    )
     codes, uniques = pd.factorize(group_keys, use_na_sentinel=False)
     dropped_by_group: dict[int, list] = {}
     for d in meas.dropped:
@@ -544,18 +653,39 @@ def plan_groups(frame, by: str | Sequence[str], *, time: str | None = None, fact
     for g in range(len(uniques)):
         key = tuple(uniques[g]) if len(by) > 1 else (uniques[g],)
         key = tuple(_plain(v) for v in key)
-        rows = order[bounds_of[g]:bounds_of[g + 1]]
+        rows = order[bounds_of[g] : bounds_of[g + 1]]
         sub = Measurements(meas.frame.iloc[rows], time, dict(factors), [], name)
         dropped = dropped_by_group.get(g, [])
         notes = []
         if dropped and rows.size:
-            notes.append(f"{len(dropped)} row(s) dropped: " + "; ".join(str(d) for d in dropped[:3]) +
-                         ("; ..." if len(dropped) > 3 else ""))
-        empty = (f"all {len(dropped)} row(s) were dropped: " + "; ".join(str(d) for d in dropped[:3])
-                 + ("; ..." if len(dropped) > 3 else "")) if dropped else "no rows"
-        tasks.append({**spec, "key": key, "label": group_label(key), "meas": sub, "notes": notes,
-                      "empty_reason": empty, "cv": cv, "min_configurations": min_configurations,
-                      "replicates": int(replicates), "gpus_per_node": gpus_per_node})
+            notes.append(
+                f"{len(dropped)} row(s) dropped: "
+                + "; ".join(str(d) for d in dropped[:3])
+                + ("; ..." if len(dropped) > 3 else "")
+            )
+        empty = (
+            (
+                f"all {len(dropped)} row(s) were dropped: "
+                + "; ".join(str(d) for d in dropped[:3])
+                + ("; ..." if len(dropped) > 3 else "")
+            )
+            if dropped
+            else "no rows"
+        )
+        tasks.append(
+            {
+                **spec,
+                "key": key,
+                "label": group_label(key),
+                "meas": sub,
+                "notes": notes,
+                "empty_reason": empty,
+                "cv": cv,
+                "min_configurations": min_configurations,
+                "replicates": int(replicates),
+                "gpus_per_node": gpus_per_node,
+            }
+        )
     return GroupPlan(by, tasks, base_dropped + list(meas.dropped))
 
 
@@ -596,5 +726,3 @@ def _model_spec(model: Model | None, terms, preset, auto: bool, settings: dict) 
     for k in ("terms", "preset", "bounds"):
         params.pop(k)
     return {"terms": terms, "preset": preset, "bounds": bounds, "settings": params, "auto": False}
-
-

@@ -77,10 +77,12 @@ def pool_context():
 
 
 #: OpenBLAS's (get, set) thread-count functions under their build's names; MKL's setter besides.
-_BLAS_THREAD_PAIRS = (("openblas_get_num_threads", "openblas_set_num_threads"),
-                      ("openblas_get_num_threads64_", "openblas_set_num_threads64_"),
-                      ("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_"),
-                      ("scipy_openblas_get_num_threads", "scipy_openblas_set_num_threads"))
+_BLAS_THREAD_PAIRS = (
+    ("openblas_get_num_threads", "openblas_set_num_threads"),
+    ("openblas_get_num_threads64_", "openblas_set_num_threads64_"),
+    ("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_"),
+    ("scipy_openblas_get_num_threads", "scipy_openblas_set_num_threads"),
+)
 
 
 _BLAS_SET_THREADS = tuple(set_ for _, set_ in _BLAS_THREAD_PAIRS) + ("MKL_Set_Num_Threads",)
@@ -168,8 +170,14 @@ POOL_THRESHOLD = 1.0
 POOL_THRESHOLD_NO_FORK = 8.0
 
 
-def run_tasks(fn: Callable, tasks: list, workers: int, report: Callable[[int], None] | None,
-              should_stop: Callable | None, adaptive: bool = True) -> list:
+def run_tasks(
+    fn: Callable,
+    tasks: list,
+    workers: int,
+    report: Callable[[int], None] | None,
+    should_stop: Callable | None,
+    adaptive: bool = True,
+) -> list:
     """``[fn(t) for t in tasks]``, the rest in a process pool once that pays off.
 
     Tasks run in this process until the time they took predicts more than
@@ -205,8 +213,15 @@ def run_tasks(fn: Callable, tasks: list, workers: int, report: Callable[[int], N
     return results
 
 
-def _in_pool(fn: Callable, tasks: list, first: int, workers: int, results: list,
-             report: Callable[[int], None] | None, should_stop: Callable | None) -> None:
+def _in_pool(
+    fn: Callable,
+    tasks: list,
+    first: int,
+    workers: int,
+    results: list,
+    report: Callable[[int], None] | None,
+    should_stop: Callable | None,
+) -> None:
     """Run ``tasks[first:]`` in a pool of ``workers`` processes into ``results``."""
     ex = ProcessPoolExecutor(max_workers=workers, mp_context=pool_context(), initializer=one_blas_thread)
     try:
@@ -319,6 +334,7 @@ def with_single_blas_thread(fn: Callable) -> Callable:
     def wrapper(*args, **kwargs):
         with blas_single_thread():
             return fn(*args, **kwargs)
+
     return wrapper
 
 
@@ -349,8 +365,9 @@ def _apply_each(fn: Callable, chunk: list) -> list:
     return [fn(t) for t in chunk]
 
 
-def execute(fn: Callable, tasks: list, executor="processes", workers: int | None = None,
-            progress: Callable | None = None) -> list:
+def execute(
+    fn: Callable, tasks: list, executor="processes", workers: int | None = None, progress: Callable | None = None
+) -> list:
     """``[fn(t) for t in tasks]`` on ``executor``: ``"serial"``, ``"processes"`` (:func:`run_tasks`,
     tasks batched so that no worker idles between them) or a ``dask.distributed.Client``.
     ``fn`` must be a top-level function (it is pickled); ``progress(done, total)`` after each task."""
@@ -364,18 +381,20 @@ def execute(fn: Callable, tasks: list, executor="processes", workers: int | None
         executor = "processes"
     if isinstance(executor, str):
         if executor not in EXECUTORS:
-            raise PerfModelError(f"unknown executor {executor!r}; use {', '.join(EXECUTORS)} or a "
-                                 "dask.distributed.Client")
+            raise PerfModelError(
+                f"unknown executor {executor!r}; use {', '.join(EXECUTORS)} or a dask.distributed.Client"
+            )
         count = 1 if executor == "serial" else n_workers(workers)
         if count == 1:
             return run_tasks(fn, tasks, 1, report, None)
         # Batches of tasks per pool task: the pool hands out one task per idle worker and waits for
         # this process to send the next, which on a busy machine leaves workers idle between tasks.
         size = max(1, min(CHUNK_MAX, math.ceil(total / (count * 8))))
-        chunks = [tasks[i:i + size] for i in range(0, total, size)]
+        chunks = [tasks[i : i + size] for i in range(0, total, size)]
         ends = [min(total, (i + 1) * size) for i in range(len(chunks))]
-        out = run_tasks(functools.partial(_apply_each, fn), chunks, count, lambda done: report(ends[done - 1]),
-                        None, adaptive=True)
+        out = run_tasks(
+            functools.partial(_apply_each, fn), chunks, count, lambda done: report(ends[done - 1]), None, adaptive=True
+        )
         return [o for chunk in out for o in chunk]
     if _is_dask_client(executor):
         from distributed import as_completed
@@ -387,8 +406,9 @@ def execute(fn: Callable, tasks: list, executor="processes", workers: int | None
             results[index[f.key]] = f.result()
             report(done)
         return results
-    raise PerfModelError(f"executor must be 'serial', 'processes' or a dask.distributed.Client, "
-                         f"got {type(executor).__name__}")
+    raise PerfModelError(
+        f"executor must be 'serial', 'processes' or a dask.distributed.Client, got {type(executor).__name__}"
+    )
 
 
 _DASK_SCHEMES = ("tcp",)
@@ -407,12 +427,16 @@ def check_dask_address(address: str) -> tuple[str, int] | None:
     m = re.fullmatch(r"(?:([A-Za-z][A-Za-z0-9+.-]*)://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})", text)
     scheme = re.match(r"([A-Za-z][A-Za-z0-9+.-]*)://", text)
     if scheme and scheme.group(1).lower() not in _DASK_SCHEMES:
-        why = ("needs certificates (a Dask Security configuration), which the command line does not take"
-               if scheme.group(1).lower() == "tls" else "is not a scheduler protocol the command line connects to")
+        why = (
+            "needs certificates (a Dask Security configuration), which the command line does not take"
+            if scheme.group(1).lower() == "tls"
+            else "is not a scheduler protocol the command line connects to"
+        )
         raise PerfModelError(f"--dask {address!r}: {scheme.group(1)}:// {why}; give tcp://HOST:PORT or 'local'")
     if not m or not 0 < int(m.group(3)) < 65536:
-        raise PerfModelError(f"--dask {address!r} is not a scheduler address: give tcp://HOST:PORT "
-                             "(e.g. tcp://10.0.0.5:8786) or 'local'")
+        raise PerfModelError(
+            f"--dask {address!r} is not a scheduler address: give tcp://HOST:PORT (e.g. tcp://10.0.0.5:8786) or 'local'"
+        )
     return m.group(2).strip("[]"), int(m.group(3))
 
 
@@ -451,8 +475,9 @@ def probe_scheduler(host: str, port: int, timeout: float = DASK_PROBE_SECONDS) -
     except TimeoutError:
         raise PerfModelError(f"--dask {where}: no Dask scheduler answered within {timeout:g} s") from None
     except ValueError:
-        raise PerfModelError(f"--dask {where}: the peer is not a Dask scheduler (its first bytes are no "
-                             "Dask handshake)") from None
+        raise PerfModelError(
+            f"--dask {where}: the peer is not a Dask scheduler (its first bytes are no Dask handshake)"
+        ) from None
     except OSError as exc:
         raise PerfModelError(f"--dask {where}: cannot reach the Dask scheduler ({exc.strerror or exc})") from None
 
@@ -472,8 +497,9 @@ def dask_client(address: str, workers: int | None = None):
         # and Dask then warns "Port 8787 is already in use" without saying what it means.
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=r"Port \d+ is already in use")
-            cluster = LocalCluster(n_workers=n_workers(workers), threads_per_worker=1, processes=True,
-                                   dashboard_address=":0")
+            cluster = LocalCluster(
+                n_workers=n_workers(workers), threads_per_worker=1, processes=True, dashboard_address=":0"
+            )
         with cluster, Client(cluster) as client:
             yield client
         return

@@ -50,8 +50,9 @@ def parse_duration(text, what: str = "--deadline") -> float:
     else:
         m = _DURATION.fullmatch(str(text).lower())
         if not m or m.group(2) not in {"", *_UNITS}:
-            raise PerfModelError(f"{what}: {text!r} is not a duration; use seconds or a number with s, m, h or d "
-                                 "(e.g. 90m, 12h, 2d)")
+            raise PerfModelError(
+                f"{what}: {text!r} is not a duration; use seconds or a number with s, m, h or d (e.g. 90m, 12h, 2d)"
+            )
         value = float(m.group(1)) * _UNITS.get(m.group(2), 1.0)
     if not (math.isfinite(value) and value > 0):
         raise PerfModelError(f"{what} must be a positive duration, got {text!r}")
@@ -81,8 +82,9 @@ def configurations(result, at: dict, grid: dict) -> pd.DataFrame:
         raise PerfModelError(f"{twice[0]} is given both in --at and in --grid")
     missing = [s for s in factors if s not in at and s not in grid]
     if missing:
-        raise PerfModelError(f"give a value for {', '.join(missing)} with --at (the model's factors: "
-                             f"{', '.join(factors)})")
+        raise PerfModelError(
+            f"give a value for {', '.join(missing)} with --at (the model's factors: {', '.join(factors)})"
+        )
     sizes = [len(grid.get(s, [0])) for s in factors]
     if math.prod(sizes) > MAX_CONFIGURATIONS:
         raise PerfModelError(f"the grid has {math.prod(sizes)} configurations; at most {MAX_CONFIGURATIONS:,}")
@@ -90,7 +92,7 @@ def configurations(result, at: dict, grid: dict) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=factors, dtype=float)
     for s in factors:  # whole numbers stay whole in the CSV (p = 32, not 32.0)
         v = frame[s].to_numpy()
-        if np.all(np.isfinite(v) & (v == np.round(v)) & (np.abs(v) < 2 ** 53)):
+        if np.all(np.isfinite(v) & (v == np.round(v)) & (np.abs(v) < 2**53)):
             frame[s] = v.astype(np.int64)
     return frame
 
@@ -119,9 +121,21 @@ class Pricing:
         return seconds / 3600.0 * p * (self.gpu_hour if self.gpu_hour is not None else 1.0)
 
 
-def plan(result, at: dict | None = None, grid: dict | None = None, *, repeat: float = 1, price: float | None = None,
-         node_price: float | None = None, gpus_per_node: float | None = None, deadline=None, budget=None,
-         level: float = DEFAULT_LEVEL, seed: int = 0, draws: int = DRAWS) -> pd.DataFrame:
+def plan(
+    result,
+    at: dict | None = None,
+    grid: dict | None = None,
+    *,
+    repeat: float = 1,
+    price: float | None = None,
+    node_price: float | None = None,
+    gpus_per_node: float | None = None,
+    deadline=None,
+    budget=None,
+    level: float = DEFAULT_LEVEL,
+    seed: int = 0,
+    draws: int = DRAWS,
+) -> pd.DataFrame:
     """The plan table (see the module doc), one row per configuration in grid order.
 
     ``at``: {symbol: value} of the fixed factors; ``grid``: {symbol: [values]}; ``repeat``: how many
@@ -130,8 +144,11 @@ def plan(result, at: dict | None = None, grid: dict | None = None, *, repeat: fl
     unit. ``frame.attrs`` keeps the settings, so :func:`recommend` needs the frame alone."""
     at, grid = dict(at or {}), dict(grid or {})
     repeat = _positive(repeat, "--repeat")
-    pricing = Pricing(_positive(price, "--gpu-hour-price"), _positive(node_price, "--node-hour-price"),
-                      _positive(gpus_per_node, "--gpus-per-node"))
+    pricing = Pricing(
+        _positive(price, "--gpu-hour-price"),
+        _positive(node_price, "--node-hour-price"),
+        _positive(gpus_per_node, "--gpus-per-node"),
+    )
     deadline = None if deadline is None else parse_duration(deadline)
     budget = _positive(budget, "--budget")
     if not 0 < float(level) < 1:
@@ -157,10 +174,18 @@ def plan(result, at: dict | None = None, grid: dict | None = None, *, repeat: fl
         out[name] = pricing.cost(repeat * v, p)
     ref = int(np.argmin(p))
     out["efficiency"] = (t[ref] * p[ref]) / (t * p)
-    out["p_deadline"], out["p_budget"] = _probabilities(result, env, p, repeat, pricing, deadline, budget,
-                                                        level, seed, draws)
-    out.attrs.update(level=float(level), deadline=deadline, budget=budget, repeat=repeat, cost_unit=pricing.unit,
-                     at=at, factors=list(result.factors))
+    out["p_deadline"], out["p_budget"] = _probabilities(
+        result, env, p, repeat, pricing, deadline, budget, level, seed, draws
+    )
+    out.attrs.update(
+        level=float(level),
+        deadline=deadline,
+        budget=budget,
+        repeat=repeat,
+        cost_unit=pricing.unit,
+        at=at,
+        factors=list(result.factors),
+    )
     return out
 
 
@@ -205,8 +230,10 @@ def _what(frame: pd.DataFrame, i: int) -> str:
     row = frame.iloc[i]
     factors = [s for s in frame.attrs.get("factors", []) if s not in frame.attrs.get("at", {})]
     cfg = ", ".join(f"{s} = {float(row[s]):g}" for s in factors)
-    return (f"{cfg} — {fmt_duration(row['time_s'])} ({fmt_duration(row['time_low'])}–{fmt_duration(row['time_high'])}), "
-            f"{fmt_cost(frame, row['cost'])} ({fmt_cost(frame, row['cost_low'])}–{fmt_cost(frame, row['cost_high'])})")
+    return (
+        f"{cfg} — {fmt_duration(row['time_s'])} ({fmt_duration(row['time_low'])}–{fmt_duration(row['time_high'])}), "
+        f"{fmt_cost(frame, row['cost'])} ({fmt_cost(frame, row['cost_low'])}–{fmt_cost(frame, row['cost_high'])})"
+    )
 
 
 def recommend(frame: pd.DataFrame) -> list[str]:
@@ -218,23 +245,31 @@ def recommend(frame: pd.DataFrame) -> list[str]:
         ok = np.flatnonzero(frame["p_deadline"].to_numpy() >= level)
         if len(ok):
             chosen = int(ok[np.argmin(frame["cost"].to_numpy()[ok])])
-            out.append(f"cheapest meeting the deadline ({fmt_duration(frame.attrs['deadline'])}) with ≥ {level:.0%}: "
-                       f"{_what(frame, chosen)}")
+            out.append(
+                f"cheapest meeting the deadline ({fmt_duration(frame.attrs['deadline'])}) with ≥ {level:.0%}: "
+                f"{_what(frame, chosen)}"
+            )
         else:
             best = int(np.argmax(frame["p_deadline"].to_numpy()))
-            out.append(f"no configuration meets the deadline ({fmt_duration(frame.attrs['deadline'])}) with ≥ "
-                       f"{level:.0%}; the likeliest is {_what(frame, best)}, "
-                       f"{frame['p_deadline'].iloc[best]:.0%}")
+            out.append(
+                f"no configuration meets the deadline ({fmt_duration(frame.attrs['deadline'])}) with ≥ "
+                f"{level:.0%}; the likeliest is {_what(frame, best)}, "
+                f"{frame['p_deadline'].iloc[best]:.0%}"
+            )
     if frame.attrs.get("budget") is not None:
         ok = np.flatnonzero(frame["p_budget"].to_numpy() >= level)
         if len(ok):
             fast = int(ok[np.argmin(frame["time_s"].to_numpy()[ok])])
-            out.append(f"fastest within the budget ({fmt_cost(frame, frame.attrs['budget'])}) with ≥ {level:.0%}: "
-                       f"{_what(frame, fast)}")
+            out.append(
+                f"fastest within the budget ({fmt_cost(frame, frame.attrs['budget'])}) with ≥ {level:.0%}: "
+                f"{_what(frame, fast)}"
+            )
             chosen = fast if chosen is None else chosen
         else:
-            out.append(f"no configuration stays within the budget ({fmt_cost(frame, frame.attrs['budget'])}) "
-                       f"with ≥ {level:.0%}")
+            out.append(
+                f"no configuration stays within the budget ({fmt_cost(frame, frame.attrs['budget'])}) "
+                f"with ≥ {level:.0%}"
+            )
     front = np.flatnonzero(efficient(frame))
     front = front[np.argsort(frame["time_s"].to_numpy()[front])[::-1]]  # slowest (cheapest) first
     if chosen is None and len(front):

@@ -32,8 +32,7 @@ from .plan import efficient, fmt_cost, fmt_duration, recommend
 from .spreadsheet import to_csv
 
 METRIC_ORDER = ("mape", "smape", "max_pct_error", "rmse", "r2", "adj_r2")
-PLOTLY_CONFIG = {"displaylogo": False, "responsive": True,
-                 "toImageButtonOptions": {"format": "png", "scale": 2}}
+PLOTLY_CONFIG = {"displaylogo": False, "responsive": True, "toImageButtonOptions": {"format": "png", "scale": 2}}
 
 
 def model_json(result) -> str:
@@ -64,20 +63,44 @@ def constants_table(result) -> pd.DataFrame:
     rows = []
     for k, s in enumerate(term_styles(result)):
         c = result.coefficients[f"c{k}"] * result.signs[k]
-        rows.append({"name": f"c{k}", "term": "1 (constant)" if s.text == "1" else s.formula,
-                     "meaning": s.label if s.label != s.formula else "", "category": s.category,
-                     "value": float(c), "unit": coefficient_unit("" if s.text == "1" else s.formula),
-                     "share (%)": float(result.shares.get(s.text, float("nan"))) * 100, "bounds": "",
-                     "overlapped with": s.overlapped_with})
+        rows.append(
+            {
+                "name": f"c{k}",
+                "term": "1 (constant)" if s.text == "1" else s.formula,
+                "meaning": s.label if s.label != s.formula else "",
+                "category": s.category,
+                "value": float(c),
+                "unit": coefficient_unit("" if s.text == "1" else s.formula),
+                "share (%)": float(result.shares.get(s.text, float("nan"))) * 100,
+                "bounds": "",
+                "overlapped with": s.overlapped_with,
+            }
+        )
     overlaps = result._expression().overlaps
     gammas = {grp.param for grp in overlaps}
     for name, v in result.params.items():
         lo, hi = result.param_bounds.get(name, [float("nan"), float("nan")])
-        term, meaning = (("overlap γ", "how far the overlap's sides hide each other (1: not at all, large: the "
-                          "smaller side is hidden)") if name in gammas else ("exponent", "free exponent"))
-        rows.append({"name": name, "term": term, "meaning": meaning, "category": "",
-                     "value": float(v), "unit": "–", "share (%)": float("nan"), "bounds": f"[{lo:g}, {hi:g}]",
-                     "overlapped with": ""})
+        term, meaning = (
+            (
+                "overlap γ",
+                "how far the overlap's sides hide each other (1: not at all, large: the smaller side is hidden)",
+            )
+            if name in gammas
+            else ("exponent", "free exponent")
+        )
+        rows.append(
+            {
+                "name": name,
+                "term": term,
+                "meaning": meaning,
+                "category": "",
+                "value": float(v),
+                "unit": "–",
+                "share (%)": float("nan"),
+                "bounds": f"[{lo:g}, {hi:g}]",
+                "overlapped with": "",
+            }
+        )
     columns = ["name", "term", "meaning", "category", "value", "unit", "share (%)", "bounds"]
     if overlaps:  # which terms each term overlaps with (the other side of its overlap)
         columns.insert(columns.index("category") + 1, "overlapped with")
@@ -162,18 +185,27 @@ def python_snippet(result) -> str:
     if not _SAFE_DOC.fullmatch(formula):  # pragma: no cover - the parser renders only these characters
         raise PerfModelError("the model's formula has characters that cannot go into generated code")
     doc = f"Predicted time ({TIME_UNIT}) of the model fitted by perfmodel {__version__}: {formula}"
-    lines = [f"import numpy as {numpy}" if numpy != "numpy" else "import numpy", "",
-             "#: Data column of each argument (as in the measurements the model was fitted to).",
-             f"COLUMNS = {dict(checked.factors)!r}",
-             f"DATASET = {checked.dataset!r}", "", "",
-             f"def predict({', '.join(symbols)}):", f'    """{doc}', "",
-             "    Arguments: " + (", ".join(symbols) or "none") + " (see COLUMNS); arrays or numbers.",
-             '    """']
+    lines = [
+        f"import numpy as {numpy}" if numpy != "numpy" else "import numpy",
+        "",
+        "#: Data column of each argument (as in the measurements the model was fitted to).",
+        f"COLUMNS = {dict(checked.factors)!r}",
+        f"DATASET = {checked.dataset!r}",
+        "",
+        "",
+        f"def predict({', '.join(symbols)}):",
+        f'    """{doc}',
+        "",
+        "    Arguments: " + (", ".join(symbols) or "none") + " (see COLUMNS); arrays or numbers.",
+        '    """',
+    ]
     for sym in symbols:
         lines.append(f"    {sym} = {numpy}.asarray({sym}, dtype=float)")
     # The iteration count I = E·ceil(N/(p·b)) takes E = 1 and p = 1 when they are not factors.
-    for name, why in (("E", "one epoch (E is not a factor of this model)"),
-                      ("p", "one worker (p is not a factor of this model)")):
+    for name, why in (
+        ("E", "one epoch (E is not a factor of this model)"),
+        ("p", "one worker (p is not a factor of this model)"),
+    ):
         if name not in symbols and re.search(rf"(?<![A-Za-z0-9_.]){name}(?![A-Za-z0-9_(])", expr):
             lines.append(f"    {name} = 1.0  # {why}")
     lines.append(f"    return {expr}")
@@ -229,8 +261,11 @@ def _scaling_warnings(result, meas: Measurements, scaling: dict) -> list[str]:
     """Warnings for the far end of the report's scaling view (far extrapolation, batch below one sample)."""
     if not result.factors:
         return []
-    symbol = scaling.get("symbol") if scaling.get("symbol") in result.factors else \
-        ("p" if "p" in result.factors else next(iter(result.factors)))
+    symbol = (
+        scaling.get("symbol")
+        if scaling.get("symbol") in result.factors
+        else ("p" if "p" in result.factors else next(iter(result.factors)))
+    )
     d = scaling_data(result, symbol, scaling.get("fixed"), meas, scaling.get("x_max"), n=2)  # its two ends
     return result.prediction_warnings({symbol: d.x[-1:], **{s: [v] for s, v in d.fixed.items()}})
 
@@ -245,14 +280,17 @@ def plan_table(frame: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame({s: [fmt_num(v) for v in frame[s]] for s in factors})
     tf = ".0f" if unit == "s" else ".1f"
     out[f"time ({unit})"] = [f"{v / div:{tf}}" for v in frame["time_s"]]
-    out[f"interval ({unit})"] = [f"{lo / div:{tf}}–{hi / div:{tf}}" for lo, hi in zip(frame["time_low"], frame["time_high"])]
+    out[f"interval ({unit})"] = [
+        f"{lo / div:{tf}}–{hi / div:{tf}}" for lo, hi in zip(frame["time_low"], frame["time_high"])
+    ]
     out["GPU-hours"] = [f"{v:.2f}" for v in frame["gpu_hours"]]
     if a.get("cost_unit") != "GPU-hours":
         out["cost"] = [f"{v:.2f}" for v in frame["cost"]]
         out["cost interval"] = [f"{lo:.2f}–{hi:.2f}" for lo, hi in zip(frame["cost_low"], frame["cost_high"])]
     else:
-        out["GPU-hours interval"] = [f"{lo:.2f}–{hi:.2f}" for lo, hi in
-                                     zip(frame["gpu_hours_low"], frame["gpu_hours_high"])]
+        out["GPU-hours interval"] = [
+            f"{lo:.2f}–{hi:.2f}" for lo, hi in zip(frame["gpu_hours_low"], frame["gpu_hours_high"])
+        ]
     out["efficiency"] = [f"{v:.0%}" for v in frame["efficiency"]]
     out["efficient frontier"] = ["yes" if f else "" for f in efficient(frame)]
     for col, key, label in (("p_deadline", "deadline", "P(deadline)"), ("p_budget", "budget", "P(budget)")):
@@ -263,12 +301,14 @@ def plan_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _plan_section(frame: pd.DataFrame, measured_max: float | None, first_figure: bool) -> list[str]:
     a = frame.attrs
-    settings = [f"{float(a.get('repeat', 1)):g} × the modelled unit",
-                "at " + ", ".join(f"{s} = {fmt_num(v)}" for s, v in (a.get("at") or {}).items()) if a.get("at") else "",
-                f"deadline {fmt_duration(a['deadline'])}" if a.get("deadline") is not None else "no deadline",
-                f"budget {fmt_cost(frame, a['budget'])}" if a.get("budget") is not None else "no budget",
-                "cost in GPU-hours" if a.get("cost_unit") == "GPU-hours" else "cost in the price's currency",
-                f"{float(a.get('level', 0.9)):.0%} intervals"]
+    settings = [
+        f"{float(a.get('repeat', 1)):g} × the modelled unit",
+        "at " + ", ".join(f"{s} = {fmt_num(v)}" for s, v in (a.get("at") or {}).items()) if a.get("at") else "",
+        f"deadline {fmt_duration(a['deadline'])}" if a.get("deadline") is not None else "no deadline",
+        f"budget {fmt_cost(frame, a['budget'])}" if a.get("budget") is not None else "no budget",
+        "cost in GPU-hours" if a.get("cost_unit") == "GPU-hours" else "cost in the price's currency",
+        f"{float(a.get('level', 0.9)):.0%} intervals",
+    ]
     lines = recommend(frame)
     parts = ["<h2>Plan</h2>", "<p>" + html.escape("; ".join(x for x in settings if x)) + ".</p>"]
     if lines:
@@ -276,20 +316,32 @@ def _plan_section(frame: pd.DataFrame, measured_max: float | None, first_figure:
     parts.append(_table(plan_table(frame)))
     figs = [plan_frontier_figure(frame), plan_deadline_figure(frame, measured_max=measured_max)]
     for i, fig in enumerate(figs):
-        parts.append(f"<div class='figure'>{figure_html(fig, include_plotlyjs=first_figure and i == 0, div_id=f'plan{i}')}"
-                     "</div>")
+        parts.append(
+            f"<div class='figure'>{figure_html(fig, include_plotlyjs=first_figure and i == 0, div_id=f'plan{i}')}</div>"
+        )
     return parts
 
 
 def figure_html(fig: go.Figure, include_plotlyjs: bool, div_id: str | None = None) -> str:
     """One figure as an HTML fragment; plotly.js is inlined when ``include_plotlyjs``."""
-    return fig.to_html(full_html=False, include_plotlyjs=True if include_plotlyjs else False,
-                       include_mathjax=False, config=PLOTLY_CONFIG, div_id=div_id)
+    return fig.to_html(
+        full_html=False,
+        include_plotlyjs=True if include_plotlyjs else False,
+        include_mathjax=False,
+        config=PLOTLY_CONFIG,
+        div_id=div_id,
+    )
 
 
-def html_report(result, meas: Measurements, figures: dict[str, go.Figure] | None = None,
-                cv_predicted: np.ndarray | None = None, title: str | None = None,
-                scaling: dict | None = None, plan: pd.DataFrame | None = None) -> str:
+def html_report(
+    result,
+    meas: Measurements,
+    figures: dict[str, go.Figure] | None = None,
+    cv_predicted: np.ndarray | None = None,
+    title: str | None = None,
+    scaling: dict | None = None,
+    plan: pd.DataFrame | None = None,
+) -> str:
     """A standalone HTML page: formula, metrics, constants, settings and the interactive charts;
     with ``plan`` (a :func:`perfmodel.plan.plan` table) also a Plan section: its settings, the
     recommendations, the table and its two charts.
@@ -306,7 +358,8 @@ def html_report(result, meas: Measurements, figures: dict[str, go.Figure] | None
     conv = result.convergence
     now = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
     parts = [
-        "<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>",
+        "<!DOCTYPE html>",
+        "<html lang='en'><head><meta charset='utf-8'>",
         "<meta name='viewport' content='width=device-width, initial-scale=1'>",
         f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
@@ -327,9 +380,11 @@ def html_report(result, meas: Measurements, figures: dict[str, go.Figure] | None
     ]
     if result.has_intervals:
         facts = pd.DataFrame(result.interval_facts(0.9), columns=["", "how the 90 % intervals were made"])
-        parts += ["<h2>Intervals</h2>",
-                  "<p>90 % intervals: each constant's low and high in the table above, bands on the charts "
-                  "below.</p>", _table(facts)]
+        parts += [
+            "<h2>Intervals</h2>",
+            "<p>90 % intervals: each constant's low and high in the table above, bands on the charts below.</p>",
+            _table(facts),
+        ]
     else:
         parts.append("<p class='meta'>This fit carries no intervals (fitted with <code>--replicates 0</code>).</p>")
     notes = list(result.warnings) + _scaling_warnings(result, meas, scaling or {})
@@ -337,9 +392,12 @@ def html_report(result, meas: Measurements, figures: dict[str, go.Figure] | None
         parts.append("<h2>Warnings</h2>")
         parts += [f"<div class='warn'>{html.escape(w)}</div>" for w in notes]
         if result.dropped:
-            parts.append(f"<div class='warn'>{len(result.dropped)} row(s) left out of the fit: "
-                         + html.escape("; ".join(result.dropped[:20]))
-                         + (" …" if len(result.dropped) > 20 else "") + "</div>")
+            parts.append(
+                f"<div class='warn'>{len(result.dropped)} row(s) left out of the fit: "
+                + html.escape("; ".join(result.dropped[:20]))
+                + (" …" if len(result.dropped) > 20 else "")
+                + "</div>"
+            )
     parts.append("<h2>Charts</h2>")
     for i, (fig_title, fig) in enumerate(figures.items()):
         parts.append(f"<div class='figure'>{figure_html(fig, include_plotlyjs=(i == 0), div_id=f'fig{i}')}</div>")
@@ -347,17 +405,32 @@ def html_report(result, meas: Measurements, figures: dict[str, go.Figure] | None
         p_max = result.factor_ranges["p"][1] if "p" in result.factor_ranges else None
         parts += _plan_section(plan, p_max, first_figure=not figures)
     settings = {
-        "expression": result.expression, "λ (lambda)": s.get("lam"), "penalty": s.get("penalty"),
-        "loss": s.get("loss"), "seed": s.get("seed"), "strategy": s.get("strategy"),
-        "population size": s.get("popsize"), "max generations": s.get("maxiter"), "tolerance": s.get("tol"),
-        "generations run": conv.get("nit"), "cost evaluations": conv.get("nfev"),
-        "fit time (s)": conv.get("seconds"), "cost": result.cost,
+        "expression": result.expression,
+        "λ (lambda)": s.get("lam"),
+        "penalty": s.get("penalty"),
+        "loss": s.get("loss"),
+        "seed": s.get("seed"),
+        "strategy": s.get("strategy"),
+        "population size": s.get("popsize"),
+        "max generations": s.get("maxiter"),
+        "tolerance": s.get("tol"),
+        "generations run": conv.get("nit"),
+        "cost evaluations": conv.get("nfev"),
+        "fit time (s)": conv.get("seconds"),
+        "cost": result.cost,
     }
-    frame = pd.DataFrame({"setting": list(settings), "value": [
-        fmt_num(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in settings.values()]})
-    parts += ["<h2>Fit settings</h2>", _table(frame),
-              "<p class='meta'>Model fitted by regularised differential evolution "
-              "(Kavarakuntla et al., IEEE Access 2024). Load the model JSON with "
-              "<code>perfmodel.FitResult.load(path)</code>.</p>",
-              "</body></html>"]
+    frame = pd.DataFrame(
+        {
+            "setting": list(settings),
+            "value": [fmt_num(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in settings.values()],
+        }
+    )
+    parts += [
+        "<h2>Fit settings</h2>",
+        _table(frame),
+        "<p class='meta'>Model fitted by regularised differential evolution "
+        "(Kavarakuntla et al., IEEE Access 2024). Load the model JSON with "
+        "<code>perfmodel.FitResult.load(path)</code>.</p>",
+        "</body></html>",
+    ]
     return "\n".join(parts)

@@ -60,7 +60,7 @@ def safe_frame(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 #: Whole numbers beyond this are not exact in a float; such columns stay floats.
-_EXACT = 2.0 ** 53
+_EXACT = 2.0**53
 
 
 def integers_as_integers(frame: pd.DataFrame) -> pd.DataFrame:

@@ -102,10 +102,15 @@ class RunRecord:
     command: str
 
     def as_row(self, names: list[str]) -> list[str]:
-        return ([self.config[n] for n in names]
-                + [str(self.repetition), f"{self.time_s:.6f}", self.status,
-                   "" if self.exit_code is None else str(self.exit_code),
-                   self.stderr_tail, self.started_at, self.command])
+        return [self.config[n] for n in names] + [
+            str(self.repetition),
+            f"{self.time_s:.6f}",
+            self.status,
+            "" if self.exit_code is None else str(self.exit_code),
+            self.stderr_tail,
+            self.started_at,
+            self.command,
+        ]
 
 
 #: progress(done, total, record, eta_seconds) — called after every run of this session.
@@ -237,7 +242,8 @@ def _read_existing(path: Path, columns: list[str]) -> list[dict[str, str]]:
         if header != columns:
             raise PerfModelError(
                 f"{path}: existing file has columns {header}, this sweep writes {columns}; "
-                "use another --out or the same --grid names")
+                "use another --out or the same --grid names"
+            )
         rows = []
         for lineno, values in enumerate(reader, start=1):
             if len(values) != len(columns):
@@ -246,8 +252,7 @@ def _read_existing(path: Path, columns: list[str]) -> list[dict[str, str]]:
     return rows
 
 
-def _check_same_command(path: Path, rows: list[dict[str, str]], template: str, names: list[str],
-                        shell: bool) -> None:
+def _check_same_command(path: Path, rows: list[dict[str, str]], template: str, names: list[str], shell: bool) -> None:
     for lineno, row in enumerate(rows, start=1):
         config = {n: row[n] for n in names}
         try:
@@ -257,7 +262,8 @@ def _check_same_command(path: Path, rows: list[dict[str, str]], template: str, n
         if row["command"] != expected:
             raise PerfModelError(
                 f"{path}: row {lineno} was measured with command {row['command']!r}, this sweep would run "
-                f"{expected!r}; refusing to mix them (use another --out)")
+                f"{expected!r}; refusing to mix them (use another --out)"
+            )
 
 
 class _Lock:
@@ -354,8 +360,12 @@ def _group_alive(pgid: int) -> bool:
 
 def _escape_controls(text: str) -> str:
     """Control and line-separator characters as ``\\xNN`` / ``\\uNNNN`` (NUL, ESC, U+2028, ...)."""
-    return "".join(ch if ch == " " or unicodedata.category(ch) not in ("Cc", "Cf", "Zl", "Zp", "Cs")
-                   else ch.encode("unicode_escape").decode("ascii") for ch in text)
+    return "".join(
+        ch
+        if ch == " " or unicodedata.category(ch) not in ("Cc", "Cf", "Zl", "Zp", "Cs")
+        else ch.encode("unicode_escape").decode("ascii")
+        for ch in text
+    )
 
 
 def _tail(text: str) -> str:
@@ -408,8 +418,9 @@ class _StderrTail:
         return self.data.decode("utf-8", "replace")
 
 
-def run_once(command: list[str] | str, timeout: float | None, shell: bool,
-             signals: _Signals | None = None) -> tuple[float, str, int | None, str]:
+def run_once(
+    command: list[str] | str, timeout: float | None, shell: bool, signals: _Signals | None = None
+) -> tuple[float, str, int | None, str]:
     """Run one command; returns (seconds, status, exit code, stderr tail). Stdout is discarded.
 
     The time is the wall clock from start until the job's own process exits. A run is ``timeout``
@@ -417,8 +428,14 @@ def run_once(command: list[str] | str, timeout: float | None, shell: bool,
     SIGTERM/SIGINT meanwhile, ``failed`` when it exits non-zero or leaves processes behind."""
     start = time.perf_counter()
     try:
-        proc = subprocess.Popen(command, shell=shell, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, start_new_session=(os.name == "posix"))
+        proc = subprocess.Popen(
+            command,
+            shell=shell,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=(os.name == "posix"),
+        )
     except (OSError, ValueError) as exc:
         return time.perf_counter() - start, "failed", None, _tail(f"cannot start: {exc}")
     if signals is not None:
@@ -459,8 +476,11 @@ def run_once(command: list[str] | str, timeout: float | None, shell: bool,
             err.pump(EOF_GRACE_S)
             if status is None:
                 status = "failed"
-                notes.append("[exited but left process(es) running; its process group was killed" +
-                             ("" if err.eof else "; one outside the group still holds stderr open") + "]")
+                notes.append(
+                    "[exited but left process(es) running; its process group was killed"
+                    + ("" if err.eof else "; one outside the group still holds stderr open")
+                    + "]"
+                )
     except BaseException:  # an unexpected error here: do not leave the job running
         _kill_group(proc)
         proc.wait()
@@ -490,12 +510,15 @@ def print_progress(done: int, total: int, record: RunRecord, eta: float | None) 
     filled = int(round(width * done / total)) if total else width
     bar = "#" * filled + "." * (width - filled)
     config = " ".join(f"{k}={v}" for k, v in record.config.items())
-    print(f"[{bar}] {done}/{total} {config} rep {record.repetition}: {record.status} "
-          f"{record.time_s:.2f} s, ~{_fmt_duration(eta)} left", file=sys.stderr, flush=True)
+    print(
+        f"[{bar}] {done}/{total} {config} rep {record.repetition}: {record.status} "
+        f"{record.time_s:.2f} s, ~{_fmt_duration(eta)} left",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
-def _eta(pending: list[tuple[dict[str, str], int]], times: dict[tuple, list[float]],
-         names: list[str]) -> float | None:
+def _eta(pending: list[tuple[dict[str, str], int]], times: dict[tuple, list[float]], names: list[str]) -> float | None:
     """Seconds left: each pending run costs its configuration's mean time so far, else the overall mean."""
     all_times = [t for ts in times.values() for t in ts]
     if not all_times:
@@ -508,9 +531,17 @@ def _eta(pending: list[tuple[dict[str, str], int]], times: dict[tuple, list[floa
     return total
 
 
-def run_sweep(command: str, grid: dict[str, list[str]], repeat: int = 1, out: str | Path = "timings.csv",
-              warmup: bool = False, timeout: float | None = None, shell: bool = False,
-              progress: ProgressFn | None = None, plan: list[dict[str, str]] | None = None) -> pd.DataFrame:
+def run_sweep(
+    command: str,
+    grid: dict[str, list[str]],
+    repeat: int = 1,
+    out: str | Path = "timings.csv",
+    warmup: bool = False,
+    timeout: float | None = None,
+    shell: bool = False,
+    progress: ProgressFn | None = None,
+    plan: list[dict[str, str]] | None = None,
+) -> pd.DataFrame:
     """Run ``command`` for every configuration of ``grid``, ``repeat`` times, appending to ``out``.
 
     Parameters
@@ -545,8 +576,10 @@ def run_sweep(command: str, grid: dict[str, list[str]], repeat: int = 1, out: st
     columns = names + FIXED_COLUMNS
     runs = (math.prod(len(v) for v in grid.values()) if plan is None else len(plan)) * repeat
     if runs > MAX_RUNS:
-        raise PerfModelError(f"the sweep lists {runs:,} runs ({'the grid' if plan is None else 'the plan'} × "
-                             f"--repeat {repeat}); at most {MAX_RUNS:,}")
+        raise PerfModelError(
+            f"the sweep lists {runs:,} runs ({'the grid' if plan is None else 'the plan'} × "
+            f"--repeat {repeat}); at most {MAX_RUNS:,}"
+        )
     configs = configurations(grid) if plan is None else [{n: str(c[n]) for n in names} for c in plan]
     if not configs:
         raise PerfModelError("the plan has no configuration to run")
@@ -563,8 +596,11 @@ def run_sweep(command: str, grid: dict[str, list[str]], repeat: int = 1, out: st
     with _Lock(path), _Signals() as signals:
         existing = _read_existing(path, columns)
         _check_same_command(path, existing, command, names, shell)
-        done_keys = {(tuple(r[n] for n in names), int(r["repetition"])) for r in existing
-                     if r["repetition"].isdigit() and r["status"] != "interrupted"}
+        done_keys = {
+            (tuple(r[n] for n in names), int(r["repetition"]))
+            for r in existing
+            if r["repetition"].isdigit() and r["status"] != "interrupted"
+        }
         times: dict[tuple, list[float]] = {}
         for r in existing:
             if r["status"] == "ok":
@@ -572,13 +608,20 @@ def run_sweep(command: str, grid: dict[str, list[str]], repeat: int = 1, out: st
                     times.setdefault(tuple(r[n] for n in names), []).append(float(r["time_s"]))
                 except ValueError:
                     pass
-        pending = [(c, rep) for rep in range(1, repeat + 1) for c in configs
-                   if (tuple(c[n] for n in names), rep) not in done_keys]
+        pending = [
+            (c, rep)
+            for rep in range(1, repeat + 1)
+            for c in configs
+            if (tuple(c[n] for n in names), rep) not in done_keys
+        ]
         total = len(configs) * repeat
         done = total - len(pending)
         if done:
-            print(f"sweep: resuming {path}: {done} of {total} runs already recorded, {len(pending)} to go",
-                  file=sys.stderr, flush=True)
+            print(
+                f"sweep: resuming {path}: {done} of {total} runs already recorded, {len(pending)} to go",
+                file=sys.stderr,
+                flush=True,
+            )
         if pending and warmup:
             cmd = build_command(command, pending[0][0], shell)
             print(f"sweep: warm-up run: {command_text(cmd)}", file=sys.stderr, flush=True)

@@ -42,28 +42,54 @@ BYTES_PER_FLOAT32 = 4
 # same-round, same-code series over accelerator counts.
 MLPERF_CURVES: dict[str, dict] = {
     "resnet_a100.csv": {
-        "version": "v2.0", "submitter": "Dell", "benchmark": "resnet",
-        "systems": ["XE8545x4A100-SXM-40GB", "2xXE8545x4A100-SXM-40GB", "4xXE8545x4A100-SXM-40GB",
-                    "8xXE8545x4A100-SXM-40GB", "16xXE8545x4A100-SXM-40GB", "32xXE8545x4A100-SXM-40GB"],
+        "version": "v2.0",
+        "submitter": "Dell",
+        "benchmark": "resnet",
+        "systems": [
+            "XE8545x4A100-SXM-40GB",
+            "2xXE8545x4A100-SXM-40GB",
+            "4xXE8545x4A100-SXM-40GB",
+            "8xXE8545x4A100-SXM-40GB",
+            "16xXE8545x4A100-SXM-40GB",
+            "32xXE8545x4A100-SXM-40GB",
+        ],
     },
     "resnet_tpu_v3.csv": {
-        "version": "v0.6", "submitter": "Google", "benchmark": "resnet",
+        "version": "v0.6",
+        "submitter": "Google",
+        "benchmark": "resnet",
         "systems": ["tpu-v3-32", "tpu-v3-128", "tpu-v3-256", "tpu-v3-512", "tpu-v3-1024", "tpu-v3-2048"],
     },
     "resnet_gaudi.csv": {
-        "version": "v1.1", "submitter": "Intel-HabanaLabs", "benchmark": "resnet",
+        "version": "v1.1",
+        "submitter": "Intel-HabanaLabs",
+        "benchmark": "resnet",
         "systems": ["HLS-1H-N2", "HLS-1H-N4", "HLS-1H-N8", "HLS-1H-N16", "HLS-1H-N32", "HLS-1H-N64"],
     },
     "gpt3_h100.csv": {
-        "version": "v3.1", "submitter": "NVIDIA", "benchmark": "gpt3",
-        "systems": ["eos_n96_ngc23.09_nemo", "eos-dfw_n512_ngc23.09_nemo", "eos-dfw_n768_ngc23.09_nemo",
-                    "eos-dfw_n1024_ngc23.09_nemo", "eos-dfw_n1280_ngc23.09_nemo",
-                    "eos-dfw_n1344_ngc23.09_nemo"],
+        "version": "v3.1",
+        "submitter": "NVIDIA",
+        "benchmark": "gpt3",
+        "systems": [
+            "eos_n96_ngc23.09_nemo",
+            "eos-dfw_n512_ngc23.09_nemo",
+            "eos-dfw_n768_ngc23.09_nemo",
+            "eos-dfw_n1024_ngc23.09_nemo",
+            "eos-dfw_n1280_ngc23.09_nemo",
+            "eos-dfw_n1344_ngc23.09_nemo",
+        ],
     },
     "transformer_a100.csv": {
-        "version": "v0.7", "submitter": "NVIDIA", "benchmark": "transformer",
-        "systems": ["dgxa100_ngc20.06_pytorch", "dgxa100_n2_ngc20.06_pytorch", "dgxa100_n10_ngc20.06_pytorch",
-                    "dgxa100_n20_ngc20.06_pytorch", "dgxa100_n60_ngc20.06_pytorch"],
+        "version": "v0.7",
+        "submitter": "NVIDIA",
+        "benchmark": "transformer",
+        "systems": [
+            "dgxa100_ngc20.06_pytorch",
+            "dgxa100_n2_ngc20.06_pytorch",
+            "dgxa100_n10_ngc20.06_pytorch",
+            "dgxa100_n20_ngc20.06_pytorch",
+            "dgxa100_n60_ngc20.06_pytorch",
+        ],
     },
 }
 
@@ -121,33 +147,40 @@ def convert_mlperf(refdata: Path, out: Path) -> list[Path]:
     duplicates = summary[summary["identical_to_earlier_entry"].notna()][key + ["benchmark"]]
     written = []
     for filename, spec in MLPERF_CURVES.items():
-        sel = runs[(runs["version"] == spec["version"]) & (runs["submitter"] == spec["submitter"])
-                   & (runs["benchmark"] == spec["benchmark"]) & runs["system"].isin(spec["systems"])]
+        sel = runs[
+            (runs["version"] == spec["version"])
+            & (runs["submitter"] == spec["submitter"])
+            & (runs["benchmark"] == spec["benchmark"])
+            & runs["system"].isin(spec["systems"])
+        ]
         sel = sel.merge(duplicates, on=key + ["benchmark"], how="left", indicator=True)
         sel = sel[sel["_merge"] == "left_only"].drop(columns="_merge")
         sel = sel[(sel["status"] == "ok") & (sel["run_status"] == "success")]
-        _require(set(sel["system"]) == set(spec["systems"]),
-                 f"MLPerf {filename}: systems without successful runs: "
-                 f"{sorted(set(spec['systems']) - set(sel['system']))}")
+        _require(
+            set(sel["system"]) == set(spec["systems"]),
+            f"MLPerf {filename}: systems without successful runs: {sorted(set(spec['systems']) - set(sel['system']))}",
+        )
         sel = sel.merge(systems, on=key, how="left", validate="many_to_one")
         _require(sel["total_accelerators"].notna().all(), f"MLPerf {filename}: system without accelerators")
         order = {name: i for i, name in enumerate(spec["systems"])}
         sel = sel.assign(_order=sel["system"].map(order)).sort_values(["_order", "file"])
-        frame = pd.DataFrame({
-            "round": sel["version"],
-            "submitter": sel["submitter"],
-            "system": sel["system"],
-            "benchmark": sel["benchmark"],
-            "accelerator": sel["accelerator_model_name"],
-            "framework": sel["framework"],
-            "nodes": sel["number_of_nodes"].astype(int),
-            "accelerators_per_node": sel["accelerators_per_node"].astype(int),
-            "accelerators": sel["total_accelerators"].astype(int),
-            "global_batch": sel["global_batch_size"].astype(int),
-            "run": sel["file"].str.replace(".txt", "", regex=False),
-            "time_min": sel["minutes"],
-            "time_s": (sel["minutes"] * 60).round(3),
-        })
+        frame = pd.DataFrame(
+            {
+                "round": sel["version"],
+                "submitter": sel["submitter"],
+                "system": sel["system"],
+                "benchmark": sel["benchmark"],
+                "accelerator": sel["accelerator_model_name"],
+                "framework": sel["framework"],
+                "nodes": sel["number_of_nodes"].astype(int),
+                "accelerators_per_node": sel["accelerators_per_node"].astype(int),
+                "accelerators": sel["total_accelerators"].astype(int),
+                "global_batch": sel["global_batch_size"].astype(int),
+                "run": sel["file"].str.replace(".txt", "", regex=False),
+                "time_min": sel["minutes"],
+                "time_s": (sel["minutes"] * 60).round(3),
+            }
+        )
         written.append(_write_csv(frame, out / "mlperf" / filename))
     return written
 
@@ -164,23 +197,27 @@ def convert_tf_cnn(refdata: Path, out: Path) -> list[Path]:
     unknown = set(src["platform"]) - set(TF_PLATFORM_IDS)
     _require(not unknown, f"TF CNN: unknown platforms {sorted(unknown)}")
     src = src[src["images_per_sec"].notna()]
-    _require(bool((src["global_batch"] == src["gpus"] * src["batch_per_gpu"]).all()),
-             "TF CNN: global_batch != gpus * batch_per_gpu")
-    frame = pd.DataFrame({
-        "platform": src["platform"].map(TF_PLATFORM_IDS),
-        "platform_description": src["platform"],
-        "data": src["data"],
-        "model": src["model"],
-        "model_params_millions": src["model_params_millions_approx"],
-        "gpus": src["gpus"].astype(int),
-        "batch_per_gpu": src["batch_per_gpu"].astype(int),
-        "global_batch": src["global_batch"].astype(int),
-        "samples": IMAGENET_TRAIN_IMAGES,
-        "images_per_sec": src["images_per_sec"],
-        "step_time_s": (src["global_batch"] / src["images_per_sec"]).round(6),
-        "epoch_time_s": (IMAGENET_TRAIN_IMAGES / src["images_per_sec"]).round(3),
-        "source_section": src["source_section"],
-    })
+    _require(
+        bool((src["global_batch"] == src["gpus"] * src["batch_per_gpu"]).all()),
+        "TF CNN: global_batch != gpus * batch_per_gpu",
+    )
+    frame = pd.DataFrame(
+        {
+            "platform": src["platform"].map(TF_PLATFORM_IDS),
+            "platform_description": src["platform"],
+            "data": src["data"],
+            "model": src["model"],
+            "model_params_millions": src["model_params_millions_approx"],
+            "gpus": src["gpus"].astype(int),
+            "batch_per_gpu": src["batch_per_gpu"].astype(int),
+            "global_batch": src["global_batch"].astype(int),
+            "samples": IMAGENET_TRAIN_IMAGES,
+            "images_per_sec": src["images_per_sec"],
+            "step_time_s": (src["global_batch"] / src["images_per_sec"]).round(6),
+            "epoch_time_s": (IMAGENET_TRAIN_IMAGES / src["images_per_sec"]).round(3),
+            "source_section": src["source_section"],
+        }
+    )
     return [_write_csv(frame, out / "tf_cnn" / "tf_cnn_benchmarks_2017.csv")]
 
 
@@ -194,19 +231,21 @@ def convert_deepbench(refdata: Path, out: Path) -> list[Path]:
     src = pd.read_csv(refdata / "deepbench" / "deepbench_allreduce.csv")
     _require(set(src["precision"]) == {"fp32"}, "DeepBench: expected only fp32 all-reduce rows")
     src = src[src["mean_time_ms"].notna()]
-    frame = pd.DataFrame({
-        "platform": src["platform"],
-        "algorithm": src["algorithm"],
-        "precision": src["precision"],
-        "accelerators": src["n_accelerators"].astype(int),
-        "nodes": src["n_nodes"].fillna(1).astype(int),
-        "size_floats": src["size_floats"].astype(int),
-        "size_bytes": (src["size_floats"] * BYTES_PER_FLOAT32).astype(int),
-        "size_mib": (src["size_floats"] * BYTES_PER_FLOAT32 / 2**20).round(6),
-        "time_s": (src["mean_time_ms"] / 1000).round(9),
-        "std_time_s": (src["std_time_ms"] / 1000).round(9),
-        "gb_per_s": src["gb_per_s"].round(6),
-    })
+    frame = pd.DataFrame(
+        {
+            "platform": src["platform"],
+            "algorithm": src["algorithm"],
+            "precision": src["precision"],
+            "accelerators": src["n_accelerators"].astype(int),
+            "nodes": src["n_nodes"].fillna(1).astype(int),
+            "size_floats": src["size_floats"].astype(int),
+            "size_bytes": (src["size_floats"] * BYTES_PER_FLOAT32).astype(int),
+            "size_mib": (src["size_floats"] * BYTES_PER_FLOAT32 / 2**20).round(6),
+            "time_s": (src["mean_time_ms"] / 1000).round(9),
+            "std_time_s": (src["std_time_ms"] / 1000).round(9),
+            "gb_per_s": src["gb_per_s"].round(6),
+        }
+    )
     return [_write_csv(frame, out / "deepbench" / "allreduce.csv")]
 
 
@@ -214,19 +253,21 @@ def convert_deepbench(refdata: Path, out: Path) -> list[Path]:
 def convert_relearn(refdata: Path, out: Path) -> list[Path]:
     """Every timer of every run: ranks × neurons per rank × theta × kernel × repetition (seconds)."""
     src = pd.read_csv(refdata / "relearn-hpc" / "relearn_timers_p_n_theta.csv")
-    frame = pd.DataFrame({
-        "ranks": src["ranks_p"].astype(int),
-        "neurons_per_rank": src["neurons_per_rank_n"].astype(int),
-        "neurons_total": (src["ranks_p"] * src["neurons_per_rank_n"]).astype(int),
-        "theta": src["theta"],
-        "repetition": src["run"].astype(int),
-        "kernel": src["kernel"],
-        "depth": src["depth"].astype(int),
-        "time_min_s": src["time_min_s"],
-        "time_avg_s": src["time_avg_s"],
-        "time_max_s": src["time_max_s"],
-        "slurm_job": src["slurm_job"].astype(int),
-    }).sort_values(["kernel", "ranks", "neurons_per_rank", "theta", "repetition"], kind="stable")
+    frame = pd.DataFrame(
+        {
+            "ranks": src["ranks_p"].astype(int),
+            "neurons_per_rank": src["neurons_per_rank_n"].astype(int),
+            "neurons_total": (src["ranks_p"] * src["neurons_per_rank_n"]).astype(int),
+            "theta": src["theta"],
+            "repetition": src["run"].astype(int),
+            "kernel": src["kernel"],
+            "depth": src["depth"].astype(int),
+            "time_min_s": src["time_min_s"],
+            "time_avg_s": src["time_avg_s"],
+            "time_max_s": src["time_max_s"],
+            "slurm_job": src["slurm_job"].astype(int),
+        }
+    ).sort_values(["kernel", "ranks", "neurons_per_rank", "theta", "repetition"], kind="stable")
     return [_write_csv(frame, out / "relearn" / "relearn_timers.csv")]
 
 
@@ -238,12 +279,14 @@ def convert_ernest(refdata: Path, out: Path) -> list[Path]:
     _require(list(src.columns) == ["#Cores", "Input Fraction", "Time (s)"], f"Ernest: columns {list(src.columns)}")
     cores = src["#Cores"].astype(int)
     _require(bool((cores % 4 == 0).all()), "Ernest: cores not a multiple of 4")
-    frame = pd.DataFrame({
-        "cores": cores,
-        "machines": cores // 4,
-        "input_fraction": src["Input Fraction"],
-        "time_s": src["Time (s)"],
-    })
+    frame = pd.DataFrame(
+        {
+            "cores": cores,
+            "machines": cores // 4,
+            "input_fraction": src["Input Fraction"],
+            "time_s": src["Time (s)"],
+        }
+    )
     return [_write_csv(frame, out / "ernest" / "rcv1.csv")]
 
 
@@ -251,18 +294,22 @@ def convert_ernest(refdata: Path, out: Path) -> list[Path]:
 def convert_extradeep(refdata: Path, out: Path) -> list[Path]:
     """Whole-job wall time (1 s resolution) of the CIFAR-10 Horovod job vs GPUs, 4 repetitions."""
     src = pd.read_csv(refdata / "extradeep-cifar10-darshan" / "cifar10_runtime_vs_gpus.csv")
-    _require(bool((src["job_end_unix"] - src["job_start_unix"] == src["wall_time_s"]).all()),
-             "Extra-Deep: wall_time_s != end - start")
-    frame = pd.DataFrame({
-        "gpus": src["gpus"].astype(int),
-        "repetition": src["repetition"].astype(int),
-        "mpi_ranks": src["nprocs_mpi"].astype(int),
-        "job_start_unix": src["job_start_unix"].astype(int),
-        "job_end_unix": src["job_end_unix"].astype(int),
-        "time_s": src["wall_time_s"].astype(float),
-        "script_args": src["script_args"],
-        "source_file": src["source_file"],
-    }).sort_values(["gpus", "repetition"])
+    _require(
+        bool((src["job_end_unix"] - src["job_start_unix"] == src["wall_time_s"]).all()),
+        "Extra-Deep: wall_time_s != end - start",
+    )
+    frame = pd.DataFrame(
+        {
+            "gpus": src["gpus"].astype(int),
+            "repetition": src["repetition"].astype(int),
+            "mpi_ranks": src["nprocs_mpi"].astype(int),
+            "job_start_unix": src["job_start_unix"].astype(int),
+            "job_end_unix": src["job_end_unix"].astype(int),
+            "time_s": src["wall_time_s"].astype(float),
+            "script_args": src["script_args"],
+            "source_file": src["source_file"],
+        }
+    ).sort_values(["gpus", "repetition"])
     return [_write_csv(frame, out / "extradeep" / "cifar10_wall_time.csv")]
 
 
@@ -278,14 +325,25 @@ def copy_extrap(refdata: Path, out: Path) -> list[Path]:
     return written
 
 
-CONVERTERS = [convert_mlperf, convert_tf_cnn, convert_deepbench, convert_relearn, convert_ernest,
-              convert_extradeep, copy_extrap]
+CONVERTERS = [
+    convert_mlperf,
+    convert_tf_cnn,
+    convert_deepbench,
+    convert_relearn,
+    convert_ernest,
+    convert_extradeep,
+    copy_extrap,
+]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--refdata", type=Path, default=DEFAULT_REFDATA,
-                        help=f"folder with the reference data (default: {DEFAULT_REFDATA})")
+    parser.add_argument(
+        "--refdata",
+        type=Path,
+        default=DEFAULT_REFDATA,
+        help=f"folder with the reference data (default: {DEFAULT_REFDATA})",
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default: {DEFAULT_OUT})")
     args = parser.parse_args(argv)
     if not args.refdata.is_dir():

@@ -40,24 +40,164 @@ from perfmodel.language.expression import evaluate_query  # noqa: E402
 from perfmodel.language import parse_expression  # noqa: E402
 
 # -- building blocks -----------------------------------------------------------------------------
-NUMBERS = ["0", "1", "2", "-1", "0.5", "1e308", "1.7e308", "-1e308", "1e-300", "5e-324", "1e999", "-0",
-           "nan", "NaN", "inf", "-inf", "Infinity", "9" * 400, "9" * 5000, "0x10", "1_000", "1e", ".", "+",
-           "3.", ".5", "1e-5", "12345678901234567890", "2e307", "4e-310"]
-NASTY = ['"""', "'''", '"', "'", "\\", "\n", "\r\n", "\r", "\x00", "\x1b[31m", "\u2028", "\ufeff", "é", "🚀",
-         ",", ";", "\t", "|", " ", "#", "=", "(", ")", "{", "}", "__import__('os').system('true')",
-         "\"\"\" + __import__('pathlib').Path('PWNED').write_text('x') + \"\"\""]
-NAMES = ["p", "N", "b", "E", "I", "e", "e1", "x", "y", "time", "region", "metric", "repetition", "status",
-         "if", "lambda", "None", "True", "np", "log2", "exp", "_x", "__class__", "time_s", "p.1", ""]
-TERM_TOKENS = (["p", "N", "b", "E", "I", "e1", "e_b", "x", "1", "2", "0", "0.5", "1e300", "1e301", "9" * 400,
-                "1e999", "+", "-", "*", "/", "^", "**", "(", ")", ",", " ", "log2(", "log(", "sqrt(", "exp(",
-                "min(", "max(", "ceil(", "abs(", "__import__", "_x", "if", "lambda", ".", "[", "]", "=", ":",
-                "'", '"', ";", "<", ">", "~", "@", "%", "&", "|", "not ", "j", "1j", "\x00", "é"])
+NUMBERS = [
+    "0",
+    "1",
+    "2",
+    "-1",
+    "0.5",
+    "1e308",
+    "1.7e308",
+    "-1e308",
+    "1e-300",
+    "5e-324",
+    "1e999",
+    "-0",
+    "nan",
+    "NaN",
+    "inf",
+    "-inf",
+    "Infinity",
+    "9" * 400,
+    "9" * 5000,
+    "0x10",
+    "1_000",
+    "1e",
+    ".",
+    "+",
+    "3.",
+    ".5",
+    "1e-5",
+    "12345678901234567890",
+    "2e307",
+    "4e-310",
+]
+NASTY = [
+    '"""',
+    "'''",
+    '"',
+    "'",
+    "\\",
+    "\n",
+    "\r\n",
+    "\r",
+    "\x00",
+    "\x1b[31m",
+    "\u2028",
+    "\ufeff",
+    "é",
+    "🚀",
+    ",",
+    ";",
+    "\t",
+    "|",
+    " ",
+    "#",
+    "=",
+    "(",
+    ")",
+    "{",
+    "}",
+    "__import__('os').system('true')",
+    "\"\"\" + __import__('pathlib').Path('PWNED').write_text('x') + \"\"\"",
+]
+NAMES = [
+    "p",
+    "N",
+    "b",
+    "E",
+    "I",
+    "e",
+    "e1",
+    "x",
+    "y",
+    "time",
+    "region",
+    "metric",
+    "repetition",
+    "status",
+    "if",
+    "lambda",
+    "None",
+    "True",
+    "np",
+    "log2",
+    "exp",
+    "_x",
+    "__class__",
+    "time_s",
+    "p.1",
+    "",
+]
+TERM_TOKENS = [
+    "p",
+    "N",
+    "b",
+    "E",
+    "I",
+    "e1",
+    "e_b",
+    "x",
+    "1",
+    "2",
+    "0",
+    "0.5",
+    "1e300",
+    "1e301",
+    "9" * 400,
+    "1e999",
+    "+",
+    "-",
+    "*",
+    "/",
+    "^",
+    "**",
+    "(",
+    ")",
+    ",",
+    " ",
+    "log2(",
+    "log(",
+    "sqrt(",
+    "exp(",
+    "min(",
+    "max(",
+    "ceil(",
+    "abs(",
+    "__import__",
+    "_x",
+    "if",
+    "lambda",
+    ".",
+    "[",
+    "]",
+    "=",
+    ":",
+    "'",
+    '"',
+    ";",
+    "<",
+    ">",
+    "~",
+    "@",
+    "%",
+    "&",
+    "|",
+    "not ",
+    "j",
+    "1j",
+    "\x00",
+    "é",
+]
 QUERY_TOKENS = TERM_TOKENS + ["==", "!=", "<=", ">=", " and ", " or ", " not ", "&&", "||", "q", "time_s"]
+
 
 def _grammar(names):
     """Expressions built from names, numbers, operators and function calls (mostly well formed)."""
-    atoms = st.one_of(st.sampled_from(names), st.sampled_from(["1", "2", "0.5", "0", "1e300", "1e301", "9" * 400,
-                                                               "1e-300", "16", "17", "1e999"]))
+    atoms = st.one_of(
+        st.sampled_from(names),
+        st.sampled_from(["1", "2", "0.5", "0", "1e300", "1e301", "9" * 400, "1e-300", "16", "17", "1e999"]),
+    )
     funcs = ["log2", "log", "log10", "sqrt", "exp", "ceil", "floor", "abs", "min", "max", "__import__", "eval"]
 
     def extend(inner):
@@ -65,20 +205,30 @@ def _grammar(names):
             st.tuples(inner, st.sampled_from([" + ", " - ", "*", "/", "^"]), inner).map("".join),
             st.tuples(st.sampled_from(funcs), inner).map(lambda t: f"{t[0]}({t[1]})"),
             st.tuples(inner, inner).map(lambda t: f"max({t[0]}, {t[1]})"),
-            inner.map(lambda t: f"({t})"), inner.map(lambda t: f"-{t}"))
+            inner.map(lambda t: f"({t})"),
+            inner.map(lambda t: f"-{t}"),
+        )
+
     return st.recursive(atoms, extend, max_leaves=12)
 
 
-text_bits = st.one_of(st.sampled_from(NUMBERS), st.sampled_from(NASTY), st.sampled_from(NAMES),
-                      st.text(max_size=4))
+text_bits = st.one_of(st.sampled_from(NUMBERS), st.sampled_from(NASTY), st.sampled_from(NAMES), st.text(max_size=4))
 
 
 def _joined(tokens, max_size=30):
     return st.lists(st.one_of(st.sampled_from(tokens), st.text(max_size=2)), max_size=max_size).map("".join)
 
 
-GOOD_NUMBERS = [str(v) for v in (1, 2, 3, 4, 8, 16, 0.5, 1e3, 1e6)] + ["1e308", "1.7e308", "1e-300", "1e307",
-                                                                        "5e-324", "0", "-1", "1e200"]
+GOOD_NUMBERS = [str(v) for v in (1, 2, 3, 4, 8, 16, 0.5, 1e3, 1e6)] + [
+    "1e308",
+    "1.7e308",
+    "1e-300",
+    "1e307",
+    "5e-324",
+    "0",
+    "-1",
+    "1e200",
+]
 
 
 @st.composite
@@ -93,8 +243,9 @@ def csv_bytes(draw):
             header[draw(st.integers(0, 2))] = draw(text_bits)
         rows = [",".join(header)]
         for _ in range(draw(st.integers(1, 10))):
-            cells = [draw(st.sampled_from(GOOD_NUMBERS if draw(st.integers(0, 5)) else NUMBERS + NASTY))
-                     for _ in range(3)]
+            cells = [
+                draw(st.sampled_from(GOOD_NUMBERS if draw(st.integers(0, 5)) else NUMBERS + NASTY)) for _ in range(3)
+            ]
             rows.append(",".join(cells))
         return "\n".join(rows).encode()
     delim = draw(st.sampled_from([",", ";", "\t", "|", " "]))
@@ -102,8 +253,10 @@ def csv_bytes(draw):
     header = [draw(st.one_of(st.sampled_from(NAMES), text_bits)) for _ in range(ncol)]
     rows = [delim.join(header)]
     for _ in range(draw(st.integers(0, 8))):
-        cells = [draw(st.one_of(st.sampled_from(NUMBERS), st.sampled_from([str(v) for v in range(1, 9)]),
-                                text_bits)) for _ in range(draw(st.integers(ncol - 1, ncol + 1)))]
+        cells = [
+            draw(st.one_of(st.sampled_from(NUMBERS), st.sampled_from([str(v) for v in range(1, 9)]), text_bits))
+            for _ in range(draw(st.integers(ncol - 1, ncol + 1)))
+        ]
         rows.append(delim.join(cells))
     text = "\n".join(rows)
     encoding = draw(st.sampled_from(["utf-8", "utf-8", "latin-1", "utf-16"]))
@@ -123,7 +276,9 @@ def extrap_bytes(draw):
         if draw(st.booleans()):
             lines.append("REGION " + draw(text_bits).replace("\n", " "))
         for _ in range(k + draw(st.integers(-1, 1))):
-            lines.append("DATA " + " ".join(draw(st.sampled_from(GOOD_NUMBERS)) for _ in range(draw(st.integers(1, 3)))))
+            lines.append(
+                "DATA " + " ".join(draw(st.sampled_from(GOOD_NUMBERS)) for _ in range(draw(st.integers(1, 3))))
+            )
         return "\n".join(lines).encode()
     lines = []
     keywords = ["PARAMETER", "POINTS", "REGION", "METRIC", "DATA", "EXPERIMENT", "#", ""]
@@ -133,13 +288,20 @@ def extrap_bytes(draw):
     for _ in range(draw(st.integers(0, 10))):
         kw = draw(st.sampled_from(keywords))
         if kw == "POINTS":
-            groups = ["(" + " ".join(draw(st.sampled_from(NUMBERS[:12] + ["1", "2", "4", "8"]))
-                                     for _ in range(draw(st.integers(1, 3)))) + ")"
-                      for _ in range(draw(st.integers(1, 4)))]
+            groups = [
+                "("
+                + " ".join(
+                    draw(st.sampled_from(NUMBERS[:12] + ["1", "2", "4", "8"])) for _ in range(draw(st.integers(1, 3)))
+                )
+                + ")"
+                for _ in range(draw(st.integers(1, 4)))
+            ]
             lines.append("POINTS " + " ".join(groups))
         elif kw == "DATA":
-            lines.append("DATA " + " ".join(draw(st.sampled_from(NUMBERS + ["1", "2.5", "3"]))
-                                            for _ in range(draw(st.integers(0, 3)))))
+            lines.append(
+                "DATA "
+                + " ".join(draw(st.sampled_from(NUMBERS + ["1", "2.5", "3"])) for _ in range(draw(st.integers(0, 3))))
+            )
         else:
             lines.append(kw + " " + draw(text_bits))
     return "\n".join(lines).encode("utf-8", "replace")
@@ -151,11 +313,19 @@ def model_texts(draw):
     base = draw(st.sampled_from(_base_models()))
     d = json.loads(json.dumps(base))
     json_values = st.recursive(
-        st.one_of(st.none(), st.booleans(), st.integers(-2, 2), st.sampled_from([10 ** 400, -(2 ** 64), 2 ** 32]),
-                  st.floats(allow_nan=True, allow_infinity=True), st.sampled_from(NAMES + NASTY)),
-        lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                st.dictionaries(st.sampled_from(NAMES + ["c0", "c1", "c9"]), inner, max_size=3)),
-        max_leaves=6)
+        st.one_of(
+            st.none(),
+            st.booleans(),
+            st.integers(-2, 2),
+            st.sampled_from([10**400, -(2**64), 2**32]),
+            st.floats(allow_nan=True, allow_infinity=True),
+            st.sampled_from(NAMES + NASTY),
+        ),
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(NAMES + ["c0", "c1", "c9"]), inner, max_size=3)
+        ),
+        max_leaves=6,
+    )
     for _ in range(draw(st.integers(1, 4))):
         path = _random_path(draw, d)
         parent, key = path
@@ -169,7 +339,7 @@ def model_texts(draw):
     text = json.dumps(d, allow_nan=True)
     spoil = draw(st.sampled_from(["none"] * 7 + ["cut", "deep", "bytes"]))
     if spoil == "cut":
-        text = text[:draw(st.integers(0, len(text)))]
+        text = text[: draw(st.integers(0, len(text)))]
     elif spoil == "deep":
         text = "[" * draw(st.integers(1, 200_000)) + text
     elif spoil == "bytes":
@@ -201,8 +371,9 @@ def _base_models() -> list[dict]:
         rng = np.random.default_rng(0)
         p = np.repeat([1.0, 2, 4, 8, 16], 2)
         N = np.tile([1000.0, 4000], 5)
-        frame = pd.DataFrame({"workers": p, "samples": N, "t": 2 + 0.01 * N / p + 0.3 * np.log2(p) +
-                              rng.normal(0, 0.01, p.size)})
+        frame = pd.DataFrame(
+            {"workers": p, "samples": N, "t": 2 + 0.01 * N / p + 0.3 * np.log2(p) + rng.normal(0, 0.01, p.size)}
+        )
         meas = Measurements.from_frame(frame, "t", {"p": "workers", "N": "samples"})
         for spec, nonneg in (("1 + N/p + log2(p)", True), ("1 + N/p^e1 - p", False)):
             _BASE.append(Model(spec, maxiter=20, nonneg=nonneg).fit(meas).to_dict())
@@ -212,16 +383,22 @@ def _base_models() -> list[dict]:
 @st.composite
 def hostile_results(draw):
     """A quick fit to data whose column and dataset names are arbitrary text."""
-    names = draw(st.lists(st.one_of(st.sampled_from(NASTY + NAMES), st.text(max_size=12)), min_size=2,
-                          max_size=2, unique_by=str.strip))
+    names = draw(
+        st.lists(
+            st.one_of(st.sampled_from(NASTY + NAMES), st.text(max_size=12)), min_size=2, max_size=2, unique_by=str.strip
+        )
+    )
     symbols = draw(st.sampled_from([("p", "N"), ("np", "x"), ("numpy", "np"), ("E", "b")]))
     p = np.array([1.0, 2, 4, 8, 1, 2, 4, 8])
     n = np.array([1.0, 1, 1, 1, 3, 3, 3, 3])
     frame = pd.DataFrame({names[0].strip() or "a": p, names[1].strip() or "b_": n})
     cols = list(frame.columns)
     frame["time s"] = 1 + 2 * n / p
-    spec = draw(st.sampled_from([f"1 + {symbols[1]}/{symbols[0]}", f"1 + {symbols[0]}^e1",
-                                 f"1 - log2({symbols[0]}) + {symbols[1]}"]))
+    spec = draw(
+        st.sampled_from(
+            [f"1 + {symbols[1]}/{symbols[0]}", f"1 + {symbols[0]}^e1", f"1 - log2({symbols[0]}) + {symbols[1]}"]
+        )
+    )
     try:
         meas = Measurements.from_frame(frame, "time s", dict(zip(symbols, cols)), name=draw(text_bits))
         return Model(spec, maxiter=5, popsize=4, nonneg=False).fit(meas)
@@ -231,14 +408,21 @@ def hostile_results(draw):
 
 def _comparisons():
     side = _grammar(["p", "N", "b", "E", "time_s", "q", "I"])
-    one = st.tuples(side, st.sampled_from([" > ", " >= ", " < ", " <= ", " == ", " != ", " = ", " <> "]), side) \
-        .map("".join)
+    one = st.tuples(side, st.sampled_from([" > ", " >= ", " < ", " <= ", " == ", " != ", " = ", " <> "]), side).map(
+        "".join
+    )
     return st.lists(one, min_size=1, max_size=3).flatmap(
-        lambda parts: st.sampled_from([" and ", " or ", " & ", " | ", " and not "]).map(lambda j: j.join(parts)))
+        lambda parts: st.sampled_from([" and ", " or ", " & ", " | ", " and not "]).map(lambda j: j.join(parts))
+    )
 
 
-ENV = {"p": np.array([1.0, 2, 4, 8]), "N": np.array([1e3, 2e3, 4e3, 8e3]), "b": np.array([32.0, 32, 64, 64]),
-       "E": np.array([1.0, 1, 2, 2]), "time_s": np.array([3.0, 2, 1.5, 1.2])}
+ENV = {
+    "p": np.array([1.0, 2, 4, 8]),
+    "N": np.array([1e3, 2e3, 4e3, 8e3]),
+    "b": np.array([32.0, 32, 64, 64]),
+    "E": np.array([1.0, 1, 2, 2]),
+    "time_s": np.array([3.0, 2, 1.5, 1.2]),
+}
 
 
 # -- targets ---------------------------------------------------------------------------------------
@@ -308,8 +492,10 @@ def check_exported_code(res: FitResult):
 TARGETS = {
     "csv": (csv_bytes(), target_csv),
     "extrap": (extrap_bytes(), target_extrap),
-    "term_parser": (st.one_of(_grammar(["p", "N", "b", "E", "I", "e1", "x"]), _joined(TERM_TOKENS)),
-                    target_term_parser),
+    "term_parser": (
+        st.one_of(_grammar(["p", "N", "b", "E", "I", "e1", "x"]), _joined(TERM_TOKENS)),
+        target_term_parser,
+    ),
     "query": (st.one_of(_comparisons(), _joined(QUERY_TOKENS)), target_query),
     "model_file": (model_texts(), target_model_file),
     "export": (hostile_results(), target_export),
@@ -332,8 +518,14 @@ def run_target(name: str, examples: int, seed: int, raise_other: bool) -> Tally:
     tally = Tally()
 
     @hseed(seed)
-    @settings(max_examples=examples, deadline=None, database=None, derandomize=False,
-              suppress_health_check=list(HealthCheck), phases=[Phase.generate] + ([Phase.shrink] if raise_other else []))
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        derandomize=False,
+        suppress_health_check=list(HealthCheck),
+        phases=[Phase.generate] + ([Phase.shrink] if raise_other else []),
+    )
     @given(strategy)
     def check(value):
         tally.counts["tried"] += 1
@@ -350,8 +542,10 @@ def run_target(name: str, examples: int, seed: int, raise_other: bool) -> Tally:
         except Exception as exc:  # noqa: BLE001 - this is what the fuzzing looks for
             tally.counts["other exception"] += 1
             if len(tally.others) < 5:
-                tally.others.append(f"{type(exc).__name__}: {exc!s:.200} <- {value!r:.300}\n"
-                                    + "".join(traceback.format_exc().splitlines(True)[-4:]))
+                tally.others.append(
+                    f"{type(exc).__name__}: {exc!s:.200} <- {value!r:.300}\n"
+                    + "".join(traceback.format_exc().splitlines(True)[-4:])
+                )
             if raise_other:
                 raise
             return
@@ -374,8 +568,11 @@ def main(argv: list[str] | None = None) -> int:
         tally = run_target(name, args.examples, args.seed, raise_other=False)
         c = tally.counts
         total_other += c["other exception"]
-        print(f"{name:<12} {c['tried']:>7} {c['result']:>8} {c['clear error']:>13} {c['other exception']:>17} "
-              f"{time.perf_counter() - t0:>8.1f}", flush=True)
+        print(
+            f"{name:<12} {c['tried']:>7} {c['result']:>8} {c['clear error']:>13} {c['other exception']:>17} "
+            f"{time.perf_counter() - t0:>8.1f}",
+            flush=True,
+        )
         for other in tally.others:
             print("    " + other.replace("\n", "\n    "))
     return 1 if total_other else 0

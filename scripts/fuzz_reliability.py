@@ -63,16 +63,60 @@ SERIAL = itertools.count()  # a fresh output name per command
 
 # -- the issue's hostile inputs ------------------------------------------------------------------------
 LEVELS = ["nan", "-1", "1e-300", "1e-17", "0", "1", "0.9999999", "inf", "90", "0.9", "0.5", "0.01", "x", ""]
-DASK = ["", " ", "bogus", "tcp://[::1", "tls://x:8786", "ucx://x", "inproc://x", "http://localhost:8787", "tcp://h:0",
-        "tcp://127.0.0.1:9"]
-GROUP_VALUES = ["[click me](https://evil.example/phish)", '=HYPERLINK("https://evil.example","x")', "+cmd|' /C calc'!A0",
-                "@SUM(1+1)", "-2+3*cmd", "\t=1+1", "a__b", "b__c", "../../etc", "<a href='x'>y</a>", "é", "", "nan",
-                "CON", "x" * 300]
+DASK = [
+    "",
+    " ",
+    "bogus",
+    "tcp://[::1",
+    "tls://x:8786",
+    "ucx://x",
+    "inproc://x",
+    "http://localhost:8787",
+    "tcp://h:0",
+    "tcp://127.0.0.1:9",
+]
+GROUP_VALUES = [
+    "[click me](https://evil.example/phish)",
+    '=HYPERLINK("https://evil.example","x")',
+    "+cmd|' /C calc'!A0",
+    "@SUM(1+1)",
+    "-2+3*cmd",
+    "\t=1+1",
+    "a__b",
+    "b__c",
+    "../../etc",
+    "<a href='x'>y</a>",
+    "é",
+    "",
+    "nan",
+    "CON",
+    "x" * 300,
+]
 COUNTS = ["0", "1", "2", "-1", "-3", "10000001", "99999999999999999999", "nan", "1e9", "x", "40", "100000"]
-BOUNDS = ["g=0:1e-300", "g=1e-310:1e-200", "g=1:10", "e1=0:1", "e1=-1e308:1e308", "c0=0:1", "q=0:nan", "g=1:0",
-          "nonsense", "e1=0:1e-300"]
-TERMS = ["1 + s/m", "1 + q*m", "1 + s/m + log(m) + m", "overlap(s/m, log(m); g)", "1 + s/m^e1", "1 + p",
-         "1 + s/m + s/m", "log(m - 64)", "m^1e999", "1 + s*m + log(s) + m"]
+BOUNDS = [
+    "g=0:1e-300",
+    "g=1e-310:1e-200",
+    "g=1:10",
+    "e1=0:1",
+    "e1=-1e308:1e308",
+    "c0=0:1",
+    "q=0:nan",
+    "g=1:0",
+    "nonsense",
+    "e1=0:1e-300",
+]
+TERMS = [
+    "1 + s/m",
+    "1 + q*m",
+    "1 + s/m + log(m) + m",
+    "overlap(s/m, log(m); g)",
+    "1 + s/m^e1",
+    "1 + p",
+    "1 + s/m + s/m",
+    "log(m - 64)",
+    "m^1e999",
+    "1 + s*m + log(s) + m",
+]
 
 
 GOOD = ["4", "8", "16", "32", "64", "0.5", "1"]
@@ -81,8 +125,10 @@ GOOD = ["4", "8", "16", "32", "64", "0.5", "1"]
 def _values(n_min=1, n_max=4):
     """Value lists: often good ones (so commands get past the checks), else any of the hostile numbers."""
     pool = base.NUMBERS + ["4", "8", "16", "64", "1e8", "0", "-8000"]
-    return st.one_of(st.lists(st.sampled_from(GOOD), min_size=n_min, max_size=n_max, unique=True),
-                     st.lists(st.sampled_from(pool), min_size=n_min, max_size=n_max)).map(",".join)
+    return st.one_of(
+        st.lists(st.sampled_from(GOOD), min_size=n_min, max_size=n_max, unique=True),
+        st.lists(st.sampled_from(pool), min_size=n_min, max_size=n_max),
+    ).map(",".join)
 
 
 def _grid(sym):
@@ -97,9 +143,27 @@ class Files:
     def __init__(self):
         self.dir = Path(tempfile.mkdtemp(prefix="fuzz_rel_"))
         self.model = self.dir / "model.json"
-        code = _quiet(main, ["fit", str(RCV1), "--time", "time_s", "--factor", "m=cores", "--factor",
-                             "s=input_fraction", "--terms", "1 + s/m + log(m) + m", "--loss", "absolute",
-                             "--replicates", "30", "--out", str(self.model)])
+        code = _quiet(
+            main,
+            [
+                "fit",
+                str(RCV1),
+                "--time",
+                "time_s",
+                "--factor",
+                "m=cores",
+                "--factor",
+                "s=input_fraction",
+                "--terms",
+                "1 + s/m + log(m) + m",
+                "--loss",
+                "absolute",
+                "--replicates",
+                "30",
+                "--out",
+                str(self.model),
+            ],
+        )
         assert code == 0, "could not fit the base model"
         self.model_dict = json.loads(self.model.read_text())
 
@@ -201,8 +265,12 @@ def judge(run: Run, check) -> tuple[str, str]:
     if run.code is None:
         return "hang", f"killed after {run.seconds:.0f} s"
     if run.code == 2:
-        clear = (run.err.startswith("error: ") and run.err.count("\n") == 1 and run.err.endswith("\n")
-                 and "Traceback" not in run.err)
+        clear = (
+            run.err.startswith("error: ")
+            and run.err.count("\n") == 1
+            and run.err.endswith("\n")
+            and "Traceback" not in run.err
+        )
         return ("clear error", "") if clear else ("internal error", "exit 2 but not one clear line")
     if run.code == 0:
         if "Traceback" in run.err:
@@ -223,19 +291,50 @@ class Case:
 def _fit_case(files: Files, draw) -> Case:
     out = files.dir / f"fit_{next(SERIAL)}"
     terms = draw(st.one_of(st.sampled_from(TERMS), base._grammar(["m", "s", "q", "e1", "p", "1"])))
-    argv = ["fit", str(RCV1), "--time", "time_s", "--factor", "m=cores", "--factor", "s=input_fraction",
-            "--terms", terms, "--replicates", draw(st.sampled_from(["0", "0", "0", "10"] + COUNTS))]
+    argv = [
+        "fit",
+        str(RCV1),
+        "--time",
+        "time_s",
+        "--factor",
+        "m=cores",
+        "--factor",
+        "s=input_fraction",
+        "--terms",
+        terms,
+        "--replicates",
+        draw(st.sampled_from(["0", "0", "0", "10"] + COUNTS)),
+    ]
     if draw(st.booleans()):
         argv += ["--bounds", draw(st.sampled_from(BOUNDS))]
     grouped = draw(st.integers(0, 3)) == 0
     if grouped:
         values = draw(st.lists(st.sampled_from(GROUP_VALUES), min_size=1, max_size=4, unique=True))
-        rows = [(v, m, s, 1 + 0.1 * k + s * 30 / m) for k, v in enumerate(values) for m in (4, 8, 16, 32)
-                for s in (0.1, 1.0)]
-        data = files.write(f"groups_{next(SERIAL)}.csv",
-                           pd.DataFrame(rows, columns=["fw", "m", "s", "t"]).to_csv(index=False))
-        argv = ["fit", str(data), "--time", "t", "--factor", "m=m", "--factor", "s=s", "--terms", terms,
-                "--group-by", "fw", "--replicates", "0"]
+        rows = [
+            (v, m, s, 1 + 0.1 * k + s * 30 / m)
+            for k, v in enumerate(values)
+            for m in (4, 8, 16, 32)
+            for s in (0.1, 1.0)
+        ]
+        data = files.write(
+            f"groups_{next(SERIAL)}.csv", pd.DataFrame(rows, columns=["fw", "m", "s", "t"]).to_csv(index=False)
+        )
+        argv = [
+            "fit",
+            str(data),
+            "--time",
+            "t",
+            "--factor",
+            "m=m",
+            "--factor",
+            "s=s",
+            "--terms",
+            terms,
+            "--group-by",
+            "fw",
+            "--replicates",
+            "0",
+        ]
     if draw(st.integers(0, 4)) == 0:
         flag = draw(st.sampled_from(["--workers", "--dask", "--min-configurations"]))
         argv += [flag, draw(st.sampled_from(DASK if flag == "--dask" else COUNTS))]
@@ -280,14 +379,31 @@ def _hostile_model(files: Files, draw) -> Path:
     """The base model with its uncertainty block spoiled in one of the issue's ways (or a random way)."""
     d = json.loads(json.dumps(files.model_dict))
     unc = d["uncertainty"]
-    how = draw(st.sampled_from(["none", "empty coefficients", "sigma", "share", "members", "replicates", "weight",
-                                "expression", "calibration", "df", "random"]))
+    how = draw(
+        st.sampled_from(
+            [
+                "none",
+                "empty coefficients",
+                "sigma",
+                "share",
+                "members",
+                "replicates",
+                "weight",
+                "expression",
+                "calibration",
+                "df",
+                "random",
+            ]
+        )
+    )
     if how == "empty coefficients":
         unc["members"][0]["coefficients"], unc["members"][0]["params"] = [], []
     elif how == "sigma":
-        unc["noise"]["sigma"] = draw(st.sampled_from([1e308, -0.1, float("nan"), 0.0, 10 ** 400]))
+        unc["noise"]["sigma"] = draw(st.sampled_from([1e308, -0.1, float("nan"), 0.0, 10**400]))
     elif how == "share":
-        unc["share_replicates"] = draw(st.sampled_from([[[0.5, 0.5], [0.5]], [["a", "b", "c", "d"]], [[0.1] * 4] * 10_001]))
+        unc["share_replicates"] = draw(
+            st.sampled_from([[[0.5, 0.5], [0.5]], [["a", "b", "c", "d"]], [[0.1] * 4] * 10_001])
+        )
     elif how == "members":
         unc["members"] = [json.loads(json.dumps(unc["members"][0])) for _ in range(draw(st.sampled_from([0, 51, 500])))]
     elif how == "replicates":
@@ -297,14 +413,20 @@ def _hostile_model(files: Files, draw) -> Path:
     elif how == "expression":
         unc["members"][0]["expression"] = draw(st.sampled_from(["1 + p + N", "1 + s*m + log(s) + m", ""]))
     elif how == "calibration":
-        unc["calibration"]["points"] = [[draw(st.sampled_from([float("nan"), float("inf"), 0.1])), 0.1, 0.1,
-                                         draw(st.sampled_from([0.0, 1.0, -1.0]))]]
+        unc["calibration"]["points"] = [
+            [
+                draw(st.sampled_from([float("nan"), float("inf"), 0.1])),
+                0.1,
+                0.1,
+                draw(st.sampled_from([0.0, 1.0, -1.0])),
+            ]
+        ]
     elif how == "df":
         unc["noise"]["df"] = draw(st.sampled_from([0, -3, float("nan"), 1e308]))
     elif how == "random":
         parent, key = base._random_path(draw, unc)
         if isinstance(parent, dict) or (isinstance(parent, list) and key < len(parent)):
-            parent[key] = draw(st.sampled_from([None, -1, 0, 1e308, float("nan"), "x", [], {}, 10 ** 400]))
+            parent[key] = draw(st.sampled_from([None, -1, 0, 1e308, float("nan"), "x", [], {}, 10**400]))
     text = json.dumps(d, allow_nan=True)
     return files.write(f"model_{next(SERIAL)}.json", text)
 
@@ -312,13 +434,17 @@ def _hostile_model(files: Files, draw) -> Path:
 def _predict_case(files: Files, draw) -> Case:
     model = _hostile_model(files, draw) if draw(st.booleans()) else files.model
     good = st.tuples(st.sampled_from(GOOD[:5]), st.sampled_from(["1", "0.5", "0.1"]))
-    hostile = st.tuples(st.sampled_from(base.NUMBERS + ["8", "64", "0", "-4"]),
-                        st.sampled_from(base.NUMBERS + ["1", "0.5", "-8000"]))
+    hostile = st.tuples(
+        st.sampled_from(base.NUMBERS + ["8", "64", "0", "-4"]), st.sampled_from(base.NUMBERS + ["1", "0.5", "-8000"])
+    )
     rows = draw(st.lists(st.one_of(good, good, hostile), min_size=1, max_size=4))
     note = draw(st.sampled_from(GROUP_VALUES))
-    data = files.write(f"rows_{next(SERIAL)}.csv",
-                       pd.DataFrame({"cores": [r[0] for r in rows], "input_fraction": [r[1] for r in rows],
-                                     "note": [note] * len(rows)}).to_csv(index=False))
+    data = files.write(
+        f"rows_{next(SERIAL)}.csv",
+        pd.DataFrame(
+            {"cores": [r[0] for r in rows], "input_fraction": [r[1] for r in rows], "note": [note] * len(rows)}
+        ).to_csv(index=False),
+    )
     out = files.dir / f"pred_{next(SERIAL)}.csv"
     argv = ["predict", str(model), str(data), "--out", str(out)]
     if draw(st.booleans()):
@@ -330,8 +456,12 @@ def _predict_case(files: Files, draw) -> Case:
         values = frame[cols].to_numpy(float)
         if not (values > 0).all() or not (abs(values) < float("inf")).all():
             return f"predictions not finite positive: {values.ravel()[:4]}"
-        if "predicted_low" in frame and not ((frame.predicted_low <= frame.predicted_time)
-                                             & (frame.predicted_time <= frame.predicted_high)).all():
+        if (
+            "predicted_low" in frame
+            and not (
+                (frame.predicted_low <= frame.predicted_time) & (frame.predicted_time <= frame.predicted_high)
+            ).all()
+        ):
             return "an interval does not contain its prediction"
         live = live_formulas(out)
         return f"live formula cells: {live[:2]}" if live else ""
@@ -341,13 +471,17 @@ def _predict_case(files: Files, draw) -> Case:
 
 def _advise_case(files: Files, draw) -> Case:
     model = _hostile_model(files, draw) if draw(st.integers(0, 2)) == 0 else files.model
-    target = draw(st.one_of(st.just("m=64,s=1"),
-                            st.sampled_from(["m=64,s=1", "m=0,s=1", "m=1e999,s=1", "m=64", "q=1", "", "m=nan,s=1"]),
-                            st.tuples(st.sampled_from(base.NUMBERS), st.sampled_from(base.NUMBERS))
-                            .map(lambda t: f"m={t[0]},s={t[1]}")))
+    target = draw(
+        st.one_of(
+            st.just("m=64,s=1"),
+            st.sampled_from(["m=64,s=1", "m=0,s=1", "m=1e999,s=1", "m=64", "q=1", "", "m=nan,s=1"]),
+            st.tuples(st.sampled_from(base.NUMBERS), st.sampled_from(base.NUMBERS)).map(lambda t: f"m={t[0]},s={t[1]}"),
+        )
+    )
     argv = ["advise", str(model), "--target", target]
-    for sym in draw(st.lists(st.sampled_from(["m", "s"]), min_size=draw(st.sampled_from([0, 1, 1])), max_size=2,
-                             unique=True)):
+    for sym in draw(
+        st.lists(st.sampled_from(["m", "s"]), min_size=draw(st.sampled_from([0, 1, 1])), max_size=2, unique=True)
+    ):
         argv += ["--grid", draw(_grid(sym))]
     if draw(st.booleans()):
         argv += ["--interval", draw(st.sampled_from(LEVELS))]
@@ -380,27 +514,57 @@ def _show_case(files: Files, draw) -> Case:
     return Case(argv, check, {"out": case_out})
 
 
-PLANS = [b"", b"\n\n", b"p\n1\n2\n", b"p,b\n1,2\n3\n", b"p\n1,2,3\n", b'p\n"1\n', b"p\n\xff\xfe\n", b"\x00\x01",
-         b"q\n1\n", b"p,in_plan\n1,True\n2,False\n", b"p\n" + b"1\n" * 5, b"p\n=HYPERLINK(1)\n-2.5\n"]
+PLANS = [
+    b"",
+    b"\n\n",
+    b"p\n1\n2\n",
+    b"p,b\n1,2\n3\n",
+    b"p\n1,2,3\n",
+    b'p\n"1\n',
+    b"p\n\xff\xfe\n",
+    b"\x00\x01",
+    b"q\n1\n",
+    b"p,in_plan\n1,True\n2,False\n",
+    b"p\n" + b"1\n" * 5,
+    b"p\n=HYPERLINK(1)\n-2.5\n",
+]
 
 
 #: Grids of the sweep: hostile values, a short one, and one above the limit of runs (refused unbuilt).
-SWEEP_GRIDS = (["p=" + v for v in GROUP_VALUES[:6]] + ["p=" + ",".join(map(str, range(1, 21))),
-                                                      "p=" + ",".join(map(str, range(1, 1_000_002))), "p=", "p", "=4"])
+SWEEP_GRIDS = ["p=" + v for v in GROUP_VALUES[:6]] + [
+    "p=" + ",".join(map(str, range(1, 21))),
+    "p=" + ",".join(map(str, range(1, 1_000_002))),
+    "p=",
+    "p",
+    "=4",
+]
 
 
 def _sweep_case(files: Files, draw) -> Case:
     out = files.dir / f"sweep_{next(SERIAL)}.csv"
-    command = draw(st.sampled_from([f"{PY} -c pass {{p}}", "{p}", f"{PY} -c pass", "", "no-such-program {p}",
-                                    f"{PY} -c pass {{p}} {{q}}", f"{PY} -c pass {{{{p}}}} {{p}}"]))
+    command = draw(
+        st.sampled_from(
+            [
+                f"{PY} -c pass {{p}}",
+                "{p}",
+                f"{PY} -c pass",
+                "",
+                "no-such-program {p}",
+                f"{PY} -c pass {{p}} {{q}}",
+                f"{PY} -c pass {{{{p}}}} {{p}}",
+            ]
+        )
+    )
     argv = ["sweep", "--command", command]
     if draw(st.booleans()):
         argv += ["--plan", str(files.write(f"plan_{next(SERIAL)}.csv", draw(st.sampled_from(PLANS))))]
     else:
         argv += ["--grid", draw(st.one_of(_values().map(lambda v: f"p={v}"), st.sampled_from(SWEEP_GRIDS)))]
     if draw(st.booleans()):  # runs that would go on for minutes are not drawn: they are no hang
-        argv += ["--repeat", draw(st.sampled_from(["0", "1", "2", "-1", "nan", "x", "1e9", "1000001",
-                                                   "99999999999999999999"]))]
+        argv += [
+            "--repeat",
+            draw(st.sampled_from(["0", "1", "2", "-1", "nan", "x", "1e9", "1000001", "99999999999999999999"])),
+        ]
     if draw(st.integers(0, 3)) == 0:
         argv += ["--timeout", draw(st.sampled_from(["nan", "-1", "0", "inf", "5", "x"]))]
     argv += ["--out", str(out)]
@@ -412,8 +576,7 @@ def _sweep_case(files: Files, draw) -> Case:
     return Case(argv, check)
 
 
-TARGETS = {"fit": _fit_case, "predict": _predict_case, "advise": _advise_case, "sweep": _sweep_case,
-           "show": _show_case}
+TARGETS = {"fit": _fit_case, "predict": _predict_case, "advise": _advise_case, "sweep": _sweep_case, "show": _show_case}
 
 
 # -- running ------------------------------------------------------------------------------------------------
@@ -428,8 +591,13 @@ def run_target(name: str, examples: int, seed: int, files: Files, timeout: float
     tally = Tally()
 
     @hseed(seed)
-    @settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck),
-              phases=[Phase.generate])
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+        phases=[Phase.generate],
+    )
     @given(st.data())
     def check(data):
         case = TARGETS[name](files, data.draw)
@@ -469,8 +637,12 @@ def main_(argv: list[str] | None = None) -> int:
             raise
         total.update(tally.counts)
         c = tally.counts
-        print(f"{name:<8} {c['tried']:>6} " + " ".join(f"{c[o]:>14}" for o in OUTCOMES)
-              + f" {time.perf_counter() - t0:>8.1f}", flush=True)
+        print(
+            f"{name:<8} {c['tried']:>6} "
+            + " ".join(f"{c[o]:>14}" for o in OUTCOMES)
+            + f" {time.perf_counter() - t0:>8.1f}",
+            flush=True,
+        )
         for outcome, examples in tally.examples.items():
             for e in examples:
                 print(f"    {outcome}: " + e.replace("\n", "\n      "))

@@ -58,19 +58,47 @@ for _p in (ROOT, ROOT / "benchmarks", ROOT / "scripts"):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
-from perfmodel.fitting.extrapolation import (CROSSINGS, FEW_NOISE_DOF, POINT_RULES, combined_kappa,  # noqa: E402
-                                            widen_band)
+from perfmodel.fitting.extrapolation import (
+    CROSSINGS,
+    FEW_NOISE_DOF,
+    POINT_RULES,
+    combined_kappa,  # noqa: E402
+    widen_band,
+)
 from perfmodel.uncertainty.prior import FORMAT, PRIOR_FILE  # noqa: E402
 
 import prior_noise  # noqa: E402
 import prior_records as records  # noqa: E402
+
 # the records, the noise prior and the report (their own modules), as this script's names too
-from prior_noise import (apply_noise_prior, learn_noise_prior, noise_quantile, split_noise,  # noqa: E402,F401
-                         with_noise_prior)
-from prior_records import (LEVEL, attach_shortfall, learning_weights, load_records, prepare,  # noqa: E402,F401
-                           row_class, source_weights, split_errors, structures, training_rows)
-from prior_report import (VARIANTS, breakdown, hindsight_halfwidths, hindsight_report,  # noqa: E402,F401
-                          loso_report, metrics, point_report)
+from prior_noise import (
+    apply_noise_prior,
+    learn_noise_prior,
+    noise_quantile,
+    split_noise,  # noqa: E402,F401
+    with_noise_prior,
+)
+from prior_records import (
+    LEVEL,
+    attach_shortfall,
+    learning_weights,
+    load_records,
+    prepare,  # noqa: E402,F401
+    row_class,
+    source_weights,
+    split_errors,
+    structures,
+    training_rows,
+)
+from prior_report import (
+    VARIANTS,
+    breakdown,
+    hindsight_halfwidths,
+    hindsight_report,  # noqa: E402,F401
+    loso_report,
+    metrics,
+    point_report,
+)
 
 ALPHA = 1 - LEVEL
 N0_GRID = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
@@ -127,7 +155,7 @@ def kappas(r: pd.DataFrame, kappa_pop: np.ndarray | float, n0: float, eta: float
     S, n = r["evidence"].to_numpy(float), r["n_evidence"].to_numpy(float)
     n0 = max(float(n0), 0.0)
     with np.errstate(all="ignore"):  # combined_kappa, row by row (checked against it in _check_kappas)
-        k = np.where(n0 + n > 0, np.sqrt((n0 * kp ** 2 + S) / (n0 + n)), kp)
+        k = np.where(n0 + n > 0, np.sqrt((n0 * kp**2 + S) / (n0 + n)), kp)
     return k * (1 + eta * r["shortfall"].to_numpy(float)) if eta else k
 
 
@@ -148,17 +176,20 @@ def row_scales(r: pd.DataFrame, band_scale) -> np.ndarray | float:
     return np.where(r["few_dof"].to_numpy(bool), float(s_few), float(s))
 
 
-def halves(r: pd.DataFrame, kappa: np.ndarray, band_scale=1.0, gamma: float = 0.0
-           ) -> tuple[np.ndarray, np.ndarray]:
+def halves(r: pd.DataFrame, kappa: np.ndarray, band_scale=1.0, gamma: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """(lower, upper) log half-widths of the widened 90 % interval at each row (the un-widened band
     scaled by ``band_scale``, :func:`row_scales`, widened by κ·d and by ``gamma`` × the structures'
     reach, as :meth:`perfmodel.fitting.members.Uncertainty.interval` does)."""
     d = r["d_model"].to_numpy(float)
     band_scale = row_scales(r, band_scale)
-    return (np.hypot(widen_band(band_scale * r["band_low"].to_numpy(float), kappa, d, LEVEL),
-                     gamma * r["below"].to_numpy(float)),
-            np.hypot(widen_band(band_scale * r["band_high"].to_numpy(float), kappa, d, LEVEL),
-                     gamma * r["above"].to_numpy(float)))
+    return (
+        np.hypot(
+            widen_band(band_scale * r["band_low"].to_numpy(float), kappa, d, LEVEL), gamma * r["below"].to_numpy(float)
+        ),
+        np.hypot(
+            widen_band(band_scale * r["band_high"].to_numpy(float), kappa, d, LEVEL), gamma * r["above"].to_numpy(float)
+        ),
+    )
 
 
 def covered(r: pd.DataFrame, kappa: np.ndarray, band_scale=1.0, gamma: float = 0.0) -> np.ndarray:
@@ -174,8 +205,15 @@ def interval_score(r: pd.DataFrame, kappa: np.ndarray, band_scale=1.0, gamma: fl
     return (lo + hi) + (2 / ALPHA) * (np.maximum(-lo - z, 0) + np.maximum(z - hi, 0))
 
 
-def solve_kappa(r: pd.DataFrame, n0: float, weights: np.ndarray | None = None, target: float = LEVEL,
-                band_scale=1.0, gamma: float = 0.0, eta: float = 0.0) -> float:
+def solve_kappa(
+    r: pd.DataFrame,
+    n0: float,
+    weights: np.ndarray | None = None,
+    target: float = LEVEL,
+    band_scale=1.0,
+    gamma: float = 0.0,
+    eta: float = 0.0,
+) -> float:
     """The population κ at which the weighted coverage of ``r`` is ``target`` (bisection; the
     coverage grows with κ). 0 when the un-widened bands already cover ``target``."""
     if not len(r):
@@ -212,8 +250,9 @@ def calibration_spread(r: pd.DataFrame, kappa: np.ndarray, band_scale, gamma: fl
     return float(np.sqrt(np.mean((cov.to_numpy() - LEVEL) ** 2)))
 
 
-def _grid_point(r: pd.DataFrame, n_sources: dict, eta: float, gamma: float, scale: float, few_scale: float,
-                n0: float) -> dict:
+def _grid_point(
+    r: pd.DataFrame, n_sources: dict, eta: float, gamma: float, scale: float, few_scale: float, n0: float
+) -> dict:
     """The κ per crossing giving 90 % coverage of ``r`` at one point of the grid, and its score."""
     both = (scale, few_scale)
     kap = {c: solve_kappa(r[r["crossing"] == c], n0, band_scale=both, gamma=gamma, eta=eta) for c in KNOWN}
@@ -223,14 +262,27 @@ def _grid_point(r: pd.DataFrame, n_sources: dict, eta: float, gamma: float, scal
             kap[c] = kap["unknown"]
     k = row_kappas(r, kap, n0, True, eta)
     w = learning_weights(r)
-    return {"shortfall_scale": float(eta), "structure_scale": float(gamma), "band_scale": float(scale),
-            "few_dof_band_scale": float(few_scale), "n0": float(n0), **kap,
-            "score": float(w @ interval_score(r, k, both, gamma)) / w.sum(),
-            "spread": calibration_spread(r, k, both, gamma)}
+    return {
+        "shortfall_scale": float(eta),
+        "structure_scale": float(gamma),
+        "band_scale": float(scale),
+        "few_dof_band_scale": float(few_scale),
+        "n0": float(n0),
+        **kap,
+        "score": float(w @ interval_score(r, k, both, gamma)) / w.sum(),
+        "spread": calibration_spread(r, k, both, gamma),
+    }
 
 
-def learn(r: pd.DataFrame, n0_grid=N0_GRID, band_scales=BAND_SCALE_GRID, gammas=GAMMA_GRID,
-          etas=ETA_GRID, criterion: str = "score", few_dof_scales=None) -> dict:
+def learn(
+    r: pd.DataFrame,
+    n0_grid=N0_GRID,
+    band_scales=BAND_SCALE_GRID,
+    gammas=GAMMA_GRID,
+    etas=ETA_GRID,
+    criterion: str = "score",
+    few_dof_scales=None,
+) -> dict:
     """κ per crossing, n0, the band scales, the structure scale γ and the shortfall scale η from the
     training rows ``r``: for each (η, γ, band scale, n0) the κ that give 90 % coverage, the band of
     a fit with few noise degrees of freedom scaled as the others; the one chosen by ``criterion`` (:data:`CRITERIA`);
@@ -244,17 +296,36 @@ def learn(r: pd.DataFrame, n0_grid=N0_GRID, band_scales=BAND_SCALE_GRID, gammas=
             return min((row for row in table if row["spread"] <= floor), key=lambda row: row["score"])
         return min(table, key=lambda row: row["score"])
 
-    table = [_grid_point(r, n_sources, eta, gamma, scale, scale, n0)
-             for eta in etas for gamma in gammas for scale in band_scales for n0 in n0_grid]
+    table = [
+        _grid_point(r, n_sources, eta, gamma, scale, scale, n0)
+        for eta in etas
+        for gamma in gammas
+        for scale in band_scales
+        for n0 in n0_grid
+    ]
     pick = choose(table)
     few_dof_scales = FEW_DOF_SCALE_GRID if few_dof_scales is None else few_dof_scales
     if r["few_dof"].any() and few_dof_scales:
-        pick = choose([pick] + [_grid_point(r, n_sources, pick["shortfall_scale"], pick["structure_scale"],
-                                            pick["band_scale"], sf, pick["n0"]) for sf in few_dof_scales])
-    return {"n0": pick["n0"], "band_scale": pick["band_scale"], "few_dof_band_scale": pick["few_dof_band_scale"],
-            "structure_scale": pick["structure_scale"], "shortfall_scale": pick["shortfall_scale"],
-            "kappa": {c: pick[c] for c in CROSSINGS}, "score": pick["score"], "spread": pick["spread"],
-            "grid": table}
+        pick = choose(
+            [pick]
+            + [
+                _grid_point(
+                    r, n_sources, pick["shortfall_scale"], pick["structure_scale"], pick["band_scale"], sf, pick["n0"]
+                )
+                for sf in few_dof_scales
+            ]
+        )
+    return {
+        "n0": pick["n0"],
+        "band_scale": pick["band_scale"],
+        "few_dof_band_scale": pick["few_dof_band_scale"],
+        "structure_scale": pick["structure_scale"],
+        "shortfall_scale": pick["shortfall_scale"],
+        "kappa": {c: pick[c] for c in CROSSINGS},
+        "score": pick["score"],
+        "spread": pick["spread"],
+        "grid": table,
+    }
 
 
 def learn_classes(r: pd.DataFrame, *grids, **kw) -> dict:
@@ -267,8 +338,13 @@ def learn_classes(r: pd.DataFrame, *grids, **kw) -> dict:
         sub = r[r["scaling_class"] == name]
         own = sub["source"].nunique() >= MIN_CLASS_SOURCES
         c = learn(sub, *grids, **kw) if own else {k: fit[k] for k in fit if k not in ("grid", "classes")}
-        c.update(efficiency_min=lo, own=own, n_rows=int(len(sub)), n_sources=int(sub["source"].nunique()),
-                 n_series=int(sub.groupby(["source", "series"]).ngroups))
+        c.update(
+            efficiency_min=lo,
+            own=own,
+            n_rows=int(len(sub)),
+            n_sources=int(sub["source"].nunique()),
+            n_series=int(sub.groupby(["source", "series"]).ngroups),
+        )
         fit["classes"][name] = c
     return fit
 
@@ -286,15 +362,19 @@ def class_halves(r: pd.DataFrame, fit: dict, known: bool = True) -> tuple[np.nda
         kappa = f["kappa"]
         if known and f is not fit:
             first = dict(kappa, crosses_nodes=max(kappa["crosses_nodes"], fit["kappa"]["crosses_nodes"]))
-            pop = np.where(r["first_crossing"].to_numpy(bool)[m], r["crossing"][m].map(first).to_numpy(float),
-                           r["crossing"][m].map(kappa).to_numpy(float))
+            pop = np.where(
+                r["first_crossing"].to_numpy(bool)[m],
+                r["crossing"][m].map(first).to_numpy(float),
+                r["crossing"][m].map(kappa).to_numpy(float),
+            )
             k = kappas(r[m], pop, f["n0"], f["shortfall_scale"])
         else:
             if f is not fit:  # the crossing unknown: at least the whole corpus's κ_unknown
                 kappa = dict(kappa, unknown=max(kappa["unknown"], fit["kappa"]["unknown"]))
             k = row_kappas(r[m], kappa, f["n0"], known, f["shortfall_scale"])
-        lo[m], hi[m] = halves(r[m], k, (f["band_scale"], f.get("few_dof_band_scale", f["band_scale"])),
-                              f["structure_scale"])
+        lo[m], hi[m] = halves(
+            r[m], k, (f["band_scale"], f.get("few_dof_band_scale", f["band_scale"])), f["structure_scale"]
+        )
     return lo, hi
 
 
@@ -332,6 +412,7 @@ def choose_rule(frames: dict, held_out: str | None, scaling_class: str | None = 
         g = errors[rule].groupby("source")["ape"]
         med, w = g.median().fillna(np.inf).to_numpy(float), np.sqrt(g.size().to_numpy(float))
         return float(w @ np.log(np.maximum(med, APE_FLOOR)) / w.sum())
+
     return min(frames, key=score)
 
 
@@ -352,8 +433,14 @@ def compose(frames: dict, rule: str, rules: dict) -> pd.DataFrame:
     return out
 
 
-def loso(frames: dict, n0_grid=N0_GRID, band_scales=BAND_SCALE_GRID, gammas=GAMMA_GRID, etas=ETA_GRID,
-         criterion: str = "score") -> tuple[pd.DataFrame, dict]:
+def loso(
+    frames: dict,
+    n0_grid=N0_GRID,
+    band_scales=BAND_SCALE_GRID,
+    gammas=GAMMA_GRID,
+    etas=ETA_GRID,
+    criterion: str = "score",
+) -> tuple[pd.DataFrame, dict]:
     """Every row with the point rule and the intervals learned without its source: columns
     ``low_known``/``high_known`` (crossing known) and ``low_unknown``/``high_unknown``, ``pred`` by the
     rule chosen without it; and what was learned per held-out source. ``frames``: {point rule: rows}."""
@@ -383,32 +470,54 @@ def loso(frames: dict, n0_grid=N0_GRID, band_scales=BAND_SCALE_GRID, gammas=GAMM
 # ----------------------------------------------------------------------------------------
 def method_text() -> str:
     """How the prior was learned, with the grids and the criterion as run (for the file)."""
-    choose = ("by the smallest spread of the sources' coverages around 90 % (root mean square; the "
-              "source-weighted mean interval score, log units, among those within "
-              f"{100 * CALIBRATION_TOLERANCE:g} point of it)" if CRITERION == "calibration"
-              else "by the mean interval score (log units, a source weighing as the square root of its rows)")
-    return ("scripts/learn_prior.py on the records of benchmarks/extrapolation.py --methods auto "
-            "(train at p <= cut, test 1-3 doublings beyond, on every series of benchmarks/corpus.py): "
-            "each κ per doubling solved by bisection for 90 % coverage (a source weighing as the square root "
-            "of its rows) of the widened "
-            "band t·exp(±sqrt(w² + (z·κ_c·d)²)), κ_c = combined_kappa(κ, n0, series evidence) × (1 + η·u), "
-            "'unknown' pooled over every row, the members' and noise's band w scaled by band_scale; "
-            "(band_scale, n0) of " + ",".join(f"{v:g}" for v in BAND_SCALE_GRID) + " x "
-            + ",".join(f"{v:g}" for v in N0_GRID) + " x structure scale γ of "
-            + ",".join(f"{v:g}" for v in GAMMA_GRID)
-            + " (the band widened by γ × the reference structures' reach, in quadrature) x shortfall scale η of "
-            + ",".join(f"{v:g}" for v in ETA_GRID)
-            + " (u the series' scaling shortfall over its last measured doubling) " + choose
-            + ("; then, the rest fixed, w of a fit whose noise is the stated prior or rests on fewer than "
-               f"{FEW_NOISE_DOF} degrees of freedom scaled by few_dof_band_scale of "
-               + ",".join(f"{v:g}" for v in FEW_DOF_SCALE_GRID) if FEW_DOF_SCALE_GRID else "")
-            + ("; each fit's noise first moderated by the population's prior on it (scaled inverse-χ², σ0 "
-               + ("and ν0" if prior_noise.NOISE_DF is None else f"at ν0 = {prior_noise.NOISE_DF:g}") + " by weighted maximum marginal "
-               "likelihood over the fits' own estimates, Smyth 2004)" if prior_noise.NOISE_PRIOR else "")
-            + "; the point rule of " + ", ".join(POINT_RULE_GRID) + " by the geometric mean over sources of their "
-            "median split error; all of it learned once on every series and once per scaling class ("
-            + ", ".join(f"{name}: last measured doubling at >= {100 * lo:g} % parallel efficiency" for name, lo in records.CLASSES)
-            + f", a class with fewer than {MIN_CLASS_SOURCES} sources taking the whole corpus's)")
+    choose = (
+        "by the smallest spread of the sources' coverages around 90 % (root mean square; the "
+        "source-weighted mean interval score, log units, among those within "
+        f"{100 * CALIBRATION_TOLERANCE:g} point of it)"
+        if CRITERION == "calibration"
+        else "by the mean interval score (log units, a source weighing as the square root of its rows)"
+    )
+    return (
+        "scripts/learn_prior.py on the records of benchmarks/extrapolation.py --methods auto "
+        "(train at p <= cut, test 1-3 doublings beyond, on every series of benchmarks/corpus.py): "
+        "each κ per doubling solved by bisection for 90 % coverage (a source weighing as the square root "
+        "of its rows) of the widened "
+        "band t·exp(±sqrt(w² + (z·κ_c·d)²)), κ_c = combined_kappa(κ, n0, series evidence) × (1 + η·u), "
+        "'unknown' pooled over every row, the members' and noise's band w scaled by band_scale; "
+        "(band_scale, n0) of "
+        + ",".join(f"{v:g}" for v in BAND_SCALE_GRID)
+        + " x "
+        + ",".join(f"{v:g}" for v in N0_GRID)
+        + " x structure scale γ of "
+        + ",".join(f"{v:g}" for v in GAMMA_GRID)
+        + " (the band widened by γ × the reference structures' reach, in quadrature) x shortfall scale η of "
+        + ",".join(f"{v:g}" for v in ETA_GRID)
+        + " (u the series' scaling shortfall over its last measured doubling) "
+        + choose
+        + (
+            "; then, the rest fixed, w of a fit whose noise is the stated prior or rests on fewer than "
+            f"{FEW_NOISE_DOF} degrees of freedom scaled by few_dof_band_scale of "
+            + ",".join(f"{v:g}" for v in FEW_DOF_SCALE_GRID)
+            if FEW_DOF_SCALE_GRID
+            else ""
+        )
+        + (
+            "; each fit's noise first moderated by the population's prior on it (scaled inverse-χ², σ0 "
+            + ("and ν0" if prior_noise.NOISE_DF is None else f"at ν0 = {prior_noise.NOISE_DF:g}")
+            + " by weighted maximum marginal "
+            "likelihood over the fits' own estimates, Smyth 2004)"
+            if prior_noise.NOISE_PRIOR
+            else ""
+        )
+        + "; the point rule of "
+        + ", ".join(POINT_RULE_GRID)
+        + " by the geometric mean over sources of their "
+        "median split error; all of it learned once on every series and once per scaling class ("
+        + ", ".join(
+            f"{name}: last measured doubling at >= {100 * lo:g} % parallel efficiency" for name, lo in records.CLASSES
+        )
+        + f", a class with fewer than {MIN_CLASS_SOURCES} sources taking the whole corpus's)"
+    )
 
 
 def prior_document(r: pd.DataFrame, fit: dict) -> dict:
@@ -432,14 +541,24 @@ def prior_document(r: pd.DataFrame, fit: dict) -> dict:
         "n_splits": int(splits),
         "n_rows": int(len(train)),
         "n_sources": int(train["source"].nunique()),
-        "classes": [{"name": name, "efficiency_min": float(c["efficiency_min"]),
-                     "kappa": {k: round(float(c["kappa"][k]), 5) for k in CROSSINGS},
-                     "pseudo_configurations": float(c["n0"]), "band_scale": float(c["band_scale"]),
-                     **({"few_dof_band_scale": float(c["few_dof_band_scale"])} if FEW_DOF_SCALE_GRID else {}),
-                     "structure_scale": float(c["structure_scale"]), "shortfall_scale": float(c["shortfall_scale"]),
-                     "point_rule": c.get("point_rule", fit["point_rule"]),
-                     "own": bool(c["own"]), "n_series": c["n_series"], "n_sources": c["n_sources"], "n_rows": c["n_rows"]}
-                    for name, c in fit.get("classes", {}).items()],
+        "classes": [
+            {
+                "name": name,
+                "efficiency_min": float(c["efficiency_min"]),
+                "kappa": {k: round(float(c["kappa"][k]), 5) for k in CROSSINGS},
+                "pseudo_configurations": float(c["n0"]),
+                "band_scale": float(c["band_scale"]),
+                **({"few_dof_band_scale": float(c["few_dof_band_scale"])} if FEW_DOF_SCALE_GRID else {}),
+                "structure_scale": float(c["structure_scale"]),
+                "shortfall_scale": float(c["shortfall_scale"]),
+                "point_rule": c.get("point_rule", fit["point_rule"]),
+                "own": bool(c["own"]),
+                "n_series": c["n_series"],
+                "n_sources": c["n_sources"],
+                "n_rows": c["n_rows"],
+            }
+            for name, c in fit.get("classes", {}).items()
+        ],
         "created": datetime.date.today().isoformat(),
         "sources": sources,
         "method": method_text(),
@@ -452,30 +571,60 @@ def main(argv=None) -> int:
     ap.add_argument("records", help="records CSV of benchmarks/extrapolation.py (method auto)")
     ap.add_argument("--method", default="auto")
     ap.add_argument("--n0", default=",".join(f"{v:g}" for v in N0_GRID), help="grid of pseudo-configurations")
-    ap.add_argument("--band-scale", default=",".join(f"{v:g}" for v in BAND_SCALE_GRID),
-                    help="grid of scales of the members' and the noise's band")
-    ap.add_argument("--few-dof-scale", default=",".join(f"{v:g}" for v in FEW_DOF_SCALE_GRID),
-                    help="grid of scales of the band of a fit whose noise rests on fewer than "
-                         f"{FEW_NOISE_DOF} degrees of freedom (default: none, the band scale's)")
-    ap.add_argument("--structure-scale", default=",".join(f"{v:g}" for v in GAMMA_GRID),
-                    help="grid of scales of the reference structures' reach")
-    ap.add_argument("--noise-prior", action="store_true",
-                    help="moderate each fit's noise with a population prior learned from the other sources' fits")
-    ap.add_argument("--noise-df", type=float, default=None,
-                    help="with --noise-prior: its pseudo-degrees of freedom (default: learned with σ0)")
+    ap.add_argument(
+        "--band-scale",
+        default=",".join(f"{v:g}" for v in BAND_SCALE_GRID),
+        help="grid of scales of the members' and the noise's band",
+    )
+    ap.add_argument(
+        "--few-dof-scale",
+        default=",".join(f"{v:g}" for v in FEW_DOF_SCALE_GRID),
+        help="grid of scales of the band of a fit whose noise rests on fewer than "
+        f"{FEW_NOISE_DOF} degrees of freedom (default: none, the band scale's)",
+    )
+    ap.add_argument(
+        "--structure-scale",
+        default=",".join(f"{v:g}" for v in GAMMA_GRID),
+        help="grid of scales of the reference structures' reach",
+    )
+    ap.add_argument(
+        "--noise-prior",
+        action="store_true",
+        help="moderate each fit's noise with a population prior learned from the other sources' fits",
+    )
+    ap.add_argument(
+        "--noise-df",
+        type=float,
+        default=None,
+        help="with --noise-prior: its pseudo-degrees of freedom (default: learned with σ0)",
+    )
     ap.add_argument("--write", action="store_true", help=f"learn on every source and write {PRIOR_FILE.name}")
     ap.add_argument("--out", default=str(PRIOR_FILE), help="where --write writes (default: the package's file)")
-    ap.add_argument("--shortfall-scale", default=",".join(f"{v:g}" for v in ETA_GRID),
-                    help="grid of scales η of the widening for a series' scaling shortfall")
-    ap.add_argument("--criterion", default="score", choices=CRITERIA,
-                    help="how the scales are chosen: the sources' coverage spread around 90 %% (interval score "
-                         "breaking near-ties) or the interval score alone")
-    ap.add_argument("--structures", default=None,
-                    help="reference structures to use, e.g. data-parallel,ernest,pollux (default: every one recorded)")
-    ap.add_argument("--point-rules", default=",".join(POINT_RULE_GRID),
-                    help="point rules tried, of " + ", ".join(POINT_RULES))
-    ap.add_argument("--classes", default=",".join(f"{name}:{lo:g}" for name, lo in records.CLASSES),
-                    help="scaling classes as name:lowest efficiency, from the highest ('' for one prior)")
+    ap.add_argument(
+        "--shortfall-scale",
+        default=",".join(f"{v:g}" for v in ETA_GRID),
+        help="grid of scales η of the widening for a series' scaling shortfall",
+    )
+    ap.add_argument(
+        "--criterion",
+        default="score",
+        choices=CRITERIA,
+        help="how the scales are chosen: the sources' coverage spread around 90 %% (interval score "
+        "breaking near-ties) or the interval score alone",
+    )
+    ap.add_argument(
+        "--structures",
+        default=None,
+        help="reference structures to use, e.g. data-parallel,ernest,pollux (default: every one recorded)",
+    )
+    ap.add_argument(
+        "--point-rules", default=",".join(POINT_RULE_GRID), help="point rules tried, of " + ", ".join(POINT_RULES)
+    )
+    ap.add_argument(
+        "--classes",
+        default=",".join(f"{name}:{lo:g}" for name, lo in records.CLASSES),
+        help="scaling classes as name:lowest efficiency, from the highest ('' for one prior)",
+    )
     args = ap.parse_args(argv)
     records.CLASSES = tuple((c.rsplit(":", 1)[0], float(c.rsplit(":", 1)[1])) for c in args.classes.split(",") if c)
     POINT_RULE_GRID = tuple(v for v in args.point_rules.split(",") if v)
@@ -489,8 +638,11 @@ def main(argv=None) -> int:
     N0_GRID, BAND_SCALE_GRID, GAMMA_GRID, ETA_GRID, CRITERION = grid, scales, gammas, etas, args.criterion
     FEW_DOF_SCALE_GRID = tuple(float(v) for v in args.few_dof_scale.split(",") if v)
     prior_noise.NOISE_PRIOR, prior_noise.NOISE_DF = args.noise_prior, args.noise_df
-    raw = attach_shortfall(pd.read_csv(args.records, keep_default_na=False, na_values=[""],
-                                       dtype={"series": str, "expression": str, "error": str}))
+    raw = attach_shortfall(
+        pd.read_csv(
+            args.records, keep_default_na=False, na_values=[""], dtype={"series": str, "expression": str, "error": str}
+        )
+    )
     if prior_noise.NOISE_PRIOR and "noise_sigma" not in raw:
         ap.error(f"--noise-prior: {args.records} has no noise_sigma column (records of an older benchmark run)")
     frames = {rule: prepare(raw[raw["method"] == args.method], rule) for rule in POINT_RULE_GRID}  # after CLASSES
@@ -498,37 +650,48 @@ def main(argv=None) -> int:
     if not len(r):
         ap.error(f"no {args.method} records in {args.records}")
     _check_kappas(r)
-    print(f"{len(r)} held-out rows ({int(r['ok'].sum())} with a usable fit) of "
-          f"{r.groupby(['source', 'series', 'cut']).ngroups} splits, {r['source'].nunique()} sources; "
-          f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC\n")
+    print(
+        f"{len(r)} held-out rows ({int(r['ok'].sum())} with a usable fit) of "
+        f"{r.groupby(['source', 'series', 'cut']).ngroups} splits, {r['source'].nunique()} sources; "
+        f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC\n"
+    )
     scored, learned = loso(frames, grid, scales, gammas, etas, args.criterion)
     print(loso_report(scored, learned))
     peers = raw[raw["method"].isin(["pollux-ref", "optimus-ref"])]
-    print("\nPoint predictions (median of each split's MAPE; LOSO choice: the rule chosen without the source):\n"
-          + point_report(frames, scored, peers))
+    print(
+        "\nPoint predictions (median of each split's MAPE; LOSO choice: the rule chosen without the source):\n"
+        + point_report(frames, scored, peers)
+    )
     rule, rules = choose_rules(frames, None)
     r, noise = with_noise_prior(compose(frames, rule, rules), None)
     fit = learn_classes(training_rows(r, None), grid, scales, gammas, etas, args.criterion)
     fit["point_rule"], fit["noise"] = rule, noise
     for name, c in fit["classes"].items():
         c["point_rule"] = rules[name]
-    print(f"\nLearned on every source, point rule {rule} (γ × band scale × n0 grid, source-weighted mean "
-          "interval score):")
+    print(
+        f"\nLearned on every source, point rule {rule} (γ × band scale × n0 grid, source-weighted mean interval score):"
+    )
     for row in fit["grid"]:
-        print(f"  η {row['shortfall_scale']:g}, γ {row['structure_scale']:g}, band scale {row['band_scale']:g}, n0 = {row['n0']:g}: κ same "
-              f"{row['same_nodes']:.4f}, cross {row['crosses_nodes']:.4f}, unknown {row['unknown']:.4f}; "
-              f"score {row['score']:.4f}, coverage spread {100 * row['spread']:.1f} points")
+        print(
+            f"  η {row['shortfall_scale']:g}, γ {row['structure_scale']:g}, band scale {row['band_scale']:g}, n0 = {row['n0']:g}: κ same "
+            f"{row['same_nodes']:.4f}, cross {row['crosses_nodes']:.4f}, unknown {row['unknown']:.4f}; "
+            f"score {row['score']:.4f}, coverage spread {100 * row['spread']:.1f} points"
+        )
     doc = prior_document(r, fit)
-    print(f"\nprior: κ {doc['kappa']}, n0 = {doc['pseudo_configurations']:g}, band scale {doc['band_scale']:g} "
-          f"(few dof {doc.get('few_dof_band_scale', doc['band_scale']):g}), "
-          f"structure scale {doc['structure_scale']:g}, shortfall scale {doc['shortfall_scale']:g}, "
-          f"point rule {doc['point_rule']}" + (f", noise {doc['noise']}" if "noise" in doc else ""))
+    print(
+        f"\nprior: κ {doc['kappa']}, n0 = {doc['pseudo_configurations']:g}, band scale {doc['band_scale']:g} "
+        f"(few dof {doc.get('few_dof_band_scale', doc['band_scale']):g}), "
+        f"structure scale {doc['structure_scale']:g}, shortfall scale {doc['shortfall_scale']:g}, "
+        f"point rule {doc['point_rule']}" + (f", noise {doc['noise']}" if "noise" in doc else "")
+    )
     for c in doc["classes"]:
-        print(f"  class {c['name']} (efficiency >= {100 * c['efficiency_min']:g} %, {c['n_series']} series of "
-              f"{c['n_sources']} sources{'' if c['own'] else ', too few: the whole corpus'}): κ {c['kappa']}, "
-              f"n0 = {c['pseudo_configurations']:g}, band scale {c['band_scale']:g} (few dof "
-              f"{c.get('few_dof_band_scale', c['band_scale']):g}), structure scale {c['structure_scale']:g}, "
-              f"point rule {c['point_rule']}")
+        print(
+            f"  class {c['name']} (efficiency >= {100 * c['efficiency_min']:g} %, {c['n_series']} series of "
+            f"{c['n_sources']} sources{'' if c['own'] else ', too few: the whole corpus'}): κ {c['kappa']}, "
+            f"n0 = {c['pseudo_configurations']:g}, band scale {c['band_scale']:g} (few dof "
+            f"{c.get('few_dof_band_scale', c['band_scale']):g}), structure scale {c['structure_scale']:g}, "
+            f"point rule {c['point_rule']}"
+        )
     if args.write:
         Path(args.out).write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
         print(f"written: {args.out}")

@@ -30,9 +30,11 @@ def split_noise(r: pd.DataFrame) -> pd.DataFrame:
     """One row per split whose noise the fit estimated (residuals or repeats, at least one degree of
     freedom, σ > 0): source, sigma, df, and its weight (a source weighing as the square root of its
     splits, as :func:`learning_weights` weighs rows)."""
-    g = (r.groupby(["source", "series", "cut"], sort=False)
-         .agg(noise_source=("noise_source", "first"), sigma=("noise_sigma", "first"), df=("noise_df", "first"))
-         .reset_index())
+    g = (
+        r.groupby(["source", "series", "cut"], sort=False)
+        .agg(noise_source=("noise_source", "first"), sigma=("noise_sigma", "first"), df=("noise_df", "first"))
+        .reset_index()
+    )
     sigma, df = pd.to_numeric(g["sigma"], errors="coerce"), pd.to_numeric(g["df"], errors="coerce")
     g = g[g["noise_source"].isin(OWN_NOISE_SOURCES) & (df >= 1) & (sigma > 0)].assign(sigma=sigma, df=df)
     return g.assign(weight=learning_weights(g))
@@ -60,8 +62,12 @@ def learn_noise_prior(r: pd.DataFrame) -> dict | None:
     if NOISE_DF is not None:
         x0[1] = lb = ub = math.log(NOISE_DF)
     res = optimize.minimize(nll, x0, method="L-BFGS-B", bounds=[(None, None), (lb, ub)])
-    return {"sigma": float(math.exp(res.x[0] / 2)), "df": float(math.exp(res.x[1])),
-            "n_fits": int(len(g)), "n_sources": int(g["source"].nunique())}
+    return {
+        "sigma": float(math.exp(res.x[0] / 2)),
+        "df": float(math.exp(res.x[1])),
+        "n_fits": int(len(g)),
+        "n_sources": int(g["source"].nunique()),
+    }
 
 
 def noise_quantile(sigma: np.ndarray, df: np.ndarray) -> np.ndarray:
@@ -90,7 +96,7 @@ def apply_noise_prior(r: pd.DataFrame, prior: dict | None) -> pd.DataFrame:
     out = r.copy()
     for c in ("band_low", "band_high"):
         b = out[c].to_numpy(float)
-        members = np.sqrt(np.maximum(b ** 2 - np.nan_to_num(q_old) ** 2, 0.0))
+        members = np.sqrt(np.maximum(b**2 - np.nan_to_num(q_old) ** 2, 0.0))
         out[c] = np.where(np.isfinite(q_old), np.hypot(members, q_new), b)
     return out
 

@@ -33,8 +33,7 @@ CLASSES = (("scales well", 0.9), ("scales partly", 0.7), ("scaling stopped", 0.0
 def load_records(path, method: str = "auto", rule: str = "model") -> pd.DataFrame:
     """The learning rows of a records CSV (one method), with ``ok`` (a usable fit: positive point,
     band and distance finite) and ``z`` = log(y / t), the point made by the point ``rule``."""
-    r = pd.read_csv(path, keep_default_na=False, na_values=[""],
-                    dtype={"series": str, "expression": str, "error": str})
+    r = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"series": str, "expression": str, "error": str})
     return prepare(r[r["method"] == method], rule)
 
 
@@ -46,26 +45,43 @@ def structures(r: pd.DataFrame, rule: str) -> tuple[np.ndarray, np.ndarray, np.n
     """(shift, below, above) of each row from the recorded shifts of the reference structures and
     their backtest errors, by the product's own :func:`perfmodel.fitting.extrapolation.structure_terms` (a
     structure without a record at a row, e.g. not fitted, is left out)."""
-    cols = [c for c in r.columns if c.startswith("shift_")
-            and (STRUCTURES is None or c[len("shift_"):] in STRUCTURES)]
+    cols = [c for c in r.columns if c.startswith("shift_") and (STRUCTURES is None or c[len("shift_") :] in STRUCTURES)]
     shifts = np.array([pd.to_numeric(r[c], errors="coerce").to_numpy(float) for c in cols]).reshape(-1, len(r))
-    bt = ["bt_model"] + ["bt_" + c[len("shift_"):] for c in cols]
-    scores = np.array([pd.to_numeric(r[c], errors="coerce").to_numpy(float) if c in r else np.full(len(r), np.nan)
-                       for c in bt]).reshape(-1, len(r))
+    bt = ["bt_model"] + ["bt_" + c[len("shift_") :] for c in cols]
+    scores = np.array(
+        [pd.to_numeric(r[c], errors="coerce").to_numpy(float) if c in r else np.full(len(r), np.nan) for c in bt]
+    ).reshape(-1, len(r))
     return structure_terms(shifts, rule, scores)
 
 
 def prepare(r: pd.DataFrame, rule: str = "model") -> pd.DataFrame:
     r = r.reset_index(drop=True).copy()
-    for c in ("y_true", "pred", "low", "high", "band_low", "band_high", "d_model", "evidence", "n_evidence",
-              "distance"):
+    for c in (
+        "y_true",
+        "pred",
+        "low",
+        "high",
+        "band_low",
+        "band_high",
+        "d_model",
+        "evidence",
+        "n_evidence",
+        "distance",
+    ):
         r[c] = pd.to_numeric(r[c], errors="coerce")
     shift, r["below"], r["above"] = structures(r, rule)
     r["pred"] = r["pred"] * np.exp(shift)
     with np.errstate(all="ignore"):
         r["z"] = np.log(r["y_true"] / r["pred"])
-    ok = (np.isfinite(r["pred"]) & (r["pred"] > 0) & np.isfinite(r["z"]) & np.isfinite(r["d_model"])
-          & r["band_low"].notna() & r["band_high"].notna() & np.isfinite(r["evidence"]))
+    ok = (
+        np.isfinite(r["pred"])
+        & (r["pred"] > 0)
+        & np.isfinite(r["z"])
+        & np.isfinite(r["d_model"])
+        & r["band_low"].notna()
+        & r["band_high"].notna()
+        & np.isfinite(r["evidence"])
+    )
     r["ok"] = ok.to_numpy(bool)
     r["band_low"] = r["band_low"].fillna(0.0)
     r["band_high"] = r["band_high"].fillna(0.0)
@@ -80,8 +96,10 @@ def prepare(r: pd.DataFrame, rule: str = "model") -> pd.DataFrame:
     r["shortfall"] = u.fillna(0.0)
     if "noise_source" in r:
         df = pd.to_numeric(r["noise_df"], errors="coerce") if "noise_df" in r else pd.Series(np.nan, index=r.index)
-        r["few_dof"] = [few_noise_dof(s, None if pd.isna(v) else float(v)) if isinstance(s, str) else False
-                        for s, v in zip(r["noise_source"], df)]
+        r["few_dof"] = [
+            few_noise_dof(s, None if pd.isna(v) else float(v)) if isinstance(s, str) else False
+            for s, v in zip(r["noise_source"], df)
+        ]
     else:
         r["few_dof"] = False
     return r
@@ -104,8 +122,10 @@ def attach_shortfall(raw: pd.DataFrame) -> pd.DataFrame:
         return raw
     import corpus
 
-    u = {(s.source, s.series, float(s.cut)): scaling_shortfall(s.train.values("p"), s.train.y)
-         for s in corpus.make_splits(corpus.load_series(sorted(raw["source"].unique())))}
+    u = {
+        (s.source, s.series, float(s.cut)): scaling_shortfall(s.train.values("p"), s.train.y)
+        for s in corpus.make_splits(corpus.load_series(sorted(raw["source"].unique())))
+    }
     keys = zip(raw["source"], raw["series"], raw["cut"].astype(float))
     return raw.assign(shortfall=[u.get(k) if u.get(k) is not None else np.nan for k in keys])
 
@@ -139,9 +159,11 @@ def split_errors(r: pd.DataFrame) -> pd.DataFrame:
     t = r["pred"].to_numpy(float)
     with np.errstate(all="ignore"):
         ape = 100 * np.abs(t / r["y_true"].to_numpy(float) - 1)
-    return (r.assign(ape=np.where(np.isfinite(t) & (t > 0), ape, np.nan))
-            .groupby(["source", "family", "series", "cut"], sort=False)
-            .agg(ape=("ape", "mean"), n_train_configs=("n_train_configs", "first"),
-                 scaling_class=("scaling_class", "first")).reset_index())
-
-
+    return (
+        r.assign(ape=np.where(np.isfinite(t) & (t > 0), ape, np.nan))
+        .groupby(["source", "family", "series", "cut"], sort=False)
+        .agg(
+            ape=("ape", "mean"), n_train_configs=("n_train_configs", "first"), scaling_class=("scaling_class", "first")
+        )
+        .reset_index()
+    )

@@ -17,12 +17,17 @@ def point_report(frames: dict, scored: pd.DataFrame, peers: pd.DataFrame | None)
     training configurations over 100 % error; the worst split."""
     cols = {rule: split_errors(f) for rule, f in frames.items()}
     cols["LOSO choice"] = split_errors(scored)
-    for name, g in (peers.groupby("method") if peers is not None and len(peers) else []):
+    for name, g in peers.groupby("method") if peers is not None and len(peers) else []:
         cols[name] = split_errors(prepare(g))
     fams = sorted(cols["LOSO choice"]["family"].unique()) + ["all"]
-    lines = ["| family | splits | " + " | ".join(f"{k}: median %" for k in cols) + " | "
-             + " | ".join(f"{k}: >100 % / worst" for k in cols) + " |",
-             "|---|---:|" + "---:|" * (2 * len(cols))]
+    lines = [
+        "| family | splits | "
+        + " | ".join(f"{k}: median %" for k in cols)
+        + " | "
+        + " | ".join(f"{k}: >100 % / worst" for k in cols)
+        + " |",
+        "|---|---:|" + "---:|" * (2 * len(cols)),
+    ]
     for fam in fams:
         cells, tails = [], []
         n = None
@@ -36,8 +41,11 @@ def point_report(frames: dict, scored: pd.DataFrame, peers: pd.DataFrame | None)
     return "\n".join(lines)
 
 
-VARIANTS = {"no prior": ("low", "high"), "LOSO prior, crossing known": ("low_known", "high_known"),
-            "LOSO prior, crossing unknown": ("low_unknown", "high_unknown")}
+VARIANTS = {
+    "no prior": ("low", "high"),
+    "LOSO prior, crossing known": ("low_known", "high_known"),
+    "LOSO prior, crossing unknown": ("low_unknown", "high_unknown"),
+}
 
 
 def metrics(r: pd.DataFrame, low: str, high: str) -> dict:
@@ -48,16 +56,25 @@ def metrics(r: pd.DataFrame, low: str, high: str) -> dict:
         hw = (hi - lo) / 2 / t
     hw = hw[np.isfinite(hw)]
     w = source_weights(r)
-    return {"rows": len(r), "coverage": 100 * inside.mean(), "coverage_sw": 100 * float(w @ inside) / w.sum(),
-            "hw_median": 100 * float(np.median(hw)) if hw.size else np.nan,
-            "hw_p90": 100 * float(np.quantile(hw, 0.9)) if hw.size else np.nan}
+    return {
+        "rows": len(r),
+        "coverage": 100 * inside.mean(),
+        "coverage_sw": 100 * float(w @ inside) / w.sum(),
+        "hw_median": 100 * float(np.median(hw)) if hw.size else np.nan,
+        "hw_p90": 100 * float(np.quantile(hw, 0.9)) if hw.size else np.nan,
+    }
 
 
 def breakdown(r: pd.DataFrame, by: str | None) -> str:
     """Markdown: one row per group with coverage / median / p90 half-width for each variant."""
     groups = [("all", r)] if by is None else list(r.groupby(by, sort=True))
-    head = "| " + (by or "overall") + " | rows | " + " | ".join(
-        f"{v}: coverage % | median hw % | p90 hw %" for v in VARIANTS) + " |"
+    head = (
+        "| "
+        + (by or "overall")
+        + " | rows | "
+        + " | ".join(f"{v}: coverage % | median hw % | p90 hw %" for v in VARIANTS)
+        + " |"
+    )
     lines = [head, "|---|---:|" + "---:|" * (3 * len(VARIANTS))]
     for g, sub in groups:
         cells = []
@@ -74,8 +91,11 @@ def hindsight_halfwidths(r: pd.DataFrame, by: list) -> np.ndarray:
     split): as narrow as a band of the prior's form could be had it known the group's errors."""
     u = r[r["ok"]]
     d = np.maximum(u["d_model"].to_numpy(float), 1e-3)
-    k = pd.Series(np.abs(u["z"].to_numpy(float)) / d, index=u.index).groupby([u[c] for c in by]).transform(
-        lambda v: np.quantile(v, LEVEL))
+    k = (
+        pd.Series(np.abs(u["z"].to_numpy(float)) / d, index=u.index)
+        .groupby([u[c] for c in by])
+        .transform(lambda v: np.quantile(v, LEVEL))
+    )
     return np.sinh(k.to_numpy(float) * d)
 
 
@@ -83,38 +103,65 @@ def hindsight_report(r: pd.DataFrame) -> str:
     """Markdown: per family, the median |error| of the point and the median half-width of 90 % bands of
     the prior's form that knew, in hindsight, each source's or each split's errors (a floor for any
     calibration of the same point), beside the LOSO prior's."""
-    u = r[r["ok"]].assign(source_hw=hindsight_halfwidths(r, ["source"]),
-                          split_hw=hindsight_halfwidths(r, ["source", "series", "cut"]))
+    u = r[r["ok"]].assign(
+        source_hw=hindsight_halfwidths(r, ["source"]), split_hw=hindsight_halfwidths(r, ["source", "series", "cut"])
+    )
     with np.errstate(all="ignore"):
         u = u.assign(ape=np.abs(np.expm1(-u["z"])), loso_hw=(u["high_known"] - u["low_known"]) / 2 / u["pred"])
-    lines = ["| family | rows | median error % | hindsight κ per source: median hw % | per split: median hw % "
-             "| LOSO prior: median hw % |", "|---|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| family | rows | median error % | hindsight κ per source: median hw % | per split: median hw % "
+        "| LOSO prior: median hw % |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
     for fam, g in [*u.groupby("family", sort=True), ("all", u)]:
-        lines.append(f"| {fam} | {len(g)} | {100 * g['ape'].median():.1f} | {100 * g['source_hw'].median():.1f} | "
-                     f"{100 * g['split_hw'].median():.1f} | {100 * g['loso_hw'].median():.1f} |")
+        lines.append(
+            f"| {fam} | {len(g)} | {100 * g['ape'].median():.1f} | {100 * g['source_hw'].median():.1f} | "
+            f"{100 * g['split_hw'].median():.1f} | {100 * g['loso_hw'].median():.1f} |"
+        )
     return "\n".join(lines)
 
 
 def loso_report(r: pd.DataFrame, learned: dict) -> str:
     r = r.assign(**{"family · crossing": r["family"] + " · " + r["crossing"]})
-    parts = [breakdown(r, "family"), breakdown(r, None), breakdown(r, "bucket"), breakdown(r, "crossing"),
-             breakdown(r, "family · crossing"), breakdown(r.assign(**{"scaling class": r["scaling_class"].replace("", "none")}),
-                                                          "scaling class")]
-    sw = ["Source-weighted coverage over all rows (every source the same weight): " + ", ".join(
-        f"{v} {metrics(r, *cols)['coverage_sw']:.1f} %" for v, cols in VARIANTS.items())]
-    lines = ["| held-out source | rows | point rule | κ same | κ cross | κ unknown | n0 | band scale | few-dof band scale | γ | η |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    parts = [
+        breakdown(r, "family"),
+        breakdown(r, None),
+        breakdown(r, "bucket"),
+        breakdown(r, "crossing"),
+        breakdown(r, "family · crossing"),
+        breakdown(r.assign(**{"scaling class": r["scaling_class"].replace("", "none")}), "scaling class"),
+    ]
+    sw = [
+        "Source-weighted coverage over all rows (every source the same weight): "
+        + ", ".join(f"{v} {metrics(r, *cols)['coverage_sw']:.1f} %" for v, cols in VARIANTS.items())
+    ]
+    lines = [
+        "| held-out source | rows | point rule | κ same | κ cross | κ unknown | n0 | band scale | few-dof band scale | γ | η |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for src, fit in learned.items():
         for name, f in [("", fit)] + list(fit.get("classes", {}).items()):
             k = f["kappa"]
             what = f"{src} · {name}" + ("" if f.get("own", True) else " (= all)") if name else src
-            lines.append(f"| {what} | {int(((r['source'] == src) & ((r['scaling_class'] == name) | (name == ''))).sum())} | "
-                         f"{f.get('point_rule', fit['point_rule'])} | {k['same_nodes']:.3f} | {k['crosses_nodes']:.3f} | {k['unknown']:.3f} | "
-                         f"{f['n0']:g} | {f['band_scale']:g} | {f['few_dof_band_scale']:g} | {f['structure_scale']:g} | "
-                         f"{f['shortfall_scale']:g} |")
-    noise = [f"  {src}: σ0 {100 * fit['noise']['sigma']:.2f} %, ν0 {fit['noise']['df']:.3g} ({fit['noise']['n_fits']} fits)"
-             for src, fit in learned.items() if fit.get("noise")]
-    bounds = ["Hindsight floors (κ per doubling set by each source's, or each split's, own held-out errors):\n"
-              + hindsight_report(r)]
-    return "\n\n".join(parts + sw + bounds + ["Prior learned without each source:\n" + "\n".join(lines)]
-                       + (["Noise prior learned without each source:\n" + "\n".join(noise)] if noise else []))
+            lines.append(
+                f"| {what} | {int(((r['source'] == src) & ((r['scaling_class'] == name) | (name == ''))).sum())} | "
+                f"{f.get('point_rule', fit['point_rule'])} | {k['same_nodes']:.3f} | {k['crosses_nodes']:.3f} | {k['unknown']:.3f} | "
+                f"{f['n0']:g} | {f['band_scale']:g} | {f['few_dof_band_scale']:g} | {f['structure_scale']:g} | "
+                f"{f['shortfall_scale']:g} |"
+            )
+    noise = [
+        f"  {src}: σ0 {100 * fit['noise']['sigma']:.2f} %, ν0 {fit['noise']['df']:.3g} ({fit['noise']['n_fits']} fits)"
+        for src, fit in learned.items()
+        if fit.get("noise")
+    ]
+    bounds = [
+        "Hindsight floors (κ per doubling set by each source's, or each split's, own held-out errors):\n"
+        + hindsight_report(r)
+    ]
+    return "\n\n".join(
+        parts
+        + sw
+        + bounds
+        + ["Prior learned without each source:\n" + "\n".join(lines)]
+        + (["Noise prior learned without each source:\n" + "\n".join(noise)] if noise else [])
+    )

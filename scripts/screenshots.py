@@ -19,8 +19,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.browser.harness import (CHROMIUM, CHROMIUM_ARGS, PLOT, go_to, new_page, open_app,  # noqa: E402
-                                   running_app, wait_idle)
+from tests.browser.harness import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    PLOT,
+    go_to,
+    new_page,
+    open_app,  # noqa: E402
+    running_app,
+    wait_idle,
+)
 
 PAGES = ("Scaling", "Results", "Compare", "Groups")
 
@@ -53,8 +61,10 @@ def main(argv=None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     from playwright.sync_api import sync_playwright
 
-    with running_app(args.out / f"{args.prefix}-streamlit.log", root=args.root.resolve()) as url, \
-            sync_playwright() as pw:
+    with (
+        running_app(args.out / f"{args.prefix}-streamlit.log", root=args.root.resolve()) as url,
+        sync_playwright() as pw,
+    ):
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         page = new_page(browser, url)
         open_app(page, f"?dataset={args.dataset}" if args.dataset else "")

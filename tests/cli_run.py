@@ -23,7 +23,24 @@ def one_line_error(code, err, fragment):
 
 def fit_rcv1(path, *extra) -> Path:
     """``fit`` Ernest's rcv1 measurements with Ernest's terms (absolute loss) into ``path``."""
-    code = main(["fit", str(RCV1), "--time", "time_s", "--factor", "m=cores", "--factor", "s=input_fraction",
-                 "--terms", "1 + s/m + log(m) + m", "--loss", "absolute", *extra, "--out", str(path)])
+    code = main(
+        [
+            "fit",
+            str(RCV1),
+            "--time",
+            "time_s",
+            "--factor",
+            "m=cores",
+            "--factor",
+            "s=input_fraction",
+            "--terms",
+            "1 + s/m + log(m) + m",
+            "--loss",
+            "absolute",
+            *extra,
+            "--out",
+            str(path),
+        ]
+    )
     assert code == 0
     return path

@@ -38,9 +38,10 @@ def _pollux_meas(theta, Ks, ms, per_node: int | None = None, samples: float = 1.
     # Pollux's step time written out here independently of peers.py
     ac, bc, an, bn, ar, br, g = theta
     C = ac + bc * m
-    net = np.where(nodes > 1, an + bn * np.maximum(K - 2, 1e-8),
-                   np.where(K > 1, ar + br * np.maximum(K - 2, 1e-8), 1e-8 + 1e-16))
-    step = (C ** g + net ** g) ** (1 / g)
+    net = np.where(
+        nodes > 1, an + bn * np.maximum(K - 2, 1e-8), np.where(K > 1, ar + br * np.maximum(K - 2, 1e-8), 1e-8 + 1e-16)
+    )
+    step = (C**g + net**g) ** (1 / g)
     it = np.ceil(samples / (K * m))
     frame = pd.DataFrame({"gpus": K, "batch": m, "samples": samples, "nodes": nodes, "time": step * it})
     return Measurements.from_frame(frame, "time", {"p": "gpus", "b": "batch", "N": "samples"})
@@ -84,8 +85,9 @@ def test_pollux_gradient_matches_finite_differences():
     theta = np.array([0.05, 0.002, 0.2, 0.03, 0.1, 0.02, 2.0])
     for compute_rows in (rows, np.zeros_like(rows)):
         obj, grad = peers._pollux_objective(theta, tab, compute_rows, tab.step_time[compute_rows])
-        num = approx_fprime(theta, lambda t: peers._pollux_objective(t, tab, compute_rows,
-                                                                     tab.step_time[compute_rows])[0], 1e-8)
+        num = approx_fprime(
+            theta, lambda t: peers._pollux_objective(t, tab, compute_rows, tab.step_time[compute_rows])[0], 1e-8
+        )
         np.testing.assert_allclose(grad, num, rtol=1e-4, atol=1e-5)
 
 
@@ -118,7 +120,7 @@ def test_splits_never_leak_test_gpu_counts_into_training():
         tr, te = np.unique(train.values("p")), np.unique(test.values("p"))
         assert 3 <= k <= 6 and 1 <= len(te) <= 2
         np.testing.assert_array_equal(tr, ps[:k])  # the first k measured counts ...
-        np.testing.assert_array_equal(te, ps[k:k + 2])  # ... predicting the next one or two
+        np.testing.assert_array_equal(te, ps[k : k + 2])  # ... predicting the next one or two
         assert tr.max() < te.min()
         assert not set(train.rows) & set(test.rows)
 
@@ -127,8 +129,9 @@ def test_series_slice_runs_every_model_seeded():
     models = accuracy.series_models()
     assert set(PRESETS) <= set(models)  # presets are iterated, new ones appear by themselves
     assert {"auto", "ernest-lsq", "PMNF", "pollux-ref", "optimus-ref"} <= set(models)
-    cases = [c for c in short_series.splits() if c[0] in ("dgx1-p100/ResNet-50/real/64", "mlperf-resnet-gaudi")
-             and c[1] == 3]
+    cases = [
+        c for c in short_series.splits() if c[0] in ("dgx1-p100/ResNet-50/real/64", "mlperf-resnet-gaudi") and c[1] == 3
+    ]
     assert len(cases) == 2
     rows = accuracy.run_series(workers=1, cases=cases)
     again = accuracy.run_series(workers=1, cases=cases, models=["auto", "pollux-ref"])

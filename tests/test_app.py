@@ -21,8 +21,7 @@ from perfmodel.data.datasets import DEFAULT_DATASET, list_datasets
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 pytestmark = pytest.mark.usefixtures("served_like_a_server")
-PAGES = ["pages/data.py", "pages/model.py", "pages/results.py", "pages/scaling.py", "pages/plan.py",
-         "pages/export.py"]
+PAGES = ["pages/data.py", "pages/model.py", "pages/results.py", "pages/scaling.py", "pages/plan.py", "pages/export.py"]
 
 
 def new_app(**query) -> AppTest:
@@ -113,9 +112,17 @@ def test_default_dataset_loads_and_fits(app):
     assert app.query_params["lam"] == f"{DEFAULT_LAM:g}" and app.query_params["seed"] == "0"
 
 
-@pytest.mark.parametrize("page, n_charts", [("pages/data.py", 1), ("pages/model.py", 1), ("pages/results.py", 4),
-                                            ("pages/scaling.py", 3), ("pages/plan.py", 2),
-                                            ("pages/export.py", 0)])
+@pytest.mark.parametrize(
+    "page, n_charts",
+    [
+        ("pages/data.py", 1),
+        ("pages/model.py", 1),
+        ("pages/results.py", 4),
+        ("pages/scaling.py", 3),
+        ("pages/plan.py", 2),
+        ("pages/export.py", 0),
+    ],
+)
 def test_every_page_renders_with_zero_setup(app, page, n_charts):
     app.switch_page(page).run()
     assert not app.exception
@@ -126,8 +133,19 @@ def test_every_page_renders_with_zero_setup(app, page, n_charts):
 def test_every_widget_has_help(app):
     for page in PAGES:
         app.switch_page(page).run()
-        for kind in ("selectbox", "select_slider", "slider", "checkbox", "toggle", "radio", "text_input",
-                     "number_input", "multiselect", "button", "file_uploader"):
+        for kind in (
+            "selectbox",
+            "select_slider",
+            "slider",
+            "checkbox",
+            "toggle",
+            "radio",
+            "text_input",
+            "number_input",
+            "multiselect",
+            "button",
+            "file_uploader",
+        ):
             for w in getattr(app, kind, []):
                 assert w.help, f"{page}: {kind} {w.label!r} has no help text"
 
@@ -143,7 +161,9 @@ def test_moving_lambda_refits_without_a_click(app):
     assert res.coefficients != first.coefficients
     assert res.penalty != first.penalty
     assert app.query_params["lam"] == "1"
-    assert app.get("latex")[-1].value.strip("$\n") == res.latex(3) != formula.strip("$\n")  # the formula beside the slider is redrawn
+    assert (
+        app.get("latex")[-1].value.strip("$\n") == res.latex(3) != formula.strip("$\n")
+    )  # the formula beside the slider is redrawn
     strip = json.loads(charts(app)[0].proto.spec)  # the λ strip: both λ tried so far, the current one marked
     assert sorted(array(strip["data"][-1]["customdata"])) == [DEFAULT_LAM, 1.0]
     assert strip["layout"]["shapes"][0]["x0"] == 1.0
@@ -198,9 +218,15 @@ def test_pollux_preset_keeps_its_overlap_and_fits(app):
         assert not app.exception and not errors(app), page
 
 
-@pytest.mark.parametrize("term, message", [("N/p + foo(", "cannot parse"), ("sin(p)", "not allowed"),
-                                           ("log2(b - 64)", "needs its argument"),
-                                           ("batch_per_gpu", "data column")])
+@pytest.mark.parametrize(
+    "term, message",
+    [
+        ("N/p + foo(", "cannot parse"),
+        ("sin(p)", "not allowed"),
+        ("log2(b - 64)", "needs its argument"),
+        ("batch_per_gpu", "data column"),
+    ],
+)
 def test_a_bad_term_shows_an_error_and_no_exception(app, term, message):
     app.switch_page("pages/model.py").run()
     app.text_input(key="w:custom").input(term).run()
@@ -229,7 +255,7 @@ def test_upload_csv_map_columns_and_fit():
     for p in (1, 2, 4, 8):
         for b in (32, 64):
             for n in (10000, 20000):
-                rows.append(f"{p},{b},{n},1,{1 + n / (p * b) * (0.01 * b ** 0.8 + 0.002 * np.log2(p)):.6f}")
+                rows.append(f"{p},{b},{n},1,{1 + n / (p * b) * (0.01 * b**0.8 + 0.002 * np.log2(p)):.6f}")
     rows.append("16,64,20000,1,oops")
     upload(at, "runs.csv", "\n".join(rows).encode())
     assert plain(at.success[0].value).startswith("Read runs.csv as CSV: 17 rows")
@@ -402,7 +428,7 @@ def test_upload_guesses_machines_as_nodes_for_the_pollux_preset():
         for b in (32, 64):
             it = np.ceil(100000 / (p * b))
             net = 0 if p == 1 else (0.01 + 0.002 * (p - 2) if nodes == 1 else 0.05 + 0.004 * (p - 2))
-            rows.append(f"{p},{nodes},{b},100000,{it * ((0.02 + 0.001 * b) ** 2 + net ** 2) ** 0.5:.6f}")
+            rows.append(f"{p},{nodes},{b},100000,{it * ((0.02 + 0.001 * b) ** 2 + net**2) ** 0.5:.6f}")
     at = new_app().run()
     upload(at, "pollux.csv", "\n".join(rows).encode())
     keys = {str(k).rsplit(":", 1)[-1]: k for k in at.session_state if str(k).startswith("upload:")}
@@ -424,8 +450,13 @@ def test_user_text_is_escaped_wherever_markdown_is_rendered():
     upload(at, "a_b_c*.csv", "\n".join(rows).encode())
     submit(at, "Use this data")
     assert not at.exception
-    shown = [m.value for m in at.sidebar.markdown] + [m.value for m in at.sidebar.caption] + \
-        [m.value for m in at.subheader] + [m.value for m in at.caption] + [m.value for m in at.success]
+    shown = (
+        [m.value for m in at.sidebar.markdown]
+        + [m.value for m in at.sidebar.caption]
+        + [m.value for m in at.subheader]
+        + [m.value for m in at.caption]
+        + [m.value for m in at.success]
+    )
     joined = "\n".join(shown)
     assert evil in plain(joined)  # the text is there, as text
     assert "](javascript" not in joined and "[x]" not in joined  # no link syntax survives
@@ -448,12 +479,15 @@ def test_upload_extrap_text():
     assert at.session_state["result"] is not None
 
 
-@pytest.mark.parametrize("name, content, message", [
-    ("bin.csv", b"\x00\x01\x02\x03binary", "binary file"),
-    ("one.csv", b"only\n1\n2\n", "found 1 column"),
-    ("bad.txt", b"PARAMETER p\nPOINTS 1 2 3\nDATA 1 2 3\nDATA 4 x 6\n", "line 4: value 'x' is not a number"),
-    ("empty.csv", b"", "empty"),
-])
+@pytest.mark.parametrize(
+    "name, content, message",
+    [
+        ("bin.csv", b"\x00\x01\x02\x03binary", "binary file"),
+        ("one.csv", b"only\n1\n2\n", "found 1 column"),
+        ("bad.txt", b"PARAMETER p\nPOINTS 1 2 3\nDATA 1 2 3\nDATA 4 x 6\n", "line 4: value 'x' is not a number"),
+        ("empty.csv", b"", "empty"),
+    ],
+)
 def test_a_bad_upload_shows_an_error_and_the_app_keeps_working(name, content, message):
     at = new_app().run()
     upload(at, name, content)
@@ -495,10 +529,17 @@ def test_remapping_a_bundled_dataset(app):
     assert json.loads(link["map"])["factors"] == {"p": "gpus", "N": "samples"}
     other = new_app(**link).run()
     assert not other.exception and not other.warning
-    assert other.session_state["data"]["source"] == "remapped" and set(other.session_state["result"].factors) == {"p", "N"}
+    assert other.session_state["data"]["source"] == "remapped" and set(other.session_state["result"].factors) == {
+        "p",
+        "N",
+    }
     [back] = [b for b in app.button if b.label == "Back to the suggested mapping and terms"]
     back.click().run()
-    assert app.session_state["data"]["source"] == "bundled" and set(app.session_state["result"].factors) == {"p", "b", "N"}
+    assert app.session_state["data"]["source"] == "bundled" and set(app.session_state["result"].factors) == {
+        "p",
+        "b",
+        "N",
+    }
 
 
 def test_query_params_reproduce_a_view():
@@ -579,8 +620,13 @@ def test_export_buttons_produce_files_that_parse(app, captured):
     assert "<h2>Plan</h2>" not in html  # no plan made on the Plan page: the report has none
 
     # the plan CSV without a visit to the Plan page: the default plan, one row per p
-    plan = pd.read_csv(io.BytesIO(captured[f"{stem}_plan.csv"].encode()
-                                  if isinstance(captured[f"{stem}_plan.csv"], str) else captured[f"{stem}_plan.csv"]))
+    plan = pd.read_csv(
+        io.BytesIO(
+            captured[f"{stem}_plan.csv"].encode()
+            if isinstance(captured[f"{stem}_plan.csv"], str)
+            else captured[f"{stem}_plan.csv"]
+        )
+    )
     assert list(plan["p"]) == [1, 2, 4, 8, 16, 32, 64]
     assert {"time_s", "time_low", "time_high", "gpu_hours", "cost", "p_deadline"} <= set(plan.columns)
 
@@ -639,7 +685,9 @@ def test_intervals_follow_the_fit_on_results_scaling_and_export(app, captured):
     assert any("Ranges are 90 % intervals" in i.value for i in app.info)
     assert any(s.value == "What to measure next" for s in app.subheader)
     # how the bands were made, as the CLI's fit says it: the widening per doubling of the fit's own κ
-    told = next(e for e in app.expander if e.label == "How the 90 % bands were made").markdown[0].value.replace("\\", "")
+    told = (
+        next(e for e in app.expander if e.label == "How the 90 % bands were made").markdown[0].value.replace("\\", "")
+    )
     unc = res._uncertainty()
     k = unc.kappa(0.9, "same_nodes" if unc.topology else "unknown")[0]
     assert f"widens by {k * 100:.3g} % per doubling" in told and "noise of one run" in told
@@ -784,7 +832,12 @@ def test_plan_page_opens_from_its_link():
     assert list(table["p"]) == [2, 4, 8] and "cost" in table
     np.testing.assert_allclose(table["cost"], table["GPU-hours"] * 2.5)
     assert {k: at.query_params[k] for k in ("deadline", "grid", "repeat", "pricing", "price")} == {
-        "deadline": "12h", "grid": "2,4,8", "repeat": "90", "pricing": "gpu", "price": "2.5"}
+        "deadline": "12h",
+        "grid": "2,4,8",
+        "repeat": "90",
+        "pricing": "gpu",
+        "price": "2.5",
+    }
 
 
 def test_results_fills_the_half_beside_a_lone_parity_chart_with_its_largest_errors():

@@ -54,7 +54,7 @@ def test_two_sessions_with_the_same_kept_rows_do_not_share_dropped_rows():
         assert "SECRET" not in shown
 
 
-@pytest.mark.parametrize("seed", ["-1", str(2 ** 32), "abc"])
+@pytest.mark.parametrize("seed", ["-1", str(2**32), "abc"])
 def test_a_link_with_a_seed_outside_32_bits_is_ignored_with_a_notice(seed):
     at = session(seed=seed)
     assert at.session_state["settings"]["seed"] == 0
@@ -63,7 +63,7 @@ def test_a_link_with_a_seed_outside_32_bits_is_ignored_with_a_notice(seed):
     at.switch_page("pages/model.py").run()
     assert not at.exception
     box = at.number_input(key="w:seed")
-    assert (box.min, box.max) == (0, 2 ** 32 - 1)  # the Seed box cannot leave numpy's range either
+    assert (box.min, box.max) == (0, 2**32 - 1)  # the Seed box cannot leave numpy's range either
 
 
 def test_a_term_with_an_integer_too_large_for_a_float_is_an_error_not_an_exception():
@@ -77,4 +77,4 @@ def test_upload_limit_is_enforced_by_the_server_config():
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     assert config["server"]["maxUploadSize"] == state.MAX_UPLOAD_MB
     with pytest.raises(state.PerfModelError, match="the limit is 50 MB"):
-        state.read_upload("big.csv", b"p,t\n" + b"1,2\n" * (50 * 2 ** 20 // 4 + 1))
+        state.read_upload("big.csv", b"p,t\n" + b"1,2\n" * (50 * 2**20 // 4 + 1))

@@ -33,7 +33,7 @@ def data_parallel_job(noise=0.0, seed=1):
         for n in (20_000, 40_000, 80_000, 160_000):
             for b in (16, 32, 64, 128):
                 it = np.ceil(n / (p * b))
-                t = 3 + 0.004 * it * b ** 0.72 + 0.02 * it * np.log2(p) + 0.25 * p
+                t = 3 + 0.004 * it * b**0.72 + 0.02 * it * np.log2(p) + 0.25 * p
                 rows.append({"gpus": p, "samples": n, "batch": b, "time_s": t * (1 + noise * rng.standard_normal())})
     return Measurements.from_frame(pd.DataFrame(rows), "time_s", {"p": "gpus", "N": "samples", "b": "batch"})
 
@@ -91,8 +91,8 @@ def test_search_terms_include_library_pmnf_and_interactions():
     pool = search_terms(meas)
     exprs = {t.expr for t in pool}
     assert {"1", "I", "N/p", "I*log2(p)", "I*(p-1)/p", "I*p", "p", "I*b^0.7"} <= exprs
-    assert {"p^-1", "N^2", "log2(b)"} <= exprs                           # PMNF blocks, strong scaling
-    assert "N*p^-1" in exprs or "p^-1*N" in exprs                        # interactions
+    assert {"p^-1", "N^2", "log2(b)"} <= exprs  # PMNF blocks, strong scaling
+    assert "N*p^-1" in exprs or "p^-1*N" in exprs  # interactions
     free = {t.free for t in pool if t.free}
     assert "I*b^e_b" in free
 
@@ -158,8 +158,9 @@ def test_cancel_during_validation_returns_what_it_has():
         if message == "validating candidates":
             seen["validated"] += 1
 
-    sel = auto_select(extrap("text_two_parameter_5.txt"), workers=1, progress=progress,
-                      should_stop=lambda: seen["validated"] >= 2)
+    sel = auto_select(
+        extrap("text_two_parameter_5.txt"), workers=1, progress=progress, should_stop=lambda: seen["validated"] >= 2
+    )
     assert sel.stopped
     assert seen["validated"] == 2 and len(sel.evaluated) == 2
     assert sel.best.result is not None
@@ -169,8 +170,15 @@ def test_cancel_during_validation_returns_what_it_has():
 def test_report_names_what_was_searched():
     sel = auto_select(extrap("text_two_parameter_5.txt"), workers=1, n_best=1)
     text = sel.report()
-    for part in ("[[Automatic term selection]]", "term pool", "5-fold CV", "hold-out", "[[Candidates]]",
-                 "[[Best model]]", "log2(p)*s"):
+    for part in (
+        "[[Automatic term selection]]",
+        "term pool",
+        "5-fold CV",
+        "hold-out",
+        "[[Candidates]]",
+        "[[Best model]]",
+        "log2(p)*s",
+    ):
         assert part in text
     d = sel.to_dict()
     assert d["candidates"][0]["spec"] == sel.best.spec and "result" in d["candidates"][0]
@@ -236,9 +244,13 @@ def many_factor_job(noise=0.02, seed=3, nuisance=3, extra=True):
     factors that do not enter the time; 120 random configurations, each measured twice."""
     rng = np.random.default_rng(seed)
     n = 120
-    cols = {"gpus": rng.choice([1, 2, 4, 8, 16, 32, 64], n), "samples": rng.choice([10_000, 40_000, 160_000], n),
-            "batch": rng.choice([16, 32, 64, 128, 256], n), "epochs": rng.choice([1, 2, 3, 5], n),
-            "tier": rng.choice([1, 2, 3, 4, 5], n)}
+    cols = {
+        "gpus": rng.choice([1, 2, 4, 8, 16, 32, 64], n),
+        "samples": rng.choice([10_000, 40_000, 160_000], n),
+        "batch": rng.choice([16, 32, 64, 128, 256], n),
+        "epochs": rng.choice([1, 2, 3, 5], n),
+        "tier": rng.choice([1, 2, 3, 4, 5], n),
+    }
     for k in range(nuisance):
         cols[f"nuisance{k}"] = rng.choice([1, 2, 3, 4, 6, 8], n)
     it = cols["epochs"] * np.ceil(cols["samples"] / (cols["gpus"] * cols["batch"]))
@@ -247,8 +259,14 @@ def many_factor_job(noise=0.02, seed=3, nuisance=3, extra=True):
         t = t + 1.5 * cols["tier"] ** 2.0
     df = pd.DataFrame({k: np.repeat(v, 2) for k, v in cols.items()})
     df["time_s"] = np.repeat(t, 2) * (1 + noise * rng.standard_normal(2 * n))
-    factors = {"p": "gpus", "N": "samples", "b": "batch", "E": "epochs", "d": "tier",
-               **{f"q{k}": f"nuisance{k}" for k in range(nuisance)}}
+    factors = {
+        "p": "gpus",
+        "N": "samples",
+        "b": "batch",
+        "E": "epochs",
+        "d": "tier",
+        **{f"q{k}": f"nuisance{k}" for k in range(nuisance)},
+    }
     return Measurements.from_frame(df, "time_s", factors)
 
 
@@ -283,7 +301,7 @@ def test_within_noise_readable_terms_come_first():
     def cand(spec, n_params, score, readability):
         return Candidate(spec, None, {}, {}, score, n_params, readability=readability)
 
-    opaque = cand("p^(-0.5) + log2(p)", 2, 3.37, 2)      # lower score, same size
+    opaque = cand("p^(-0.5) + log2(p)", 2, 3.37, 2)  # lower score, same size
     amdahl = cand("1 + 1/p", 2, 4.45, 0)
     bigger = cand("1 + 1/p + p", 3, 3.30, 0)
     block = cand("1 + p^(-0.5)", 2, 5.09, 1)
@@ -312,11 +330,16 @@ def test_pool_has_the_peers_structures_and_unknown_presets_are_skipped(monkeypat
     assert auto_select(extrap("text_two_parameter_5.txt"), workers=1, n_best=1).best
 
 
-@pytest.mark.parametrize("kw, match", [({"max_terms": 50}, "max_terms 50 is above the limit 10"),
-                                       ({"k": 10 ** 6}, "k 1000000 is above the limit 100"),
-                                       ({"beam": 10 ** 4}, "beam 10000 is above the limit"),
-                                       ({"final_de": {"popsize": 10 ** 6}}, "popsize 1000000 is above the limit 1000"),
-                                       ({"search_de": {"maxiter": 10 ** 9}}, "maxiter 1000000000 is above the limit")])
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        ({"max_terms": 50}, "max_terms 50 is above the limit 10"),
+        ({"k": 10**6}, "k 1000000 is above the limit 100"),
+        ({"beam": 10**4}, "beam 10000 is above the limit"),
+        ({"final_de": {"popsize": 10**6}}, "popsize 1000000 is above the limit 1000"),
+        ({"search_de": {"maxiter": 10**9}}, "maxiter 1000000000 is above the limit"),
+    ],
+)
 def test_settings_that_would_run_for_hours_are_refused(kw, match):
     with pytest.raises(PerfModelError, match=match):
         auto_select(extrap("text_two_parameter_5.txt"), workers=1, **kw)
@@ -326,10 +349,12 @@ def test_cli_refuses_hour_long_settings_with_one_line(capsys):
     from tests.cli_run import RCV1, run
 
     base = ["fit", RCV1, "--time", "time_s", "--factor", "m=cores", "--factor", "s=input_fraction", "--out", "x.json"]
-    for extra, flag in ((["--auto", "--popsize", "1000000"], "--popsize 1000000 is above the limit 1000"),
-                        (["--auto", "--maxiter", str(10 ** 9)], "--maxiter 1000000000 is above the limit"),
-                        (["--auto", "--max-terms", "50"], "--max-terms 50 is above the limit 10"),
-                        (["--terms", "1 + s/m", "--cv", "100000"], "--cv 100000 is above the limit 100")):
+    for extra, flag in (
+        (["--auto", "--popsize", "1000000"], "--popsize 1000000 is above the limit 1000"),
+        (["--auto", "--maxiter", str(10**9)], "--maxiter 1000000000 is above the limit"),
+        (["--auto", "--max-terms", "50"], "--max-terms 50 is above the limit 10"),
+        (["--terms", "1 + s/m", "--cv", "100000"], "--cv 100000 is above the limit 100"),
+    ):
         code, out, err = run(base + extra, capsys)
         assert code == 2 and err.strip().count("\n") == 0 and flag in err and "Traceback" not in err
 
@@ -357,11 +382,11 @@ def test_app_intervals_use_the_plausible_candidates_as_members():
     st.session_state["data_key"] = "data"
     st.session_state["auto:selection"] = {"key": ("data", "{}"), "selection": sel}
     try:
-        shown = sel.candidates[0].model().fit(meas)          # the user fitted candidate #1's terms
+        shown = sel.candidates[0].model().fit(meas)  # the user fitted candidate #1's terms
         ens = json.loads(ensemble_for(shown))
         assert len(ens["members"]) == len(sel.candidates) - 1 >= 1
         assert ens["scores"] == [c.score for c in sel.candidates] and ens["noise"] == sel.noise
-        other = Model("1 + p + s").fit(meas)                  # terms of no candidate: no members
+        other = Model("1 + p + s").fit(meas)  # terms of no candidate: no members
         assert ensemble_for(other) == ""
         st.session_state["data_key"] = "other data"
         assert ensemble_for(shown) == ""
@@ -428,8 +453,10 @@ def test_search_finds_overlapped_compute_and_synchronisation():
         for b in (16, 32, 64, 128):
             it = np.ceil(1_000_000 / (p * b))
             a, s = 0.002 * b, 0.1 * np.log2(p)
-            t = 5 + it * (a ** 3 + s ** 3) ** (1 / 3)
-            rows.append({"gpus": p, "samples": 1_000_000, "batch": b, "time_s": t * (1 + 0.005 * rng.standard_normal())})
+            t = 5 + it * (a**3 + s**3) ** (1 / 3)
+            rows.append(
+                {"gpus": p, "samples": 1_000_000, "batch": b, "time_s": t * (1 + 0.005 * rng.standard_normal())}
+            )
     meas = Measurements.from_frame(pd.DataFrame(rows), "time_s", {"p": "gpus", "N": "samples", "b": "batch"})
     sel = auto_select(meas, workers=1)
     table = sel.table()

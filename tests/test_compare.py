@@ -15,8 +15,16 @@ import pytest
 
 from perfmodel import Measurements, Model, PerfModelError
 from perfmodel.search import auto_select, lambda_path
-from perfmodel.compare import (EXTRAP_EXPONENTS, EXTRAP_NEGATIVE_EXPONENTS, PMNFSearchModel, best_single_term, compare,
-                               model_from_result, pmnf_search, strong_scaling)
+from perfmodel.compare import (
+    EXTRAP_EXPONENTS,
+    EXTRAP_NEGATIVE_EXPONENTS,
+    PMNFSearchModel,
+    best_single_term,
+    compare,
+    model_from_result,
+    pmnf_search,
+    strong_scaling,
+)
 from perfmodel.data import measurements_from_extrap, read_extrap
 from perfmodel.fitting import cross_validate, holdout
 from perfmodel.plots import selection as sp
@@ -37,7 +45,7 @@ def small_job(seed=2):
             for b in (16, 32, 64, 128):
                 it = np.ceil(n / (p * b))
                 for _ in range(2):
-                    t = 2 + 0.003 * it * b ** 0.8 + 0.02 * it * np.log2(p) + 0.3 * p
+                    t = 2 + 0.003 * it * b**0.8 + 0.02 * it * np.log2(p) + 0.3 * p
                     rows.append({"p": p, "N": n, "b": b, "t": t * (1 + 0.02 * rng.standard_normal())})
     return Measurements.from_frame(pd.DataFrame(rows), "t", {"p": "p", "N": "N", "b": "b"})
 
@@ -55,12 +63,12 @@ def test_pmnf_search_reproduces_extrap_two_parameter_1():
     assert s.per_factor == {"x": (3, 2, 2), "y": (0, 1, 1)}
     assert s.spec == "1 + log2(y) + x^(3/2)*log2(x)^2*log2(y)"
     r = Model(s.spec, loss="absolute", nonneg=False, lam=0).fit(meas)
-    np.testing.assert_allclose([r.coefficients[f"c{k}"] for k in range(3)],
-                               [1.37420831, 6.69808039, 0.04384165], rtol=1e-6)
+    np.testing.assert_allclose(
+        [r.coefficients[f"c{k}"] for k in range(3)], [1.37420831, 6.69808039, 0.04384165], rtol=1e-6
+    )
 
 
-@pytest.mark.parametrize("region, spec", [("met1", "1"), ("met2", "1 + p^2"), ("met3", "1 + p^2"),
-                                          ("met4", "1 + p^2")])
+@pytest.mark.parametrize("region, spec", [("met1", "1"), ("met2", "1 + p^2"), ("met3", "1 + p^2"), ("met4", "1 + p^2")])
 def test_pmnf_search_matches_extrap_one_parameter_6(region, spec):
     # Extra-P tests/test_modeling.py: met1 constant 4.068, met2..met4 a single p^2 term
     meas = extrap("text_one_parameter_6.txt", region=region)
@@ -88,9 +96,31 @@ def test_pmnf_search_model_reruns_the_search_per_fold():
 #: Extra-P tests/test_basic_modeler.py::test_modeling_negative_exponents: each (i, j, k) is recovered
 #: from 2, 30, 400 or 5000 + 1000·x^(i/j)·log2(x)^k at x = 2, 4, 8, 16, 32 with the option set.
 EXTRAP_NEGATIVE_TEST_BLOCKS = [
-    (0, 1, -1), (0, 1, -2), (-1, 4, 0), (-1, 2, 0), (-1, 2, -1), (-1, 2, -2), (-2, 3, 0), (-1, 1, 0), (-1, 1, -1),
-    (-1, 1, -2), (-5, 4, 0), (-4, 3, 0), (-3, 2, 0), (-5, 3, 0), (-7, 4, 0), (-2, 1, 0), (-9, 4, 0), (-7, 3, 0),
-    (-5, 2, 0), (-5, 2, -2), (-8, 3, 0), (-11, 4, 0), (-3, 1, 0), (-3, 1, -1)]
+    (0, 1, -1),
+    (0, 1, -2),
+    (-1, 4, 0),
+    (-1, 2, 0),
+    (-1, 2, -1),
+    (-1, 2, -2),
+    (-2, 3, 0),
+    (-1, 1, 0),
+    (-1, 1, -1),
+    (-1, 1, -2),
+    (-5, 4, 0),
+    (-4, 3, 0),
+    (-3, 2, 0),
+    (-5, 3, 0),
+    (-7, 4, 0),
+    (-2, 1, 0),
+    (-9, 4, 0),
+    (-7, 3, 0),
+    (-5, 2, 0),
+    (-5, 2, -2),
+    (-8, 3, 0),
+    (-11, 4, 0),
+    (-3, 1, 0),
+    (-3, 1, -1),
+]
 
 
 @pytest.mark.parametrize("ijk", EXTRAP_NEGATIVE_TEST_BLOCKS)
@@ -107,8 +137,13 @@ def test_strong_scaling_is_detected_as_extrap_detects_it():
     # Extra-P tests/test_scaling_detection.py: strong_scaling/one_parameter_6 is strong scaling (its
     # values are one_parameter_6's in reverse order), the weak-scaling inputs are not
     assert strong_scaling(extrap("text_strong_scaling_one_parameter_6.txt", region="met4")) == ["p"]
-    for name in ("text_one_parameter_6.txt", "text_two_parameter_1.txt", "text_two_parameter_5.txt",
-                 "text_two_parameter_6.txt", "text_three_parameter_1.txt"):
+    for name in (
+        "text_one_parameter_6.txt",
+        "text_two_parameter_1.txt",
+        "text_two_parameter_5.txt",
+        "text_two_parameter_6.txt",
+        "text_three_parameter_1.txt",
+    ):
         assert strong_scaling(extrap(name)) == [], name
 
 
@@ -125,7 +160,7 @@ def test_strong_scaling_data_gets_its_falling_term(region):
 
 def test_pmnf_search_recovers_a_two_factor_strong_scaling_formula():
     # T = 5 + 2000·b^(1/2)/p, noise-free, on a 5 × 5 grid: the time falls along p and grows along b
-    rows = [{"p": p, "b": b, "t": 5 + 2000 * b ** 0.5 / p} for p in (2, 4, 8, 16, 32) for b in (16, 32, 64, 128, 256)]
+    rows = [{"p": p, "b": b, "t": 5 + 2000 * b**0.5 / p} for p in (2, 4, 8, 16, 32) for b in (16, 32, 64, 128, 256)]
     meas = Measurements.from_frame(pd.DataFrame(rows), "t", {"p": "p", "b": "b"})
     s = pmnf_search(meas)
     assert s.per_factor == {"p": (-1, 1, 0), "b": (1, 2, 0)} and s.spec == "1 + p^(-1)*b^(1/2)"
@@ -168,8 +203,16 @@ def comparison():
 def test_table_numbers_match_separate_fits(comparison):
     meas, user, sel, c = comparison
     table = c.table.set_index("model")
-    assert list(table.index) == ["your model", "automatic", "ernest", "ernest + b", "data-parallel", "pollux",
-                                 "optimus", "PMNF search"]
+    assert list(table.index) == [
+        "your model",
+        "automatic",
+        "ernest",
+        "ernest + b",
+        "data-parallel",
+        "pollux",
+        "optimus",
+        "PMNF search",
+    ]
     q = c.holdout_query
     assert q == "p > 8"
     models = {  # compare's seed (3) seeds the folds and every peer's DE, except the user's model
@@ -199,8 +242,17 @@ def test_quick_peers_merged_with_the_automatic_one_equal_the_whole_comparison(co
     assert "automatic" not in set(quick.table["model"])
     auto_only = compare(meas, auto=sel, presets=(), pmnf=False, k=4, seed=3, workers=1)
     merged = quick.merged(auto_only)
-    cols = ["model", "expression", "n_params", "fit_mape", "cv_mape", "holdout_mape", "best_fit", "best_cv",
-            "best_holdout"]
+    cols = [
+        "model",
+        "expression",
+        "n_params",
+        "fit_mape",
+        "cv_mape",
+        "holdout_mape",
+        "best_fit",
+        "best_cv",
+        "best_holdout",
+    ]
     pd.testing.assert_frame_equal(merged.table[cols], whole.table[cols])
     assert len(merged.predictions) == len(whole.predictions)
     with pytest.raises(PerfModelError, match="same folds"):
@@ -210,8 +262,10 @@ def test_quick_peers_merged_with_the_automatic_one_equal_the_whole_comparison(co
     peers = compare(meas, run_auto=False, k=4, seed=3, workers=1)
     staged = user_only.merged(peers, after=None).merged(auto_only)
     pd.testing.assert_frame_equal(staged.table[cols], whole.table[cols])
-    pd.testing.assert_frame_equal(staged.predictions.sort_values(["model", "kind", "row"]).reset_index(drop=True),
-                                  whole.predictions.sort_values(["model", "kind", "row"]).reset_index(drop=True))
+    pd.testing.assert_frame_equal(
+        staged.predictions.sort_values(["model", "kind", "row"]).reset_index(drop=True),
+        whole.predictions.sort_values(["model", "kind", "row"]).reset_index(drop=True),
+    )
 
 
 def test_winner_flags(comparison):
@@ -251,10 +305,16 @@ def test_model_from_result_refits_the_same_model():
 
 def test_failing_peer_is_reported_not_raised():
     meas = extrap("text_two_parameter_5.txt")
-    c = compare(meas, user_model="1 + s + s^2 + p + p^2 + log2(p) + log2(s) + s*p + s*log2(p) + p*log2(s)"
-                                 " + s^3 + p^3 + s^2*p + p^2*s + s^0.5 + p^0.5 + s^1.5 + p^1.5 + s^2.5 + p^2.5"
-                                 " + s^3*p + p^3*s + s^2*p^2 + s^-1 + p^-1 + s^-1*p",
-                auto=Model("1 + s*log2(p)", lam=0), presets=(), lam=0, workers=1)
+    c = compare(
+        meas,
+        user_model="1 + s + s^2 + p + p^2 + log2(p) + log2(s) + s*p + s*log2(p) + p*log2(s)"
+        " + s^3 + p^3 + s^2*p + p^2*s + s^0.5 + p^0.5 + s^1.5 + p^1.5 + s^2.5 + p^2.5"
+        " + s^3*p + p^3*s + s^2*p^2 + s^-1 + p^-1 + s^-1*p",
+        auto=Model("1 + s*log2(p)", lam=0),
+        presets=(),
+        lam=0,
+        workers=1,
+    )
     row = c.table.set_index("model").loc["your model"]
     assert "configuration" in row["error"] and np.isnan(row["fit_mape"])
     assert c.table.set_index("model").loc["automatic", "fit_mape"] < 1e-6
@@ -275,7 +335,7 @@ def test_lambda_path_figure_marks_the_chosen_lambda():
     assert d.ticktext[0] == "0" and d.x[0] < d.x[1]
     assert d.chosen == path.chosen and np.isfinite(d.chosen_x)
     fig = sp.lambda_path_figure(path)
-    assert len([t for t in fig.data if t.yaxis == "y"]) == 5          # one share curve per term
+    assert len([t for t in fig.data if t.yaxis == "y"]) == 5  # one share curve per term
     assert fig.layout.xaxis2.title.text == "λ (regularisation weight)"
     assert fig.layout.yaxis2.title.text == "MAPE (%)"
     assert any(s.line.color == sp.CHOSEN for s in fig.layout.shapes)
@@ -318,8 +378,16 @@ def test_compare_page_shows_the_peers_side_by_side(served_like_a_server):
     at.switch_page("pages/compare.py").run()
     assert not at.exception and not at.error
     table = at.dataframe[0].value
-    assert list(table["model"]) == ["your model", "automatic", "ernest", "ernest + b", "data-parallel", "pollux",
-                                    "optimus", "PMNF search"]
+    assert list(table["model"]) == [
+        "your model",
+        "automatic",
+        "ernest",
+        "ernest + b",
+        "data-parallel",
+        "pollux",
+        "optimus",
+        "PMNF search",
+    ]
     assert list(table.columns[3:6]) == ["in-sample MAPE (%)", "CV MAPE (%)", "held-out MAPE (%)"]
     pmnf = table.set_index("model").loc["PMNF search"]
     assert "p^(" in pmnf["expression"] and pmnf["CV MAPE (%)"] < 10  # it models p (the time falls as 1/p)
@@ -364,14 +432,28 @@ def test_ernest_is_its_four_terms_ties_are_ties_and_same_terms_say_why():
 
     assert preset_spec("ernest", ["p", "b", "N"]) == "1 + N/p + log(p) + p"
     meas = load_dataset("tf-cnn-resnet50-dgx1")  # b takes 2 values: Ernest does not model it
-    c = compare(meas, user_model=Model(preset="ernest", lam=0.01), run_auto=False, pmnf=False,
-                presets=("ernest",), k=3, workers=1)
+    c = compare(
+        meas,
+        user_model=Model(preset="ernest", lam=0.01),
+        run_auto=False,
+        pmnf=False,
+        presets=("ernest",),
+        k=3,
+        workers=1,
+    )
     table = c.table.set_index("model")
     assert table.loc["ernest", "expression"] == "1 + N/p + log(p) + p"
     assert table.loc["ernest + b", "expression"] == "1 + N/p + log(p) + p + b"
     assert any(n.startswith("ernest + b:") for n in c.notes)
     notes = same_expression_notes(c.table, c.results)
     assert notes["ernest"] == "same terms as your model; λ = 1e-05 here, 0.01 there"
-    tied = _flag_best(pd.DataFrame({"fit_mape": [1.87, 1.87 * (1 + TIE_RTOL / 2), 1.95], "cv_mape": [3.0, 2.0, 2.0],
-                                    "holdout_mape": [np.nan] * 3}))
+    tied = _flag_best(
+        pd.DataFrame(
+            {
+                "fit_mape": [1.87, 1.87 * (1 + TIE_RTOL / 2), 1.95],
+                "cv_mape": [3.0, 2.0, 2.0],
+                "holdout_mape": [np.nan] * 3,
+            }
+        )
+    )
     assert tied["best_fit"].tolist() == [True, True, False] and tied["best_cv"].tolist() == [False, True, True]

@@ -38,8 +38,13 @@ def test_tf_cnn_resnet50_dgx1_one_gpu():
     # refdata tf_cnn_benchmarks_2017.csv line 3:
     # DGX-1 (8x P100),synthetic,ResNet-50,25.6,1,64,64,219,...  -> 219 images/s
     d = _csv("tf_cnn/tf_cnn_benchmarks_2017.csv")
-    row = d[(d.platform == "dgx1-p100") & (d.data == "synthetic") & (d.model == "ResNet-50")
-            & (d.gpus == 1) & (d.batch_per_gpu == 64)]
+    row = d[
+        (d.platform == "dgx1-p100")
+        & (d.data == "synthetic")
+        & (d.model == "ResNet-50")
+        & (d.gpus == 1)
+        & (d.batch_per_gpu == 64)
+    ]
     assert len(row) == 1
     row = row.iloc[0]
     assert row.images_per_sec == 219
@@ -51,8 +56,9 @@ def test_tf_cnn_resnet50_dgx1_one_gpu():
 def test_tf_cnn_k80_cluster_64_gpus():
     # refdata line 199: "AWS p2.8xlarge cluster (...)",synthetic,ResNet-50,25.6,64,64,4096,2744,...
     d = _csv("tf_cnn/tf_cnn_benchmarks_2017.csv")
-    row = d[(d.platform == "aws-k80-cluster") & (d.model == "ResNet-50") & (d.gpus == 64)
-            & (d.batch_per_gpu == 64)].iloc[0]
+    row = d[
+        (d.platform == "aws-k80-cluster") & (d.model == "ResNet-50") & (d.gpus == 64) & (d.batch_per_gpu == 64)
+    ].iloc[0]
     assert row.global_batch == 4096
     assert row.epoch_time_s == pytest.approx(1281167 / 2744, abs=1e-3)
     # the page's "N/A" rows (AlexNet, real data, 8 GPUs) are not measurements and are dropped
@@ -114,8 +120,9 @@ def test_deepbench_allreduce_rows():
 def test_relearn_rows():
     # refdata line 1360: 32,5000,0.1,1,main(),0,406.493,406.497,406.498,12690268
     d = _csv("relearn/relearn_timers.csv")
-    row = d[(d.ranks == 32) & (d.neurons_per_rank == 5000) & (d.theta == 0.1) & (d.repetition == 1)
-            & (d.kernel == "main()")].iloc[0]
+    row = d[
+        (d.ranks == 32) & (d.neurons_per_rank == 5000) & (d.theta == 0.1) & (d.repetition == 1) & (d.kernel == "main()")
+    ].iloc[0]
     assert (row.time_min_s, row.time_avg_s, row.time_max_s) == (406.493, 406.497, 406.498)
     assert row.neurons_total == 160000 and row.slurm_job == 12690268
     assert len(d) == 3416
@@ -169,9 +176,18 @@ def test_extrap_files_are_byte_identical_to_sources():
 def test_mlperf_drops_entries_identical_to_earlier_ones(tmp_path, monkeypatch):
     conv = _converter()
     # v2.1 Dell XE8545x4A100-SXM-40GB resnet is flagged identical to the v2.0 entry in mlperf_summary.csv
-    monkeypatch.setattr(conv, "MLPERF_CURVES", {"dup.csv": {
-        "version": "v2.1", "submitter": "Dell", "benchmark": "resnet",
-        "systems": ["XE8545x4A100-SXM-40GB", "2xXE8545x4A100-SXM-40GB"]}})
+    monkeypatch.setattr(
+        conv,
+        "MLPERF_CURVES",
+        {
+            "dup.csv": {
+                "version": "v2.1",
+                "submitter": "Dell",
+                "benchmark": "resnet",
+                "systems": ["XE8545x4A100-SXM-40GB", "2xXE8545x4A100-SXM-40GB"],
+            }
+        },
+    )
     with pytest.raises(conv.ConversionError, match="without successful runs"):
         conv.convert_mlperf(REFDATA, tmp_path)
 

@@ -1,4 +1,3 @@
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -88,14 +87,22 @@ def test_guess_roles_counts_gpus_and_tells_global_from_per_worker_batch():
     assert guess_roles(["nodes", "batch_per_gpu", "t"]) == {"p": "nodes", "b": "batch_per_gpu"}
     assert guess_roles(["batch_size", "seconds"]) == {"time": "seconds", "b": "batch_size"}  # not the data size N
     assert guess_roles(["workers", "global_batch", "batch_per_worker", "samples", "time_s"]) == {
-        "time": "time_s", "p": "workers", "N": "samples", "B": "global_batch", "b": "batch_per_worker"}
+        "time": "time_s",
+        "p": "workers",
+        "N": "samples",
+        "B": "global_batch",
+        "b": "batch_per_worker",
+    }
 
 
 def test_other_frameworks_names_for_the_workers_and_the_time_are_guessed():
     """PyTorch's world_size, AdaptDL's num_replicas, SLURM's ntasks; a latency is a time (DeepBench)."""
     assert guess_roles(["world_size", "step_time_ms"]) == {"time": "step_time_ms", "p": "world_size"}
-    assert guess_roles(["num_replicas", "batch_size", "iter_time"]) == {"time": "iter_time", "p": "num_replicas",
-                                                                        "b": "batch_size"}
+    assert guess_roles(["num_replicas", "batch_size", "iter_time"]) == {
+        "time": "iter_time",
+        "p": "num_replicas",
+        "b": "batch_size",
+    }
     assert guess_roles(["ntasks", "latency_us"]) == {"time": "latency_us", "p": "ntasks"}
 
 
@@ -107,8 +114,16 @@ def test_a_column_named_after_a_symbol_is_that_symbol():
 def test_a_rate_is_told_from_a_time_by_its_name():
     from perfmodel.data.throughput import looks_like_throughput, looks_per_worker
 
-    rates = ["throughput", "Throughput (img/s)", "images/s", "tokens_per_sec", "samples per second", "img_per_s",
-             "tokens/sec/gpu", "ips"]
+    rates = [
+        "throughput",
+        "Throughput (img/s)",
+        "images/s",
+        "tokens_per_sec",
+        "samples per second",
+        "img_per_s",
+        "tokens/sec/gpu",
+        "ips",
+    ]
     others = ["time_s", "seconds", "step_time", "p", "gpus", "batch_size", "samples", "speedup", "epochs"]
     assert all(map(looks_like_throughput, rates)) and not any(map(looks_like_throughput, others))
     assert looks_per_worker("tokens/sec/gpu") and looks_per_worker("img_per_gpu_per_s")
@@ -132,9 +147,20 @@ def test_a_time_column_states_its_unit_and_is_read_in_seconds():
     from perfmodel.data.time_units import time_in_seconds, unit_from_name
     from perfmodel.errors import PerfModelError
 
-    names = {"step_time_ms": "ms", "epoch time (min)": "min", "time_s": "s", "Time (ms)": "ms", "ms/step": "ms",
-             "latency_us": "us", "wall_hours": "h", "elapsed_sec": "s", "duration": None, "runtime": None,
-             "minibatch": None, "samples": None}
+    names = {
+        "step_time_ms": "ms",
+        "epoch time (min)": "min",
+        "time_s": "s",
+        "Time (ms)": "ms",
+        "ms/step": "ms",
+        "latency_us": "us",
+        "wall_hours": "h",
+        "elapsed_sec": "s",
+        "duration": None,
+        "runtime": None,
+        "minibatch": None,
+        "samples": None,
+    }
     assert {n: unit_from_name(n) for n in names} == names
     frame = pd.DataFrame({"gpus": [1, 2, 4], "step_time_ms": [62000, "slow", None]})
     out, name = time_in_seconds(frame, "step_time_ms", "ms")

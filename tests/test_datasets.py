@@ -24,7 +24,16 @@ import pytest
 
 from perfmodel import Model, fit_groups
 from perfmodel.data import Measurements
-from perfmodel.data.datasets import DATA_DIR, DEFAULT_DATASET, KINDS, Dataset, get_dataset, list_datasets, load_dataset, load_frame
+from perfmodel.data.datasets import (
+    DATA_DIR,
+    DEFAULT_DATASET,
+    KINDS,
+    Dataset,
+    get_dataset,
+    list_datasets,
+    load_dataset,
+    load_frame,
+)
 from perfmodel.errors import PerfModelError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -108,8 +117,15 @@ def test_dataset_loads(name):
 def test_dataset_fits_with_suggested_terms(name):
     ds = get_dataset(name)
     if ds.groups:  # one model per group: every group must fit as well as a single-curve dataset
-        fits = fit_groups(load_frame(name), ds.groups, time=ds.time_column, factors=dict(ds.factors),
-                          terms=ds.terms, cv=0, executor="serial")
+        fits = fit_groups(
+            load_frame(name),
+            ds.groups,
+            time=ds.time_column,
+            factors=dict(ds.factors),
+            terms=ds.terms,
+            cv=0,
+            executor="serial",
+        )
         assert fits.n_ok == len(fits) >= 2, fits.summary[["group", "reason"]]
         assert fits.summary["mape"].max() < MAPE_BOUND[ds.kind], fits.summary[["group", "mape"]]
         return
@@ -124,8 +140,7 @@ def test_dataset_fits_with_suggested_terms(name):
 def test_rows_filter_selects_one_curve():
     frame = load_frame("tf-cnn-resnet50-dgx1")
     # DGX-1 synthetic ResNet-50: the main table (batch 64) and "other results" (batch 32), 1-8 GPUs
-    assert sorted(zip(frame["gpus"], frame["batch_per_gpu"])) == sorted(
-        (g, b) for g in (1, 2, 4, 8) for b in (32, 64))
+    assert sorted(zip(frame["gpus"], frame["batch_per_gpu"])) == sorted((g, b) for g in (1, 2, 4, 8) for b in (32, 64))
     assert set(frame["platform"]) == {"dgx1-p100"} and set(frame["model"]) == {"ResNet-50"}
 
 
@@ -196,6 +211,8 @@ def test_one_parameter_1_matches_extrap_least_squares():
 
 
 def test_datasets_module_does_not_import_streamlit():
-    code = "import sys, perfmodel.data.datasets as d; d.load_dataset(d.DEFAULT_DATASET); print('streamlit' in sys.modules)"
+    code = (
+        "import sys, perfmodel.data.datasets as d; d.load_dataset(d.DEFAULT_DATASET); print('streamlit' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

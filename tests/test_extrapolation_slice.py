@@ -84,7 +84,9 @@ def test_distance_and_crossing_on_hand_checked_series(corpus, series):
     # TF CNN on one AWS p2.8xlarge (1, 2, 4, 8 K80, one machine): never a node crossing.
     splits = corpus.series_splits(by[("tf-cnn-2017", "aws-k80/AlexNet/synthetic/512")])
     assert [(s.cut, list(s.distance), list(s.crosses_nodes)) for s in splits] == [
-        (2.0, [1.0, 2.0], [False, False]), (4.0, [1.0], [False])]
+        (2.0, [1.0, 2.0], [False, False]),
+        (4.0, [1.0], [False]),
+    ]
     assert corpus.bucket(1.0) == "(0,1]" and corpus.bucket(1.0001) == "(1,2]" and corpus.bucket(3.0) == "(2,3]"
 
 
@@ -97,11 +99,28 @@ def _records(n_per_source=400, sources=("a", "b", "c", "d", "e"), s_same=0.10, s
         cross = rng.random(n_per_source) < 0.5
         z = rng.standard_normal(n_per_source) * np.where(cross, s_cross, s_same) * d
         t = np.full(n_per_source, 10.0)
-        rows.append(pd.DataFrame({
-            "source": src, "family": "f", "series": [f"{src}{i % 7}" for i in range(n_per_source)], "cut": 1.0,
-            "y_true": t * np.exp(z), "pred": t, "low": t * 0.9, "high": t * 1.1, "band_low": 0.0, "band_high": 0.0,
-            "d_model": d, "distance": d, "evidence": 0.0, "n_evidence": 0,
-            "crossing": np.where(cross, "crosses_nodes", "same_nodes"), "bucket": "(0,1]"}))
+        rows.append(
+            pd.DataFrame(
+                {
+                    "source": src,
+                    "family": "f",
+                    "series": [f"{src}{i % 7}" for i in range(n_per_source)],
+                    "cut": 1.0,
+                    "y_true": t * np.exp(z),
+                    "pred": t,
+                    "low": t * 0.9,
+                    "high": t * 1.1,
+                    "band_low": 0.0,
+                    "band_high": 0.0,
+                    "d_model": d,
+                    "distance": d,
+                    "evidence": 0.0,
+                    "n_evidence": 0,
+                    "crossing": np.where(cross, "crosses_nodes", "same_nodes"),
+                    "bucket": "(0,1]",
+                }
+            )
+        )
     return pd.concat(rows, ignore_index=True)
 
 
@@ -142,8 +161,13 @@ def test_a_band_whose_noise_rests_on_few_degrees_of_freedom_learns_its_own_scale
     z = rng.standard_normal(len(r)) * 0.05
     w = 1.6449 * 0.05 * np.where(prior_noise, 2.0, 1.0)
     df = np.where(prior_noise, rng.choice([np.nan, 1.0, 2.0], size=len(r)), rng.choice([3.0, 10.0], size=len(r)))
-    r = r.assign(y_true=r["pred"] * np.exp(z), band_low=w, band_high=w, noise_df=df,
-                 noise_source=np.where(np.isnan(df), "prior", "residuals"))
+    r = r.assign(
+        y_true=r["pred"] * np.exp(z),
+        band_low=w,
+        band_high=w,
+        noise_df=df,
+        noise_source=np.where(np.isnan(df), "prior", "residuals"),
+    )
     r = learn_prior.prepare(r)
     assert np.array_equal(r["few_dof"].to_numpy(bool), prior_noise)
     fit = learn_prior.learn(r, (1.0,), (1.0,), (0.0,), few_dof_scales=(0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0))
@@ -151,17 +175,19 @@ def test_a_band_whose_noise_rests_on_few_degrees_of_freedom_learns_its_own_scale
     assert fit["kappa"]["unknown"] < 0.01  # nothing left for the widening per doubling to cover
     lo, hi = learn_prior.halves(r, 0.0, (fit["band_scale"], fit["few_dof_band_scale"]))
     for m in (prior_noise, ~prior_noise):  # each kind of row covered about 90 % of the time
-        assert np.mean((r["z"].to_numpy()[m] >= -lo[m]) & (r["z"].to_numpy()[m] <= hi[m])) == pytest.approx(0.9, abs=0.04)
+        assert np.mean((r["z"].to_numpy()[m] >= -lo[m]) & (r["z"].to_numpy()[m] <= hi[m])) == pytest.approx(
+            0.9, abs=0.04
+        )
     # without such rows the scale is not learned: it stays the other band's
-    plain = learn_prior.learn(learn_prior.prepare(_records(n_per_source=100)), (1.0,), (1.0,), (0.0,),
-                              few_dof_scales=(0.5,))
+    plain = learn_prior.learn(
+        learn_prior.prepare(_records(n_per_source=100)), (1.0,), (1.0,), (0.0,), few_dof_scales=(0.5,)
+    )
     assert plain["few_dof_band_scale"] == plain["band_scale"] == 1.0
 
 
 def test_every_source_weighs_the_same_in_the_report_and_as_its_rows_square_root_in_learning(learn_prior):
     r = learn_prior.prepare(_records(n_per_source=50))
-    r = pd.concat([r, learn_prior.prepare(_records(n_per_source=2000, sources=("big",), seed=1))],
-                  ignore_index=True)
+    r = pd.concat([r, learn_prior.prepare(_records(n_per_source=2000, sources=("big",), seed=1))], ignore_index=True)
     per = pd.Series(learn_prior.source_weights(r)).groupby(r["source"]).sum()
     assert np.allclose(per.to_numpy(), 1.0)
     per = pd.Series(learn_prior.learning_weights(r)).groupby(r["source"]).sum()
@@ -187,9 +213,19 @@ def test_each_scaling_class_learns_its_own_spread(learn_prior):
     for name in ("scales well", "scaling stopped"):
         m = (r["scaling_class"] == name).to_numpy()
         assert np.mean((z[m] >= -lo[m]) & (z[m] <= hi[m])) == pytest.approx(0.90, abs=0.02)
-    doc = {"kappa": fit["kappa"], "classes": [{"name": n, "efficiency_min": c["efficiency_min"], "kappa": c["kappa"],
-                                               "pseudo_configurations": c["n0"], "band_scale": c["band_scale"]}
-                                              for n, c in fit["classes"].items()]}
+    doc = {
+        "kappa": fit["kappa"],
+        "classes": [
+            {
+                "name": n,
+                "efficiency_min": c["efficiency_min"],
+                "kappa": c["kappa"],
+                "pseudo_configurations": c["n0"],
+                "band_scale": c["band_scale"],
+            }
+            for n, c in fit["classes"].items()
+        ],
+    }
     for u in (0.0, 0.15, 0.16, 0.5, 0.52, 2.0):
         assert for_series(doc, u)["scaling_class"]["name"] == learn_prior.row_class(u), u
 
@@ -238,22 +274,30 @@ def test_the_noise_prior_is_recovered_from_fits_drawn_from_it(learn_prior):
     likelihood gives back ν0 and σ0; a fit of the stated prior noise is not one of its points."""
     rng = np.random.default_rng(0)
     n, nu0, s0 = 600, 5.0, 0.04
-    sigma2 = s0 ** 2 * nu0 / rng.chisquare(nu0, n)
+    sigma2 = s0**2 * nu0 / rng.chisquare(nu0, n)
     d = rng.integers(1, 8, n).astype(float)
-    fits = pd.DataFrame({"source": rng.choice(list("abcdef"), n), "series": np.arange(n).astype(str), "cut": 1.0,
-                         "noise_source": "residuals", "noise_sigma": np.sqrt(sigma2 * rng.chisquare(d) / d),
-                         "noise_df": d})
-    stated = fits.iloc[:50].assign(series="p" + fits["series"].iloc[:50], noise_source="prior",
-                                   noise_sigma=0.05, noise_df=np.nan)
+    fits = pd.DataFrame(
+        {
+            "source": rng.choice(list("abcdef"), n),
+            "series": np.arange(n).astype(str),
+            "cut": 1.0,
+            "noise_source": "residuals",
+            "noise_sigma": np.sqrt(sigma2 * rng.chisquare(d) / d),
+            "noise_df": d,
+        }
+    )
+    stated = fits.iloc[:50].assign(
+        series="p" + fits["series"].iloc[:50], noise_source="prior", noise_sigma=0.05, noise_df=np.nan
+    )
     got = learn_prior.learn_noise_prior(pd.concat([fits, stated], ignore_index=True))
     assert got["n_fits"] == n and got["n_sources"] == 6
     assert got["sigma"] == pytest.approx(s0, rel=0.1) and got["df"] == pytest.approx(nu0, rel=0.4)
     # the moderated noise on its records: σ² the degrees-of-freedom-weighted mean, on d + ν0
-    rec = learn_prior.apply_noise_prior(fits.assign(band_low=0.0, band_high=0.0).iloc[:1],
-                                        {"sigma": 0.04, "df": 5.0})
+    rec = learn_prior.apply_noise_prior(fits.assign(band_low=0.0, band_high=0.0).iloc[:1], {"sigma": 0.04, "df": 5.0})
     s, dd = fits["noise_sigma"].iloc[0], fits["noise_df"].iloc[0]
     from scipy import stats
-    want = math.sqrt((5 * 0.04 ** 2 + dd * s ** 2) / (5 + dd)) * stats.t.ppf(0.95, 5 + dd)
+
+    want = math.sqrt((5 * 0.04**2 + dd * s**2) / (5 + dd)) * stats.t.ppf(0.95, 5 + dd)
     assert rec["band_low"].iloc[0] == pytest.approx(want, rel=1e-6)
 
 
@@ -267,10 +311,19 @@ def test_a_prior_on_the_noise_moderates_the_fit_as_the_script_emulates_it(learn_
 
     rng = np.random.default_rng(3)
     p = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
-    meas = Measurements.from_frame(pd.DataFrame({"workers": p, "time_s": (5 + 100 / p) * np.exp(rng.normal(0, 0.03, 5))}),
-                                   "time_s", {"p": "workers"})
-    prior = {"format": "perfmodel.prior/1", "kappa": {"same_nodes": 0.1, "crosses_nodes": 0.2, "unknown": 0.2},
-             "pseudo_configurations": 2.0, "level": 0.9, "n_series": 3, "noise": {"sigma": 0.02, "df": 4.0}}
+    meas = Measurements.from_frame(
+        pd.DataFrame({"workers": p, "time_s": (5 + 100 / p) * np.exp(rng.normal(0, 0.03, 5))}),
+        "time_s",
+        {"p": "workers"},
+    )
+    prior = {
+        "format": "perfmodel.prior/1",
+        "kappa": {"same_nodes": 0.1, "crosses_nodes": 0.2, "unknown": 0.2},
+        "pseudo_configurations": 2.0,
+        "level": 0.9,
+        "n_series": 3,
+        "noise": {"sigma": 0.02, "df": 4.0},
+    }
     base = compute_intervals(Model(terms="1 + 1/p").fit(meas), meas, replicates=30, prior=False)._uncertainty()
     res = compute_intervals(Model(terms="1 + 1/p").fit(meas), meas, replicates=30, prior=prior)
     unc = res._uncertainty()
@@ -280,8 +333,15 @@ def test_a_prior_on_the_noise_moderates_the_fit_as_the_script_emulates_it(learn_
     assert unc.noise.df == 7 and unc.noise.own == (own.sigma, own.df)
     at = {"p": p}
     t, lo, hi = base.interval(at, 0.9, widen=False)
-    rec = pd.DataFrame({"band_low": np.log(t / lo), "band_high": np.log(hi / t), "noise_source": own.source,
-                        "noise_sigma": own.sigma, "noise_df": own.df})
+    rec = pd.DataFrame(
+        {
+            "band_low": np.log(t / lo),
+            "band_high": np.log(hi / t),
+            "noise_source": own.source,
+            "noise_sigma": own.sigma,
+            "noise_df": own.df,
+        }
+    )
     want = learn_prior.apply_noise_prior(rec, prior["noise"])
     t1, lo1, hi1 = unc.interval(at, 0.9, widen=False)
     assert np.allclose(np.log(t1 / lo1), want["band_low"]) and np.allclose(np.log(hi1 / t1), want["band_high"])

@@ -16,7 +16,7 @@ def synthetic(noise=0.0, seed=0):
         for b in (32, 64, 128):
             for N in (50_000, 100_000):
                 I = np.ceil(N / (p * b))
-                t = 5 + 2e-3 * I * b ** 0.8 + 0.01 * I * np.log2(p) + 0.3 * p
+                t = 5 + 2e-3 * I * b**0.8 + 0.01 * I * np.log2(p) + 0.3 * p
                 for _ in range(2):
                     rows.append((p, b, N, t * (1 + noise * rng.uniform(-1, 1))))
     frame = pd.DataFrame(rows, columns=["workers", "batch", "samples", "time_s"])
@@ -208,8 +208,13 @@ def test_l1_solver_matches_a_generic_optimiser():
     def f(u):
         return np.sum((A @ u - t) ** 2) + lam @ np.abs(u)
 
-    ref = minimize(f, np.full(4, 0.1), method="L-BFGS-B", bounds=list(zip(lo, [None] * 4)),
-                   options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 10000})
+    ref = minimize(
+        f,
+        np.full(4, 0.1),
+        method="L-BFGS-B",
+        bounds=list(zip(lo, [None] * 4)),
+        options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 10000},
+    )
     fast = _l1_box_qp(A, t, lam, lo, hi)
     assert f(fast) <= ref.fun + 1e-9
     assert f(_fista(A, t, lam, lo, hi, 50000, 1e-15)) == pytest.approx(f(fast), rel=1e-6)
@@ -236,8 +241,13 @@ def test_l1_solver_with_mixed_signs_on_terms_of_very_different_scales():
     def split(x):
         return f(x[:5] - x[5:])
 
-    ref = minimize(split, np.zeros(10), method="L-BFGS-B", bounds=[(0, None)] * 10,
-                   options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 50000, "maxfun": 10**6})
+    ref = minimize(
+        split,
+        np.zeros(10),
+        method="L-BFGS-B",
+        bounds=[(0, None)] * 10,
+        options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 50000, "maxfun": 10**6},
+    )
     assert f(_l1_box_qp(A, t, lam, lo, hi)) <= ref.fun * (1 + 1e-9)
 
 
@@ -251,8 +261,14 @@ def test_global_batch_B_gives_the_per_worker_batch_b_as_B_over_p():
         for B in (256, 512, 1024, 2048):
             for N in (50_000, 100_000):
                 it = np.ceil(N / B)  # = ceil(N / (p · B/p))
-                rows.append({"gpus": p, "global_batch": B, "samples": N,
-                             "t": 5 + 2e-3 * it * (B / p) ** 0.85 + 0.01 * it * np.log2(p)})
+                rows.append(
+                    {
+                        "gpus": p,
+                        "global_batch": B,
+                        "samples": N,
+                        "t": 5 + 2e-3 * it * (B / p) ** 0.85 + 0.01 * it * np.log2(p),
+                    }
+                )
     frame = pd.DataFrame(rows)
     meas = Measurements.from_frame(frame, "t", {"p": "gpus", "B": "global_batch", "N": "samples"})
     spec = preset_spec("data-parallel", list(meas.factors))
@@ -262,8 +278,11 @@ def test_global_batch_B_gives_the_per_worker_batch_b_as_B_over_p():
     assert res.params["e"] == pytest.approx(0.85, abs=1e-3)
     assert [res.coefficients[f"c{k}"] for k in range(3)] == pytest.approx([5, 2e-3, 0.01], rel=1e-2)
     # the exported numpy expression computes the same times from p, B and N
-    env = {"p": frame["gpus"].to_numpy(float), "B": frame["global_batch"].to_numpy(float),
-           "N": frame["samples"].to_numpy(float)}
+    env = {
+        "p": frame["gpus"].to_numpy(float),
+        "B": frame["global_batch"].to_numpy(float),
+        "N": frame["samples"].to_numpy(float),
+    }
     got = eval(res.python_expression(), {"np": np}, env)  # noqa: S307 - the project's own generated code
     np.testing.assert_allclose(got, res.predict(meas), rtol=1e-9)
 
@@ -275,8 +294,13 @@ def test_a_target_off_the_directions_the_runs_varied_in_is_said():
     from perfmodel.fitting.diagnostics import off_directions
 
     p = np.array([16.0, 64.0, 128.0])
-    frame = pd.DataFrame({"p": np.repeat(p, 2), "B": np.repeat(256 * p, 2),
-                          "t": np.repeat(40000 / p + 0.001 * 256 * p, 2) * np.tile([1.0, 1.01], 3)})
+    frame = pd.DataFrame(
+        {
+            "p": np.repeat(p, 2),
+            "B": np.repeat(256 * p, 2),
+            "t": np.repeat(40000 / p + 0.001 * 256 * p, 2) * np.tile([1.0, 1.01], 3),
+        }
+    )
     r = Model("1 + 1/p + B/p", lam=0).fit(frame, time="t", factors={"p": "p", "B": "B"})
     res = off_directions(r.factor_span, {"p": [1024.0, 256.0], "B": [32768.0, 65536.0]})
     assert res[0] == pytest.approx([1.5, -1.5]) and res[1] == pytest.approx([0.0, 0.0], abs=1e-12)
@@ -288,14 +312,20 @@ def test_a_target_off_the_directions_the_runs_varied_in_is_said():
     g = Model("1/p + b", lam=0).fit(grid, time="t", factors={"p": "p", "b": "b"})
     assert not [w for w in g.prediction_warnings(pd.DataFrame({"p": [64], "b": [8]})) if "doublings off" in w]
     held = Model("1/p", lam=0).fit(grid.assign(b=64), time="t", factors={"p": "p", "b": "b"})
-    assert [w for w in held.prediction_warnings(pd.DataFrame({"p": [2], "b": [8]}))
-            if "changes b, which the measured runs held at 64: it lies 3 doublings off" in w]
+    assert [
+        w
+        for w in held.prediction_warnings(pd.DataFrame({"p": [2], "b": [8]}))
+        if "changes b, which the measured runs held at 64: it lies 3 doublings off" in w
+    ]
     d = r.to_dict()
     assert FitResult.from_dict(d).factor_span == r.factor_span
     old = FitResult.from_dict({k: v for k, v in d.items() if k != "factor_span"})
     assert not [w for w in old.prediction_warnings(pd.DataFrame({"p": [1024], "B": [32768]})) if "apart" in w]
     bad = dict(d, factor_span=dict(d["factor_span"], center=[1.0]))  # the wrong shape: says nothing
-    assert not [w for w in FitResult.from_dict(bad).prediction_warnings(pd.DataFrame({"p": [1024], "B": [32768]}))
-                if "apart" in w]
+    assert not [
+        w
+        for w in FitResult.from_dict(bad).prediction_warnings(pd.DataFrame({"p": [1024], "B": [32768]}))
+        if "apart" in w
+    ]
     with pytest.raises(PerfModelError, match="names 'q', which is not a factor"):
         FitResult.from_dict(dict(d, factor_span=dict(d["factor_span"], symbols=["p", "q"])))

@@ -40,7 +40,10 @@ def test_the_export_check_catches_code_that_is_not_a_definition(monkeypatch):
         def predict(self, values):
             return values["p"]
 
-    monkeypatch.setattr(fuzz.report, "python_snippet",
-                        lambda res: "import numpy as np\nprint('side effect')\ndef predict(p):\n    return p\n")
+    monkeypatch.setattr(
+        fuzz.report,
+        "python_snippet",
+        lambda res: "import numpy as np\nprint('side effect')\ndef predict(p):\n    return p\n",
+    )
     with pytest.raises(AssertionError, match="unexpected top-level statement"):
         fuzz.check_exported_code(Fake())

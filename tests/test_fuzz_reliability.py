@@ -13,7 +13,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("perfmodel_fuzz_reliability", ROOT / "scripts" / "fuzz_reliability.py")
+    spec = importlib.util.spec_from_file_location(
+        "perfmodel_fuzz_reliability", ROOT / "scripts" / "fuzz_reliability.py"
+    )
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up
     spec.loader.exec_module(module)

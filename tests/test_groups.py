@@ -33,18 +33,30 @@ def frameworks(constants: dict[str, tuple[float, float, float]], noise: float = 
         for p in P:
             for n in N:
                 t = a + b * n / p + c * np.log2(p)
-                rows.append({"framework": name, "workers": p, "samples": n,
-                             "time_s": t * (1 + noise * rng.standard_normal())})
+                rows.append(
+                    {"framework": name, "workers": p, "samples": n, "time_s": t * (1 + noise * rng.standard_normal())}
+                )
     return pd.DataFrame(rows)
 
 
-CONSTANTS = {"TensorFlow": (5.0, 2e-3, 1.5), "MXNet": (2.0, 3e-3, 0.5), "PyTorch – Übung/ß": (8.0, 1e-3, 3.0),
-             "飞桨 PaddlePaddle": (1.0, 4e-3, 0.2)}
+CONSTANTS = {
+    "TensorFlow": (5.0, 2e-3, 1.5),
+    "MXNet": (2.0, 3e-3, 0.5),
+    "PyTorch – Übung/ß": (8.0, 1e-3, 3.0),
+    "飞桨 PaddlePaddle": (1.0, 4e-3, 0.2),
+}
 
 
 def test_constants_of_each_group_are_recovered_and_saved(tmp_path):
-    fits = fit_groups(frameworks(CONSTANTS), "framework", time="time_s", factors=FACTORS,
-                      terms="1 + N/p + log2(p)", lam=0, executor="serial")  # noise-free: exact at λ = 0
+    fits = fit_groups(
+        frameworks(CONSTANTS),
+        "framework",
+        time="time_s",
+        factors=FACTORS,
+        terms="1 + N/p + log2(p)",
+        lam=0,
+        executor="serial",
+    )  # noise-free: exact at λ = 0
     summary, results = fits
     assert list(summary["framework"]) == list(CONSTANTS)  # first-seen order, names kept exactly
     assert (summary["status"] == "ok").all() and (summary["configurations"] == 12).all()
@@ -72,11 +84,22 @@ def test_constants_of_each_group_are_recovered_and_saved(tmp_path):
 def test_one_row_groups_empty_groups_and_missing_values_are_skipped_not_lost():
     frame = frameworks({"A": (5.0, 2e-3, 1.5), "B": (2.0, 3e-3, 0.5)})
     one = pd.DataFrame([{"framework": "lonely", "workers": 4, "samples": 10_000, "time_s": 3.0}])
-    bad = pd.DataFrame([{"framework": "broken", "workers": 4, "samples": 10_000, "time_s": ""},
-                        {"framework": "broken", "workers": 8, "samples": 10_000, "time_s": -1.0}])
+    bad = pd.DataFrame(
+        [
+            {"framework": "broken", "workers": 4, "samples": 10_000, "time_s": ""},
+            {"framework": "broken", "workers": 8, "samples": 10_000, "time_s": -1.0},
+        ]
+    )
     nan_group = frame[frame["framework"] == "A"].assign(framework=np.nan)
-    fits = fit_groups(pd.concat([frame, one, bad, nan_group], ignore_index=True), ["framework"],
-                      time="time_s", factors=FACTORS, terms="1 + N/p + log2(p)", lam=0, executor="serial")
+    fits = fit_groups(
+        pd.concat([frame, one, bad, nan_group], ignore_index=True),
+        ["framework"],
+        time="time_s",
+        factors=FACTORS,
+        terms="1 + N/p + log2(p)",
+        lam=0,
+        executor="serial",
+    )
     s = fits.summary.set_index("group")
     assert list(s.index) == ["A", "B", "lonely", "broken", "(missing)"]
     assert s.loc["lonely", "status"] == "skipped"
@@ -93,8 +116,15 @@ def test_a_constant_factor_is_left_out_of_that_groups_terms():
     frame["time_s"] += 0.05 * frame["b"]
     fixed = frameworks({"fixed-b": (2.0, 3e-3, 0.5)}).assign(b=32)
     fixed["time_s"] += 0.05 * 32  # folded into the intercept: 2 + 1.6
-    fits = fit_groups(pd.concat([frame, fixed], ignore_index=True), "framework", time="time_s",
-                      factors={**FACTORS, "b": "b"}, terms="1 + N/p + log2(p) + b", lam=0, executor="serial")
+    fits = fit_groups(
+        pd.concat([frame, fixed], ignore_index=True),
+        "framework",
+        time="time_s",
+        factors={**FACTORS, "b": "b"},
+        terms="1 + N/p + log2(p) + b",
+        lam=0,
+        executor="serial",
+    )
     varied, fixed_r = fits.results[("varied",)], fits.results[("fixed-b",)]
     assert varied.terms == ["1", "N/p", "log2(p)", "b"]
     assert varied.coefficients["c3"] == pytest.approx(0.05, rel=1e-5)
@@ -129,8 +159,22 @@ def test_bad_group_columns_name_the_column(capsys):
         fit_groups(frame, "workers", time="time_s", factors=FACTORS, terms="1 + N/p")
     with pytest.raises(PerfModelError, match="unknown executor 'threads'"):
         fit_groups(frame, "framework", time="time_s", factors=FACTORS, terms="1 + N/p", executor="threads")
-    code = main(["fit", str(ROOT / "data/ernest/rcv1.csv"), "--time", "time_s", "--factor", "m=machines",
-                 "--terms", "1 + 1/m", "--group-by", "region", "--out", "unused"])
+    code = main(
+        [
+            "fit",
+            str(ROOT / "data/ernest/rcv1.csv"),
+            "--time",
+            "time_s",
+            "--factor",
+            "m=machines",
+            "--terms",
+            "1 + 1/m",
+            "--group-by",
+            "region",
+            "--out",
+            "unused",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "'region' not found" in err
 
@@ -139,11 +183,13 @@ def test_a_thousand_groups_on_the_process_pool():
     rng = np.random.default_rng(1)
     a, b = rng.uniform(1, 10, 1000), rng.uniform(0.5, 5, 1000)
     p = np.array([1, 2, 4, 8])
-    frame = pd.DataFrame({"path": np.repeat([f"main/kernel_{i:04d}" for i in range(1000)], p.size),
-                          "p": np.tile(p, 1000)})
+    frame = pd.DataFrame(
+        {"path": np.repeat([f"main/kernel_{i:04d}" for i in range(1000)], p.size), "p": np.tile(p, 1000)}
+    )
     frame["time"] = np.repeat(a, p.size) + np.repeat(b, p.size) / frame["p"]
-    fits = fit_groups(frame, "path", time="time", factors={"p": "p"}, terms="1 + 1/p", cv=0, lam=0,
-                      executor="processes", workers=2)
+    fits = fit_groups(
+        frame, "path", time="time", factors={"p": "p"}, terms="1 + 1/p", cv=0, lam=0, executor="processes", workers=2
+    )
     s = fits.summary
     assert len(s) == 1000 and (s["status"] == "ok").all()
     assert s["c:1"].to_numpy() == pytest.approx(a, rel=1e-6)
@@ -153,8 +199,26 @@ def test_a_thousand_groups_on_the_process_pool():
 def test_extrap_regions_are_groups(tmp_path, capsys):
     """Extra-P's one_parameter_6 input: region met2 is (p/1000)^2 and met4 is p^2, per its generator."""
     out = tmp_path / "regions"
-    code = main(["fit", str(ROOT / "data/extrap/text_one_parameter_6.txt"), "--terms", "1 + p^e1",
-                 "--bounds", "e1=0:3", "--lambda", "0", "--group-by", "region", "--cv", "0", "--workers", "1", "--out", str(out)])
+    code = main(
+        [
+            "fit",
+            str(ROOT / "data/extrap/text_one_parameter_6.txt"),
+            "--terms",
+            "1 + p^e1",
+            "--bounds",
+            "e1=0:3",
+            "--lambda",
+            "0",
+            "--group-by",
+            "region",
+            "--cv",
+            "0",
+            "--workers",
+            "1",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     s = pd.read_csv(out / "summary.csv").set_index("region")
     assert list(s.index) == ["met1", "met2", "met3", "met4"] and (s["status"] == "ok").all()
@@ -170,8 +234,24 @@ def test_same_results_serially_on_the_pool_and_on_dask(tmp_path, capsys):
     frame = frameworks(CONSTANTS, noise=0.03, seed=3)
     csv = tmp_path / "frameworks.csv"
     frame.to_csv(csv, index=False)
-    common = ["fit", str(csv), "--time", "time_s", "--factor", "p=workers", "--factor", "N=samples",
-              "--terms", "1 + N/p + p^e1", "--group-by", "framework", "--cv", "2", "--seed", "7"]
+    common = [
+        "fit",
+        str(csv),
+        "--time",
+        "time_s",
+        "--factor",
+        "p=workers",
+        "--factor",
+        "N=samples",
+        "--terms",
+        "1 + N/p + p^e1",
+        "--group-by",
+        "framework",
+        "--cv",
+        "2",
+        "--seed",
+        "7",
+    ]
     summaries = {}
     for backend in (["--workers", "1"], ["--workers", "2"], ["--dask", "local", "--workers", "2"]):
         out = tmp_path / backend[-1] / backend[0].strip("-")
@@ -181,8 +261,9 @@ def test_same_results_serially_on_the_pool_and_on_dask(tmp_path, capsys):
     first, *others = summaries.values()
     for other in others:
         pd.testing.assert_frame_equal(first, other, check_exact=True)
-    api = fit_groups(frame, "framework", time="time_s", factors=FACTORS, terms="1 + N/p + p^e1", cv=2, seed=7,
-                     executor="serial").summary
+    api = fit_groups(
+        frame, "framework", time="time_s", factors=FACTORS, terms="1 + N/p + p^e1", cv=2, seed=7, executor="serial"
+    ).summary
     assert api["c:N/p"].tolist() == first["c:N/p"].tolist()
 
 
@@ -192,8 +273,15 @@ def test_auto_search_per_group_and_a_preset_with_a_fixed_batch():
     assert (auto.summary["status"] == "ok").all()
     assert (auto.summary["mape"] < 0.5).all() and (auto.summary["cv_mape"] < 1.0).all()  # noise-free data
     frame["b"] = 32
-    preset = fit_groups(frame, "framework", time="time_s", factors={**FACTORS, "b": "b"}, preset="data-parallel",
-                        cv=0, executor="serial")
+    preset = fit_groups(
+        frame,
+        "framework",
+        time="time_s",
+        factors={**FACTORS, "b": "b"},
+        preset="data-parallel",
+        cv=0,
+        executor="serial",
+    )
     r = preset.results[("B",)]
     assert r.terms == ["1", "I", "I*log2(p)", "p"] and not r.params  # I*b^e_b -> I: no exponent to fit
     assert "I*b^e_b -> I" in preset.summary["notes"].iloc[1]
@@ -201,8 +289,9 @@ def test_auto_search_per_group_and_a_preset_with_a_fixed_batch():
 
 def test_a_group_column_named_like_a_summary_column_keeps_its_values():
     frame = frameworks({"A": (5.0, 2e-3, 1.5), "B": (2.0, 3e-3, 0.5)}).rename(columns={"framework": "group"})
-    s = fit_groups(frame, "group", time="time_s", factors=FACTORS, terms="1 + N/p + log2(p)", cv=0,
-                   executor="serial").summary
+    s = fit_groups(
+        frame, "group", time="time_s", factors=FACTORS, terms="1 + N/p + log2(p)", cv=0, executor="serial"
+    ).summary
     assert s["group (group)"].tolist() == ["A", "B"] and s["status"].tolist() == ["ok", "ok"]
 
 
@@ -213,9 +302,28 @@ def test_hundreds_of_groups_through_the_command_on_the_pool_and_on_dask(tmp_path
     frame = pd.concat([frameworks({f"path/{i:03d}": (a[i], b[i], c[i])}) for i in range(300)], ignore_index=True)
     csv = tmp_path / "paths.csv"
     frame.rename(columns={"framework": "callpath"}).to_csv(csv, index=False)
-    common = ["fit", str(csv), "--time", "time_s", "--factor", "p=workers", "--factor", "N=samples",
-              "--terms", "1 + N/p + log2(p)", "--lambda", "0", "--group-by", "callpath", "--cv", "0", "--workers", "2",
-              "--replicates", "0"]  # no intervals: 300 groups stay quick
+    common = [
+        "fit",
+        str(csv),
+        "--time",
+        "time_s",
+        "--factor",
+        "p=workers",
+        "--factor",
+        "N=samples",
+        "--terms",
+        "1 + N/p + log2(p)",
+        "--lambda",
+        "0",
+        "--group-by",
+        "callpath",
+        "--cv",
+        "0",
+        "--workers",
+        "2",
+        "--replicates",
+        "0",
+    ]  # no intervals: 300 groups stay quick
     out = {}
     for name, extra in (("pool", []), ("dask", ["--dask", "local"])):
         assert main([*common, *extra, "--out", str(tmp_path / name)]) == 0, capsys.readouterr().err
@@ -230,8 +338,17 @@ def test_hundreds_of_groups_through_the_command_on_the_pool_and_on_dask(tmp_path
 def test_progress_is_reported_up_to_the_number_of_groups(executor):
     frame = frameworks({f"g{i}": (1.0 + i, 1e-3, 0.5) for i in range(40)})
     calls = []
-    fit_groups(frame, "framework", time="time_s", factors=FACTORS, terms="1 + N/p + log2(p)", cv=0,
-               executor=executor, workers=2, progress=lambda done, total: calls.append((done, total)))
+    fit_groups(
+        frame,
+        "framework",
+        time="time_s",
+        factors=FACTORS,
+        terms="1 + N/p + log2(p)",
+        cv=0,
+        executor=executor,
+        workers=2,
+        progress=lambda done, total: calls.append((done, total)),
+    )
     assert calls and calls[-1] == (40, 40) and all(t == 40 for _, t in calls)
     assert [d for d, _ in calls] == sorted(d for d, _ in calls)
 
@@ -241,20 +358,31 @@ def test_a_group_with_fewer_configurations_than_parameters_follows_the_single_fi
     frame = frameworks({"A": (5.0, 2e-3, 1.5)})
     pair = frame[frame["workers"] <= 2].assign(framework="pair").drop_duplicates(["workers"])
     both = pd.concat([frame, pair], ignore_index=True)
-    s = fit_groups(both, "framework", time="time_s", factors=FACTORS, terms="1 + N/p + log2(p)", lam=0, cv=0,
-                   executor="serial").summary.set_index("group")
+    s = fit_groups(
+        both, "framework", time="time_s", factors=FACTORS, terms="1 + N/p + log2(p)", lam=0, cv=0, executor="serial"
+    ).summary.set_index("group")
     assert s.loc["A", "status"] == "ok" and s.loc["pair", "status"] == "skipped"
-    assert s.loc["pair", "reason"].startswith("2 distinct configuration(s) cannot determine 3 fitted parameters "
-                                              "(c0, c1, c2) at λ = 0")
-    s = fit_groups(both, "framework", time="time_s", factors=FACTORS, terms="1 + N/p + log2(p)", lam=0.01, cv=0,
-                   executor="serial").summary.set_index("group")
+    assert s.loc["pair", "reason"].startswith(
+        "2 distinct configuration(s) cannot determine 3 fitted parameters (c0, c1, c2) at λ = 0"
+    )
+    s = fit_groups(
+        both, "framework", time="time_s", factors=FACTORS, terms="1 + N/p + log2(p)", lam=0.01, cv=0, executor="serial"
+    ).summary.set_index("group")
     assert s.loc["pair", "status"] == "ok" and "more unknowns than measurements" in s.loc["pair", "notes"]
 
 
 def test_group_fits_carry_intervals_when_asked(tmp_path):
     frame = frameworks({"A": (5.0, 2e-3, 1.5), "B": (2.0, 3e-3, 0.5)}, noise=0.03, seed=2)
-    fits = fit_groups(frame, "framework", time="time_s", factors=FACTORS, terms="1 + N/p + log2(p)", cv=0,
-                      replicates=50, executor="serial")
+    fits = fit_groups(
+        frame,
+        "framework",
+        time="time_s",
+        factors=FACTORS,
+        terms="1 + N/p + log2(p)",
+        cv=0,
+        replicates=50,
+        executor="serial",
+    )
     r = fits.results[("B",)]
     out = r.predict({"workers": [64], "samples": [frame["samples"].iloc[0]]}, interval=0.9)
     truth = 2.0 + 3e-3 * frame["samples"].iloc[0] / 64 + 0.5 * 6

@@ -65,12 +65,14 @@ def test_groups_page_speaks_one_time_unit_chosen_by_magnitude():
     assert 1 < bars.min() and bars.max() < largest  # the split's totals, in seconds, lie within the curves
     constants = at.dataframe[1].value
     assert [c for c in constants.columns if c.startswith("c·")] and all(
-        c.endswith(f"({unit})") for c in constants.columns if c.startswith("c·"))
+        c.endswith(f"({unit})") for c in constants.columns if c.startswith("c·")
+    )
     assert any(f"Constants in {unit}" in c.value for c in at.caption)
     # the measured dots are in the same unit: back in seconds, they are measured times of the table
     measured = load_frame("tf-cnn-all")[get_dataset("tf-cnn-all").time_column]
-    dots = np.concatenate([array(t["y"]) for t in curves["data"] if t.get("mode") == "markers"
-                           and len(array(t["x"]))]) * k
+    dots = (
+        np.concatenate([array(t["y"]) for t in curves["data"] if t.get("mode") == "markers" and len(array(t["x"]))]) * k
+    )
     assert measured.min() * 0.99 <= dots.min() and dots.max() <= measured.max() * 1.01
 
 
@@ -80,7 +82,10 @@ def test_groups_of_an_upload_in_milliseconds_are_fitted_in_seconds():
     from tests.test_app import submit, upload
 
     truth = {(m, p): a + 60 / p for m, a in (("small", 2), ("large", 5)) for p in (1, 2, 4, 8)}
-    for column, value, work in (("step_time_ms", lambda t: 1000 * t, None), ("images_per_sec", lambda t: 1200 / t, 1200)):
+    for column, value, work in (
+        ("step_time_ms", lambda t: 1000 * t, None),
+        ("images_per_sec", lambda t: 1200 / t, 1200),
+    ):
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
         rows = [f"model,gpus,{column}"] + [f"{m},{p},{value(t):.10g}" for (m, p), t in truth.items()]
         upload(at, "runs.csv", "\n".join(rows).encode())
@@ -94,6 +99,8 @@ def test_groups_of_an_upload_in_milliseconds_are_fitted_in_seconds():
         curves = _figure(at.get("plotly_chart")[0])
         unit = re.fullmatch(r"predicted time \((ms|s|min|h)\)", curves["layout"]["yaxis"]["title"]["text"]).group(1)
         k = {"ms": 1e-3, "s": 1, "min": 60, "h": 3600}[unit]
-        dots = np.sort(np.concatenate([array(t["y"]) for t in curves["data"] if t.get("mode") == "markers"
-                                       and len(array(t["x"]))]) * k)
+        dots = np.sort(
+            np.concatenate([array(t["y"]) for t in curves["data"] if t.get("mode") == "markers" and len(array(t["x"]))])
+            * k
+        )
         assert np.allclose(dots, np.sort(list(truth.values())))

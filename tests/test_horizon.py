@@ -34,14 +34,15 @@ def test_horizon_is_four_times_the_largest_scale_and_trending_factors_follow():
     env = horizon_env(series(batch_grows=True))
     assert env["p"].tolist() == [16 * HORIZON_FACTOR]
     assert np.allclose(env["B"], 32 * 16 * HORIZON_FACTOR)  # B = 32·p grows with p
-    assert horizon_env(Measurements.from_frame(pd.DataFrame({"n": [1.0, 2.0], "t": [1.0, 2.0]}), "t",
-                                               {"N": "n"}))["N"].tolist() == [2 * HORIZON_FACTOR]
+    assert horizon_env(Measurements.from_frame(pd.DataFrame({"n": [1.0, 2.0], "t": [1.0, 2.0]}), "t", {"N": "n"}))[
+        "N"
+    ].tolist() == [2 * HORIZON_FACTOR]
 
 
 def test_unseen_dominant_needs_both_a_share_below_the_error_and_a_majority_at_the_horizon():
     assert unseen_dominant([0.98, 0.02], [0.45, 0.55], 0.05) == [1]
-    assert unseen_dominant([0.98, 0.02], [0.55, 0.45], 0.05) == []   # not a majority at the horizon
-    assert unseen_dominant([0.9, 0.1], [0.3, 0.7], 0.05) == []       # the data sees it
+    assert unseen_dominant([0.98, 0.02], [0.55, 0.45], 0.05) == []  # not a majority at the horizon
+    assert unseen_dominant([0.9, 0.1], [0.3, 0.7], 0.05) == []  # the data sees it
     assert np.allclose(term_shares([[1.0, -1.0], [3.0, 1.0]]), [0.625, 0.375])
 
 
@@ -60,7 +61,7 @@ def test_choose_takes_the_best_of_the_others_when_the_best_is_set_aside():
     meas = series()
     splits = validation_splits(meas, 5, 0, "p > 4")
     bad, good = cand("1/p + p", 1.0, 2, cv_mape=5.0), cand("1 + 1/p", 1.5, 2, cv_mape=5.0)
-    assert _choose(meas, splits, [bad, good], 3)[3][0] is bad          # without the horizon: within noise alone
+    assert _choose(meas, splits, [bad, good], 3)[3][0] is bad  # without the horizon: within noise alone
     check = _HorizonCheck(meas, SETTINGS, workers=1)
     noise, _, _, chosen = _choose(meas, splits, [bad, good], 3, check)
     assert chosen == [good] and noise == 0.1

@@ -19,8 +19,6 @@ from perfmodel.data import read_csv, read_extrap
 ROOT = Path(__file__).resolve().parent.parent
 
 
-
-
 @pytest.fixture(scope="module")
 def rcv1_model(tmp_path_factory):
     return json.loads(fit_rcv1(tmp_path_factory.mktemp("model") / "m.json").read_text())
@@ -29,8 +27,13 @@ def rcv1_model(tmp_path_factory):
 def linear_frame(n_scale=1.0, t_scale=1.0):
     """T = (2 + 3·N/p)·t_scale at every p in 1..16 and N in 1..8 (times n_scale)."""
     rows = [(p, n) for p in (1, 2, 4, 8, 16) for n in (1, 2, 4, 8)]
-    return pd.DataFrame({"p": [p for p, _ in rows], "N": [n * n_scale for _, n in rows],
-                         "time": [(2 + 3 * n / p) * t_scale for p, n in rows]})
+    return pd.DataFrame(
+        {
+            "p": [p for p, _ in rows],
+            "N": [n * n_scale for _, n in rows],
+            "time": [(2 + 3 * n / p) * t_scale for p, n in rows],
+        }
+    )
 
 
 # -- 1. code from data --------------------------------------------------------------------------
@@ -46,8 +49,7 @@ def test_exported_python_never_runs_a_column_name(tmp_path):
     res = Model("1 + s/m + log(m) + m", loss="absolute", maxiter=50).fit(meas)
     script = tmp_path / "predict_model.py"
     script.write_text(report.python_snippet(res))
-    call = ("import json, predict_model as pm; "
-            "print(json.dumps([list(pm.predict([4, 8], [1, 1])), pm.COLUMNS]))")
+    call = "import json, predict_model as pm; print(json.dumps([list(pm.predict([4, 8], [1, 1])), pm.COLUMNS]))"
     proc = subprocess.run([sys.executable, "-c", call], cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert not (tmp_path / "PWNED").exists()
@@ -98,8 +100,9 @@ def fit_csv(text, terms, tmp_path, capsys, name="t.csv"):
     """``fit`` on a CSV of ``text`` with columns p and time: (path, exit code, stdout, stderr)."""
     path = tmp_path / name
     path.write_text(text)
-    code, out, err = run(["fit", path, "--time", "time", "--factor", "p=p", "--terms", terms,
-                          "--out", tmp_path / "m.json"], capsys)
+    code, out, err = run(
+        ["fit", path, "--time", "time", "--factor", "p=p", "--terms", terms, "--out", tmp_path / "m.json"], capsys
+    )
     return path, code, out, err
 
 
@@ -121,32 +124,42 @@ def test_times_spanning_too_many_orders_are_refused(tmp_path, capsys):
 BIG_INT = "9" * 400
 
 
-@pytest.mark.parametrize("args, fragment", [
-    (["--terms", f"1 + {BIG_INT}*m"], "number out of range"),
-    (["--terms", f"1 + m^{BIG_INT}"], "exponent too large"),
-    (["--terms", "1 + m", "--holdout", f"m > {BIG_INT}"], "number out of range"),
-    (["--terms", "1/0 + m"], "not a finite number in '1/0'"),
-    (["--terms", "1 + m", "--lambda", "1e308"], "too large"),
-    (["--terms", "1 + m", "--seed", "-1"], "outside [0, 4294967295]"),
-    (["--terms", "1 + m", "--seed", str(2 ** 32)], "outside [0, 4294967295]"),
-])
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["--terms", f"1 + {BIG_INT}*m"], "number out of range"),
+        (["--terms", f"1 + m^{BIG_INT}"], "exponent too large"),
+        (["--terms", "1 + m", "--holdout", f"m > {BIG_INT}"], "number out of range"),
+        (["--terms", "1/0 + m"], "not a finite number in '1/0'"),
+        (["--terms", "1 + m", "--lambda", "1e308"], "too large"),
+        (["--terms", "1 + m", "--seed", "-1"], "outside [0, 4294967295]"),
+        (["--terms", "1 + m", "--seed", str(2**32)], "outside [0, 4294967295]"),
+    ],
+)
 def test_cli_bad_numbers_exit_2_with_one_line(args, fragment, tmp_path, capsys):
-    code, _, err = run(["fit", RCV1, "--time", "time_s", "--factor", "m=cores", *args,
-                        "--out", tmp_path / "m.json"], capsys)
+    code, _, err = run(
+        ["fit", RCV1, "--time", "time_s", "--factor", "m=cores", *args, "--out", tmp_path / "m.json"], capsys
+    )
     one_line_error(code, err, fragment)
 
 
 def test_library_refuses_seeds_outside_32_bits():
     frame = linear_frame()
-    for seed in (-1, 2 ** 32):
+    for seed in (-1, 2**32):
         with pytest.raises(PerfModelError, match="seed must be within"):
             Model("1 + N/p", seed=seed).fit(frame, time="time", factors={"p": "p", "N": "N"})
 
 
 # -- 3. Extra-P parameter names --------------------------------------------------------------------
-@pytest.mark.parametrize("params, fragment", [
-    ("time", "'time' is reserved"), ("region", "'region' is reserved"), ("p p", "'p' is declared twice"),
-    ("p if", "'if' is not an identifier")])
+@pytest.mark.parametrize(
+    "params, fragment",
+    [
+        ("time", "'time' is reserved"),
+        ("region", "'region' is reserved"),
+        ("p p", "'p' is declared twice"),
+        ("p if", "'if' is not an identifier"),
+    ],
+)
 def test_extrap_parameter_names(params, fragment, tmp_path, capsys):
     n = len(params.split())
     points = " ".join("(" + " ".join([str(i)] * n) + ")" for i in (1, 2, 3))
@@ -183,11 +196,14 @@ def test_cli_model_file_of_the_wrong_shape(case, rcv1_model, tmp_path, capsys):
         one_line_error(code, err, fragment)
 
 
-@pytest.mark.parametrize("content, fragment", [
-    (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
-    (b"\xff\xfe{\x00}", "not UTF-8"),
-    (b'{"format": "perfmodel.fit/1", "n_rows": ' + b"9" * 5000 + b"}", "not a perfmodel model file"),
-])
+@pytest.mark.parametrize(
+    "content, fragment",
+    [
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+        (b"\xff\xfe{\x00}", "not UTF-8"),
+        (b'{"format": "perfmodel.fit/1", "n_rows": ' + b"9" * 5000 + b"}", "not a perfmodel model file"),
+    ],
+)
 def test_cli_model_file_bytes(content, fragment, tmp_path, capsys):
     path = tmp_path / "bad.json"
     path.write_bytes(content)
@@ -222,16 +238,39 @@ def test_duplicate_csv_column_names_are_refused(tmp_path, capsys):
 
 
 def test_keyword_symbol_is_refused(tmp_path, capsys):
-    code, _, err = run(["fit", RCV1, "--time", "time_s", "--factor", "if=cores", "--terms", "1 + if",
-                        "--out", tmp_path / "m.json"], capsys)
+    code, _, err = run(
+        ["fit", RCV1, "--time", "time_s", "--factor", "if=cores", "--terms", "1 + if", "--out", tmp_path / "m.json"],
+        capsys,
+    )
     one_line_error(code, err, "symbol 'if' is a Python keyword")
 
 
 def test_auto_keeps_cv_and_holdout(tmp_path, capsys):
     out = tmp_path / "m.json"
-    code, _, err = run(["fit", RCV1, "--time", "time_s", "--factor", "p=cores", "--factor", "N=input_fraction",
-                        "--auto", "--max-terms", "2", "--cv", "3", "--holdout", "p > 16", "--maxiter", "30",
-                        "--out", out], capsys)
+    code, _, err = run(
+        [
+            "fit",
+            RCV1,
+            "--time",
+            "time_s",
+            "--factor",
+            "p=cores",
+            "--factor",
+            "N=input_fraction",
+            "--auto",
+            "--max-terms",
+            "2",
+            "--cv",
+            "3",
+            "--holdout",
+            "p > 16",
+            "--maxiter",
+            "30",
+            "--out",
+            out,
+        ],
+        capsys,
+    )
     assert code == 0, err
     validation = json.loads(out.read_text())["validation"]
     assert {"3-fold", "hold-out (p > 16)"} <= set(validation)
@@ -240,8 +279,9 @@ def test_auto_keeps_cv_and_holdout(tmp_path, capsys):
 
 def test_predict_accepts_a_single_factor_column(tmp_path, capsys):
     model = tmp_path / "m.json"
-    code, _, _ = run(["fit", RCV1, "--time", "time_s", "--factor", "m=cores", "--terms", "1 + 1/m",
-                      "--out", model], capsys)
+    code, _, _ = run(
+        ["fit", RCV1, "--time", "time_s", "--factor", "m=cores", "--terms", "1 + 1/m", "--out", model], capsys
+    )
     assert code == 0
     new = tmp_path / "new.csv"
     new.write_text("cores\n4\n8\n")
@@ -249,7 +289,9 @@ def test_predict_accepts_a_single_factor_column(tmp_path, capsys):
     assert code == 0, err
     res = FitResult.load(model)
     frame = pd.read_csv(tmp_path / "p.csv")
-    np.testing.assert_allclose(frame["predicted_time"], res.coefficients["c0"] + res.coefficients["c1"] / np.array([4, 8]))
+    np.testing.assert_allclose(
+        frame["predicted_time"], res.coefficients["c0"] + res.coefficients["c1"] / np.array([4, 8])
+    )
 
 
 # -- 6. smaller -----------------------------------------------------------------------------------
@@ -262,9 +304,25 @@ def test_messages_name_the_path(tmp_path, capsys):
 
 @pytest.mark.parametrize("args", [["--terms", "1/0 + m"], ["--terms", "1 + m", "--lambda", "1e308"]])
 def test_an_error_is_one_line_without_warnings_from_a_real_process(args, tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "perfmodel", "fit", str(RCV1), "--time", "time_s", "--factor",
-                           "m=cores", *args, "--out", str(tmp_path / "m.json")],
-                          capture_output=True, text=True, cwd=ROOT)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "perfmodel",
+            "fit",
+            str(RCV1),
+            "--time",
+            "time_s",
+            "--factor",
+            "m=cores",
+            *args,
+            "--out",
+            str(tmp_path / "m.json"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("error: "), proc.stderr
 

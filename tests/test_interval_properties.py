@@ -38,8 +38,11 @@ def check(result, level=0.9):
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(preset=st.sampled_from(sorted(PRESETS)), penalty=st.sampled_from(["l1", "l2"]),
-       lam=st.one_of(st.just(0.0), st.just(0.01), st.floats(0.0, 0.3)))
+@given(
+    preset=st.sampled_from(sorted(PRESETS)),
+    penalty=st.sampled_from(["l1", "l2"]),
+    lam=st.one_of(st.just(0.0), st.just(0.01), st.floats(0.0, 0.3)),
+)
 def test_every_interval_holds_its_estimate(preset, penalty, lam):
     try:
         result = Model(preset=preset, lam=lam, penalty=penalty, popsize=10, maxiter=200).fit(MEAS)
@@ -54,8 +57,9 @@ def test_a_constant_pinned_in_most_replicates_keeps_a_range(reach):
     """At λ = 0.01 (L1) the data-parallel preset's constant sits on one value in 70 % (weighed where
     measured) to 98 % (at the horizon too) of the bootstrap replicates; its 90 % interval must still
     have a width, and hold the estimate."""
-    result = Model(preset="data-parallel", lam=0.01, penalty="l1", popsize=10, maxiter=200,
-                   penalty_reach=reach).fit(MEAS)
+    result = Model(preset="data-parallel", lam=0.01, penalty="l1", popsize=10, maxiter=200, penalty_reach=reach).fit(
+        MEAS
+    )
     perfmodel.compute_intervals(result, MEAS, replicates=40, calibrate=False)
     check(result)
 
@@ -73,13 +77,16 @@ def test_many_rows_and_extreme_units_keep_honest_intervals():
     t = (4.0 + 100 / p + 0.5 * np.log2(p)) * np.exp(rng.normal(0, 0.05, p.size))
     meas = perfmodel.Measurements.from_frame(pd.DataFrame({"p": p, "t": t}), "t", {"p": "p"})
     res = perfmodel.compute_intervals(Model("1 + 1/p + log2(p)").fit(meas), meas, replicates=40)
-    for (name, true), (lo, hi) in zip({"c0": 4.0, "c1": 100.0, "c2": 0.5}.items(), res.constant_intervals(0.9).values()):
+    for (name, true), (lo, hi) in zip(
+        {"c0": 4.0, "c1": 100.0, "c2": 0.5}.items(), res.constant_intervals(0.9).values()
+    ):
         est = res.coefficients[name]
         assert lo <= est <= hi and hi > lo, name
         assert abs(est - true) < 4 * (hi - lo), f"{name}: the generating {true} is far outside [{lo:g}, {hi:g}]"
     # the same curve in a unit near the float limit: intervals neither collapse nor overflow
-    df = pd.DataFrame({"p": [1.0, 2, 4, 8] * 3,
-                       "t": np.array([10, 6, 4, 3.2] * 3) * 1e300 * np.exp(rng.normal(0, 0.03, 12))})
+    df = pd.DataFrame(
+        {"p": [1.0, 2, 4, 8] * 3, "t": np.array([10, 6, 4, 3.2] * 3) * 1e300 * np.exp(rng.normal(0, 0.03, 12))}
+    )
     big = perfmodel.Measurements.from_frame(df, "t", {"p": "p"})
     res = perfmodel.compute_intervals(Model("1 + 1/p").fit(big), big, replicates=40)
     for name, (lo, hi) in res.constant_intervals(0.9).items():

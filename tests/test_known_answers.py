@@ -54,7 +54,8 @@ def test_ernest_rcv1_published_theta_and_predictions():
     # amplab/ernest examples/mllib_rcv1.md: theta and predicted times at s = 1
     m = read_csv(DATA / "ernest" / "rcv1.csv")
     r = Model("1 + s/m + log(m) + m", loss="absolute", lam=0).fit(
-        m, time="time_s", factors={"m": "cores", "s": "input_fraction"})
+        m, time="time_s", factors={"m": "cores", "s": "input_fraction"}
+    )
     theta = [r.coefficients[f"c{k}"] for k in range(4)]
     np.testing.assert_allclose(theta[:3], [1.90013, 162.19821, 1.58832], rtol=2e-5)
     assert theta[3] == pytest.approx(0.0, abs=1e-9)
@@ -65,7 +66,7 @@ def test_ernest_rcv1_published_theta_and_predictions():
 def test_three_parameter_all_exponents_free():
     # generator: 1 + 0.2*x^2*log2(y) + 0.1*x*y^2*z with +-2 % noise (Extra-P synthetic-data.py)
     def truth(x, y, z):
-        return 1 + 0.2 * x ** 2 * np.log2(y) + 0.1 * x * y ** 2 * z
+        return 1 + 0.2 * x**2 * np.log2(y) + 0.1 * x * y**2 * z
 
     m = extrap("text_three_parameter_1.txt")
     r = Model("1 + x^a*log2(y)^b + x^c*y^d*z^e").fit(m)
@@ -90,5 +91,6 @@ def test_same_seed_same_result_and_different_seed_runs():
 def test_de_never_worse_than_exact_solver(lam, penalty):
     m = read_csv(DATA / "ernest" / "rcv1.csv")
     r = Model("1 + s/m + log(m) + m", lam=lam, penalty=penalty, maxiter=20).fit(
-        m, time="time_s", factors={"m": "cores", "s": "input_fraction"})
+        m, time="time_s", factors={"m": "cores", "s": "input_fraction"}
+    )
     assert r.cost <= r.convergence["exact_cost"] * (1 + 1e-12)

@@ -46,17 +46,21 @@ def imports(path: Path) -> set[str]:
     out = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.level:
-            base = package[:len(package) - (node.level - 1)] if node.level > 1 else package
+            base = package[: len(package) - (node.level - 1)] if node.level > 1 else package
             target = base + (node.module.split(".") if node.module else [])
             for alias in node.names:
                 sub = ".".join(target + [alias.name])
-                out.add(sub if (ROOT / Path(*target, alias.name)).exists()
-                        or (ROOT / Path(*target, alias.name + ".py")).exists() else ".".join(target))
+                out.add(
+                    sub
+                    if (ROOT / Path(*target, alias.name)).exists()
+                    or (ROOT / Path(*target, alias.name + ".py")).exists()
+                    else ".".join(target)
+                )
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
             for n in names:
                 if n == "perfmodel" or n.startswith("perfmodel."):
-                    out.add(n[len("perfmodel."):] if n != "perfmodel" else "")
+                    out.add(n[len("perfmodel.") :] if n != "perfmodel" else "")
     return {m for m in out if m != mod}
 
 
@@ -82,7 +86,7 @@ def test_no_import_circle():
             if t not in GRAPH:
                 continue
             if state.get(t) == 1:
-                raise AssertionError("import circle: " + " -> ".join(stack[stack.index(t):] + [t]))
+                raise AssertionError("import circle: " + " -> ".join(stack[stack.index(t) :] + [t]))
             if not state.get(t):
                 visit(t)
         stack.pop()

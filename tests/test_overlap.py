@@ -25,7 +25,7 @@ def _data(repeats: int = 1, noise: float = 0.0, seed: int = 0) -> pd.DataFrame:
     it = np.ceil(n / (p * b))
     a = it * (TRUE_C[0] + TRUE_C[1] * b)
     c = it * (TRUE_C[2] * np.log2(p) + TRUE_C[3] * p)
-    t = (a ** TRUE_G + c ** TRUE_G) ** (1 / TRUE_G)
+    t = (a**TRUE_G + c**TRUE_G) ** (1 / TRUE_G)
     t = t * np.exp(np.random.default_rng(seed).normal(0, noise, len(t)))
     return pd.DataFrame({"gpus": p, "batch": b, "samples": n, "time_s": t})
 
@@ -50,24 +50,27 @@ def test_a_multiplier_is_distributed_into_the_inner_terms():
     assert e.text() == "1 + overlap(I + I*b, I*log2(p); g)"
 
 
-@pytest.mark.parametrize("spec, needle", [
-    ("overlap(p, b; 2)", "parameter name such as g, got '2'"),
-    ("overlap(p, b)", "takes three arguments"),
-    ("overlap(p, b; g; h)", "second ';'"),
-    ("min(p; b)", "';' at position 6 is only allowed in overlap"),
-    ("log(overlap(p, b; g))", "must be a term of its own"),
-    ("overlap(p, b; g)^2", "must be a term of its own"),
-    ("overlap(overlap(p, b; h), N; g)", "cannot be nested"),
-    ("overlap(b, N; p)", "'p' is a factor symbol"),
-    ("overlap(b, N; log2)", "function name"),
-    ("-overlap(p, b; g)", "cannot be subtracted"),
-    ("overlap(p^g, b; g)", "'g' is also used inside"),
-    ("overlap(p, b; g) + overlap(p*b, N; g)", "used by two overlaps"),
-    ("N^g + overlap(p, b; g)", "'g' is also used by another term"),
-    ("overlap(p; b, g)", "must follow A, B"),
-    ("overlap(p, b; g, h)", "takes three arguments"),
-    ("overlap(p, b; g=2)", "character '=' at position 16"),
-])
+@pytest.mark.parametrize(
+    "spec, needle",
+    [
+        ("overlap(p, b; 2)", "parameter name such as g, got '2'"),
+        ("overlap(p, b)", "takes three arguments"),
+        ("overlap(p, b; g; h)", "second ';'"),
+        ("min(p; b)", "';' at position 6 is only allowed in overlap"),
+        ("log(overlap(p, b; g))", "must be a term of its own"),
+        ("overlap(p, b; g)^2", "must be a term of its own"),
+        ("overlap(overlap(p, b; h), N; g)", "cannot be nested"),
+        ("overlap(b, N; p)", "'p' is a factor symbol"),
+        ("overlap(b, N; log2)", "function name"),
+        ("-overlap(p, b; g)", "cannot be subtracted"),
+        ("overlap(p^g, b; g)", "'g' is also used inside"),
+        ("overlap(p, b; g) + overlap(p*b, N; g)", "used by two overlaps"),
+        ("N^g + overlap(p, b; g)", "'g' is also used by another term"),
+        ("overlap(p; b, g)", "must follow A, B"),
+        ("overlap(p, b; g, h)", "takes three arguments"),
+        ("overlap(p, b; g=2)", "character '=' at position 16"),
+    ],
+)
 def test_misuse_is_refused_naming_the_token(spec, needle):
     with pytest.raises(PerfModelError) as err:
         parse_expression(spec, SYMBOLS)
@@ -112,8 +115,8 @@ def test_contributions_follow_the_rule_and_sum_to_the_prediction():
     it = np.ceil(df.samples / (df.gpus * df.batch)).to_numpy()
     a1, a2 = TRUE_C[0] * it, TRUE_C[1] * it * df.batch.to_numpy()
     a, b = a1 + a2, it * (TRUE_C[2] * np.log2(df.gpus) + TRUE_C[3] * df.gpus).to_numpy()
-    o = (a ** TRUE_G + b ** TRUE_G) ** (1 / TRUE_G)
-    assert np.allclose(contrib[:, 1], o * a ** TRUE_G / (a ** TRUE_G + b ** TRUE_G) * a2 / a, rtol=1e-5)
+    o = (a**TRUE_G + b**TRUE_G) ** (1 / TRUE_G)
+    assert np.allclose(contrib[:, 1], o * a**TRUE_G / (a**TRUE_G + b**TRUE_G) * a2 / a, rtol=1e-5)
     saved = r.overlap_savings(df)["g"].to_numpy()
     assert np.allclose(saved, a + b - o, rtol=1e-5)
     assert sum(r.shares.values()) == pytest.approx(1.0)
@@ -161,15 +164,25 @@ def test_intervals_work_for_overlap_models():
 def test_constants_table_names_the_overlaps_gamma_and_what_each_term_overlaps_with():
     from perfmodel.report import constants_table
 
-    rows = [{"p": p, "b": b, "t": 2 + ((0.01 * b) ** 2 + (0.3 * np.log2(p)) ** 2) ** 0.5}
-            for p in (1, 2, 4, 8, 16) for b in (16, 32, 64)]
-    res = perfmodel.Model("1 + overlap(b, log2(p); g)", lam=0).fit(pd.DataFrame(rows), time="t", factors={"p": "p", "b": "b"})
+    rows = [
+        {"p": p, "b": b, "t": 2 + ((0.01 * b) ** 2 + (0.3 * np.log2(p)) ** 2) ** 0.5}
+        for p in (1, 2, 4, 8, 16)
+        for b in (16, 32, 64)
+    ]
+    res = perfmodel.Model("1 + overlap(b, log2(p); g)", lam=0).fit(
+        pd.DataFrame(rows), time="t", factors={"p": "p", "b": "b"}
+    )
     table = constants_table(res)
     [g] = table[table["name"] == "g"].to_dict("records")
     assert g["term"] == "overlap γ" and "hide" in g["meaning"] and g["value"] == pytest.approx(2, rel=1e-3)
     # each side names the other; the constant and γ overlap nothing
     assert table.set_index("term")["overlapped with"].to_dict() == {
-        "1 (constant)": "", "b": "log2(p)", "log2(p)": "b", "overlap γ": ""}
-    plain = constants_table(perfmodel.Model("1 + b + log2(p)").fit(pd.DataFrame(rows), time="t",
-                                                                   factors={"p": "p", "b": "b"}))
+        "1 (constant)": "",
+        "b": "log2(p)",
+        "log2(p)": "b",
+        "overlap γ": "",
+    }
+    plain = constants_table(
+        perfmodel.Model("1 + b + log2(p)").fit(pd.DataFrame(rows), time="t", factors={"p": "p", "b": "b"})
+    )
     assert "overlapped with" not in plain.columns

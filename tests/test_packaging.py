@@ -55,21 +55,62 @@ def installed(tmp_path_factory):
 
 def test_the_wheel_gives_a_working_perfmodel_command(installed):
     bindir, work = installed
-    where = _run([bindir / "python", "-c", "import perfmodel, perfmodel.data.datasets as d; "
-                  "print(perfmodel.__file__); print(d.DATA_DIR)"], cwd=work).split()
+    where = _run(
+        [
+            bindir / "python",
+            "-c",
+            "import perfmodel, perfmodel.data.datasets as d; print(perfmodel.__file__); print(d.DATA_DIR)",
+        ],
+        cwd=work,
+    ).split()
     assert "site-packages" in where[0] and not where[0].startswith(str(ROOT))
     assert where[1].endswith("_bundled")
     listing = _run([bindir / "perfmodel", "datasets"], cwd=work)
     assert "tf-cnn-all" in listing and "ernest-rcv1" in listing
     shutil.copy(ROOT / "data" / "ernest" / "rcv1.csv", work / "rcv1.csv")  # a user's own file
-    _run([bindir / "perfmodel", "fit", "rcv1.csv", "--time", "time_s", "--factor", "m=cores", "--factor",
-          "s=input_fraction", "--terms", "1 + s/m + log(m) + m", "--loss", "absolute", "--lambda", "0", "--out", "rcv1.json"],
-         cwd=work)  # Ernest's published NNLS fit is unpenalised
+    _run(
+        [
+            bindir / "perfmodel",
+            "fit",
+            "rcv1.csv",
+            "--time",
+            "time_s",
+            "--factor",
+            "m=cores",
+            "--factor",
+            "s=input_fraction",
+            "--terms",
+            "1 + s/m + log(m) + m",
+            "--loss",
+            "absolute",
+            "--lambda",
+            "0",
+            "--out",
+            "rcv1.json",
+        ],
+        cwd=work,
+    )  # Ernest's published NNLS fit is unpenalised
     model = json.loads((work / "rcv1.json").read_text())
     assert model["coefficients"]["c1"] == pytest.approx(162.19821, rel=1e-5)  # as tests/test_cli.py
     _run([bindir / "perfmodel", "fit", "ernest-rcv1", "--out", "bundled.json"], cwd=work)  # package data
-    out = _run([bindir / "perfmodel", "fit", "tf-cnn-all", "--group-by", "model", "--group-by", "platform",
-                "--cv", "0", "--workers", "1", "--out", "groups"], cwd=work)
+    out = _run(
+        [
+            bindir / "perfmodel",
+            "fit",
+            "tf-cnn-all",
+            "--group-by",
+            "model",
+            "--group-by",
+            "platform",
+            "--cv",
+            "0",
+            "--workers",
+            "1",
+            "--out",
+            "groups",
+        ],
+        cwd=work,
+    )
     table = pd.read_csv(ROOT / "data" / "tf_cnn" / "tf_cnn_benchmarks_2017.csv")
     expected = table[table["data"] == "synthetic"].groupby(["model", "platform"]).ngroups
     assert f"fitted {expected} of {expected} group(s)" in out

@@ -47,8 +47,10 @@ def test_the_horizon_fit_minimises_the_horizon_weighted_cost():
     t = 100 / p + 1 + 0.5 * np.log2(p) + 0.05 * p
     meas = series(p, t)
     lam = 1e-2
-    fits = {reach: Model("1 + 1/p + log2(p) + p", lam=lam, penalty_reach=reach).fit(meas)
-            for reach in ("measured", "horizon")}
+    fits = {
+        reach: Model("1 + 1/p + log2(p) + p", lam=lam, penalty_reach=reach).fit(meas)
+        for reach in ("measured", "horizon")
+    }
     terms = lambda x: np.array([1 / x, np.log2(x), x])  # noqa: E731 - the penalised terms
 
     def cost(res):

@@ -52,8 +52,10 @@ def test_probabilities_agree_with_the_intervals():
 def test_p_deadline_is_calibrated_on_simulated_data():
     # a deadline at the true time of the run: about half of the simulated measurements campaigns meet it
     truth = 3 * (5 + 100 / 16)
-    probs = [plan(noisy(seed), grid={"p": [16]}, repeat=3, deadline=truth, draws=2000)["p_deadline"].iloc[0]
-             for seed in range(30)]
+    probs = [
+        plan(noisy(seed), grid={"p": [16]}, repeat=3, deadline=truth, draws=2000)["p_deadline"].iloc[0]
+        for seed in range(30)
+    ]
     assert 0.35 < np.mean(probs) < 0.65
 
 
@@ -78,8 +80,9 @@ def test_recommendations_agree_with_the_table():
         assert not np.any((t < t[i]) & (c < c[i]))
 
 
-@pytest.mark.parametrize("text, seconds", [("90m", 5400), ("12h", 43200), ("2d", 172800), ("3600", 3600),
-                                           ("1.5h", 5400), (45, 45)])
+@pytest.mark.parametrize(
+    "text, seconds", [("90m", 5400), ("12h", 43200), ("2d", 172800), ("3600", 3600), ("1.5h", 5400), (45, 45)]
+)
 def test_durations(text, seconds):
     assert parse_duration(text) == seconds
 
@@ -90,14 +93,17 @@ def test_bad_durations_are_refused(text):
         parse_duration(text)
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--grid", "q=1,2"], "'q' is not a factor"),
-    (["--grid", "p=8,16", "--deadline", "12x"], "--deadline: '12x' is not a duration"),
-    (["--grid", "p=8,16", "--gpu-hour-price", "-2"], "--gpu-hour-price must be a positive number"),
-    (["--grid", "p=8,16", "--node-hour-price", "3"], "needs the GPUs per node"),
-    (["--grid", "p=8,16", "--budget", "-1"], "--budget must be a positive number"),
-    (["--grid", "p=8,16", "--repeat", "0"], "--repeat must be a positive number"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--grid", "q=1,2"], "'q' is not a factor"),
+        (["--grid", "p=8,16", "--deadline", "12x"], "--deadline: '12x' is not a duration"),
+        (["--grid", "p=8,16", "--gpu-hour-price", "-2"], "--gpu-hour-price must be a positive number"),
+        (["--grid", "p=8,16", "--node-hour-price", "3"], "needs the GPUs per node"),
+        (["--grid", "p=8,16", "--budget", "-1"], "--budget must be a positive number"),
+        (["--grid", "p=8,16", "--repeat", "0"], "--repeat must be a positive number"),
+    ],
+)
 def test_cli_errors_are_one_line(tmp_path, extra, message):
     path = tmp_path / "m.json"
     exact().save(path)
@@ -108,13 +114,37 @@ def test_cli_errors_are_one_line(tmp_path, extra, message):
 
 def test_cli_plan_end_to_end_on_a_bundled_dataset(tmp_path):
     model = tmp_path / "m.json"
-    run = subprocess.run([sys.executable, "-m", "perfmodel", "fit", "tf-cnn-resnet50-dgx1", "--out", str(model)],
-                         capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, "-m", "perfmodel", "fit", "tf-cnn-resnet50-dgx1", "--out", str(model)],
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 0, run.stderr
-    out = subprocess.run([sys.executable, "-m", "perfmodel", "plan", str(model), "--at", "N=1281167,b=64",
-                          "--grid", "p=8,16,32,64", "--repeat", "90", "--gpu-hour-price", "2.5",
-                          "--deadline", "12h", "--budget", "500", "--out", str(tmp_path / "plan.csv")],
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "perfmodel",
+            "plan",
+            str(model),
+            "--at",
+            "N=1281167,b=64",
+            "--grid",
+            "p=8,16,32,64",
+            "--repeat",
+            "90",
+            "--gpu-hour-price",
+            "2.5",
+            "--deadline",
+            "12h",
+            "--budget",
+            "500",
+            "--out",
+            str(tmp_path / "plan.csv"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 0, out.stderr
     assert "cheapest meeting the deadline" in out.stdout or "no configuration meets the deadline" in out.stdout
     f = pd.read_csv(tmp_path / "plan.csv")

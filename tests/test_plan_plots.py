@@ -19,8 +19,9 @@ def hand_plan(deadline=None, budget=None, cost_unit="GPU-hours") -> pd.DataFrame
     f["efficiency"] = (t[0] * p[0]) / (t * p)
     f["p_deadline"] = [0.0, 0.2, 0.95, 0.97] if deadline else np.nan
     f["p_budget"] = np.nan
-    f.attrs.update(level=0.9, deadline=deadline, budget=budget, repeat=1.0, cost_unit=cost_unit, at={"b": 32},
-                   factors=["p", "b"])
+    f.attrs.update(
+        level=0.9, deadline=deadline, budget=budget, repeat=1.0, cost_unit=cost_unit, at={"b": 32}, factors=["p", "b"]
+    )
     return f
 
 
@@ -43,7 +44,11 @@ def test_frontier_figure_marks_the_frontier_and_both_intervals():
 
 def test_a_dominated_configuration_is_drawn_apart():
     f = hand_plan()
-    f.loc[3, ["time_s", "time_low", "time_high"]] = [1.4 * 3600, 1.3 * 3600, 1.5 * 3600]  # 64: slower and dearer than 32
+    f.loc[3, ["time_s", "time_low", "time_high"]] = [
+        1.4 * 3600,
+        1.3 * 3600,
+        1.5 * 3600,
+    ]  # 64: slower and dearer than 32
     for k in ("cost", "gpu_hours"):
         f.loc[3, k] = f.loc[3, "time_s"] / 3600 * 64
     fig = plan_frontier_figure(f)

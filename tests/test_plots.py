@@ -38,8 +38,9 @@ def empty(meas):
 
 
 def titles(fig):
-    return [fig.layout[k].title.text for k in fig.layout if k.startswith(("xaxis", "yaxis"))
-            and fig.layout[k].title.text]
+    return [
+        fig.layout[k].title.text for k in fig.layout if k.startswith(("xaxis", "yaxis")) and fig.layout[k].title.text
+    ]
 
 
 def test_the_fit_recovers_the_generating_formula(res):
@@ -62,8 +63,11 @@ def test_term_styles_name_library_terms_in_plain_words_and_colour_by_category(re
 
 
 def test_term_styles_match_library_terms_whatever_the_exponent_is_called():
-    rows = [{"p": p, "b": b, "N": 1e5, "t": 1 + 1e5 / (p * b) * (0.01 * b ** 0.8 + 0.002 * np.log2(p))}
-            for p in P for b in (16, 64, 256)]
+    rows = [
+        {"p": p, "b": b, "N": 1e5, "t": 1 + 1e5 / (p * b) * (0.01 * b**0.8 + 0.002 * np.log2(p))}
+        for p in P
+        for b in (16, 64, 256)
+    ]
     m = Measurements.from_frame(pd.DataFrame(rows), "t", {"p": "p", "b": "b", "N": "N"})
     r = Model("1 + I*b^e1 + I*log2(p)", lam=0.0, seed=0, maxiter=50, bounds={"e1": (0, 2)}).fit(m)
     labels = [s.label for s in plots.term_styles(r)]
@@ -141,9 +145,11 @@ def test_contributions_figure(res, meas):
 def test_share_data(res, meas):
     d = plots.share_data(res)
     total = truth(meas.values("p"), meas.values("N")).sum()
-    expected = {"Data-parallel compute": (0.01 * meas.values("N") / meas.values("p")).sum() / total * 100,
-                "log2(p)": (0.5 * np.log2(meas.values("p"))).sum() / total * 100,
-                "Start-up (fixed)": meas.n_rows / total * 100}
+    expected = {
+        "Data-parallel compute": (0.01 * meas.values("N") / meas.values("p")).sum() / total * 100,
+        "log2(p)": (0.5 * np.log2(meas.values("p"))).sum() / total * 100,
+        "Start-up (fixed)": meas.n_rows / total * 100,
+    }
     assert dict(zip(d.labels, d.shares)) == pytest.approx(expected, rel=1e-3)
     assert list(d.shares) == sorted(d.shares, reverse=True)
     fig = plots.shares_figure(res)
@@ -215,8 +221,11 @@ def test_scaling_contributions_figure(res, meas):
     fig = plots.scaling_contributions_figure(res, "p", {"N": 2000}, meas)
     areas = [t for t in fig.data if t.stackgroup == "terms"]
     assert len(areas) == 3
-    assert [a.fillcolor for a in areas] == [plots.CATEGORY_COLORS["start-up"][0], plots.CATEGORY_COLORS["compute"][0],
-                                            plots.CATEGORY_COLORS["communication"][0]]
+    assert [a.fillcolor for a in areas] == [
+        plots.CATEGORY_COLORS["start-up"][0],
+        plots.CATEGORY_COLORS["compute"][0],
+        plots.CATEGORY_COLORS["communication"][0],
+    ]
     assert any("communication > compute" in a.text for a in fig.layout.annotations)
 
 
@@ -260,7 +269,7 @@ def test_log_ticks():
     for lo, hi in ((3, 40), (0.02, 0.5), (480, 8200), (1.1, 9.0), (5e-5, 3e-3)):
         ticks = plots.log_ticks(lo, hi)
         assert 4 <= len(ticks) <= 10 and all(lo <= t <= hi for t in ticks), (lo, hi, ticks)
-    assert plots.log_ticks(0.01, 1e6) == [10.0 ** k for k in range(-2, 7)]
+    assert plots.log_ticks(0.01, 1e6) == [10.0**k for k in range(-2, 7)]
     assert plots.log_ticks(0, 10) == []
 
 
@@ -311,7 +320,7 @@ def test_report_stacked_areas_span_the_curve_when_communication_overtakes_comput
     for p in (1, 2, 4, 8, 16):
         for b in (32, 128):
             it = np.ceil(50000 / (p * b))
-            rows.append({"p": p, "b": b, "N": 50000, "t": 3 + 2e-3 * it * b ** 0.9 + 0.05 * it * np.log2(p)})
+            rows.append({"p": p, "b": b, "N": 50000, "t": 3 + 2e-3 * it * b**0.9 + 0.05 * it * np.log2(p)})
     meas = Measurements.from_frame(pd.DataFrame(rows), "t", {"p": "p", "b": "b", "N": "N"})
     res = Model("1 + I*b^e1 + I*log2(p)", lam=0.0, seed=0).fit(meas)
     fig = plots.report_figures(res, meas, symbol="p", x_max=64, log_x=True)["Scaling: term contributions"]

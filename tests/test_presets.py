@@ -20,16 +20,24 @@ POLLUX = dict(alpha_c=0.02, beta_c=0.0015, alpha_n=0.05, beta_n=0.004, alpha_r=0
 
 def pollux_frame(noise=0.0, repeats=1, seed=0) -> pd.DataFrame:
     """Step time by AdaptDL's goodput._predict (no accumulation), times the iterations of one epoch."""
-    rows = [(p, nodes, b) for nodes, ps in ((1, [1, 2, 4]), (2, [8, 16]), (4, [16, 32]))
-            for p in ps for b in (16, 32, 64, 128) for _ in range(repeats)]
+    rows = [
+        (p, nodes, b)
+        for nodes, ps in ((1, [1, 2, 4]), (2, [8, 16]), (4, [16, 32]))
+        for p in ps
+        for b in (16, 32, 64, 128)
+        for _ in range(repeats)
+    ]
     p, nodes, b = (np.array(v, float) for v in zip(*rows))
     q = POLLUX
     t_acc = q["alpha_c"] + q["beta_c"] * b
-    t_net = np.where(nodes > 1, q["alpha_n"] + q["beta_n"] * np.maximum(p - 2, 0),
-                     np.where(p > 1, q["alpha_r"] + q["beta_r"] * np.maximum(p - 2, 0), 0.0))
+    t_net = np.where(
+        nodes > 1,
+        q["alpha_n"] + q["beta_n"] * np.maximum(p - 2, 0),
+        np.where(p > 1, q["alpha_r"] + q["beta_r"] * np.maximum(p - 2, 0), 0.0),
+    )
     g = q["gamma"]
     n = np.full(len(p), 1.28e6)
-    t = np.ceil(n / (p * b)) * (t_acc ** g + t_net ** g) ** (1 / g)
+    t = np.ceil(n / (p * b)) * (t_acc**g + t_net**g) ** (1 / g)
     t = t * np.exp(np.random.default_rng(seed).normal(0, noise, len(t)))
     return pd.DataFrame({"gpus": p, "machines": nodes, "batch": b, "samples": n, "time_s": t})
 
@@ -86,8 +94,10 @@ def test_pollux_pins_what_the_data_cannot_identify():
     one_node = {"p": np.array([1, 2, 4, 8]), "nodes": np.ones(4), "b": np.array([8, 16, 8, 16])}
     spec = preset_spec("pollux", ["p", "b", "N", "nodes"], env=one_node)
     assert "min(nodes - 1, 1)" not in spec and "max(2 - nodes, 0)" in spec  # no inter-node rows
-    assert preset_spec("pollux", ["p", "b", "N"], env={"p": np.array([1, 2]), "b": np.array([8, 16])}) == \
-        "I*overlap(1 + b, min(p - 1, 1); g)"  # no p > 2: no β_r
+    assert (
+        preset_spec("pollux", ["p", "b", "N"], env={"p": np.array([1, 2]), "b": np.array([8, 16])})
+        == "I*overlap(1 + b, min(p - 1, 1); g)"
+    )  # no p > 2: no β_r
     assert preset_spec("pollux", ["p", "b", "N"], env={"p": np.ones(3), "b": np.array([8, 16, 32])}) == "I + I*b"
     assert preset_spec("pollux", ["p", "b", "N"], varying=["p"]) == "I*overlap(1, min(p - 1, 1) + max(p - 2, 0); g)"
     # without nodes every worker is on one machine; with the global batch B, b = B/p

@@ -47,7 +47,9 @@ def test_levels_in_the_range_give_finite_intervals(model_path, tmp_path, capsys,
     assert code == 0, err
     frame = pd.read_csv(out)
     assert np.isfinite(frame[["predicted_low", "predicted_high"]].to_numpy()).all()
-    code, text, err = run(["advise", model_path, "--target", "m=64,s=1", "--grid", "m=4,8", "--interval", level], capsys)
+    code, text, err = run(
+        ["advise", model_path, "--target", "m=64,s=1", "--grid", "m=4,8", "--interval", level], capsys
+    )
     assert code == 0 and "nan" not in text.lower(), text + err
 
 
@@ -61,10 +63,15 @@ def test_library_level_range():
 
 
 # -- 2. configurations where the model does not hold -------------------------------------------------
-@pytest.mark.parametrize("row, fragment", [("0,1", "row 2: term 's/m' is undefined"),
-                                           ("-4,1", "row 2: term 'log(m)' is undefined"),
-                                           ("8,-8000", "row 2: the predicted time is"),
-                                           ("1e999,1", "row 2, column 'cores'")])
+@pytest.mark.parametrize(
+    "row, fragment",
+    [
+        ("0,1", "row 2: term 's/m' is undefined"),
+        ("-4,1", "row 2: term 'log(m)' is undefined"),
+        ("8,-8000", "row 2: the predicted time is"),
+        ("1e999,1", "row 2, column 'cores'"),
+    ],
+)
 @pytest.mark.parametrize("interval", [[], ["--interval", "0.9"]])
 def test_predict_refuses_rows_where_a_term_is_undefined(model_path, tmp_path, capsys, row, fragment, interval):
     csv = tmp_path / "x.csv"
@@ -74,17 +81,24 @@ def test_predict_refuses_rows_where_a_term_is_undefined(model_path, tmp_path, ca
     assert not (tmp_path / "o.csv").exists()
 
 
-@pytest.mark.parametrize("grid, fragment", [("m=0,4", "configuration m=0, s=1: term 's/m' is undefined"),
-                                            ("m=-1,4", "configuration m=-1, s=1: term 'log(m)' is undefined"),
-                                            ("m=1e999,4", "--grid m: '1e999' is not a finite number"),
-                                            ("s=-8000,1", "the predicted time is")])
+@pytest.mark.parametrize(
+    "grid, fragment",
+    [
+        ("m=0,4", "configuration m=0, s=1: term 's/m' is undefined"),
+        ("m=-1,4", "configuration m=-1, s=1: term 'log(m)' is undefined"),
+        ("m=1e999,4", "--grid m: '1e999' is not a finite number"),
+        ("s=-8000,1", "the predicted time is"),
+    ],
+)
 def test_advise_refuses_grid_configurations_where_the_model_does_not_hold(model_path, capsys, grid, fragment):
     code, _, err = run(["advise", model_path, "--target", "m=64,s=1", "--grid", grid], capsys)
     one_line_error(code, err, fragment)
 
 
-@pytest.mark.parametrize("target, fragment", [("m=0,s=1", "the target: term 's/m'"),
-                                              ("m=1e999,s=1", "--target: '1e999' (m) is not a finite number")])
+@pytest.mark.parametrize(
+    "target, fragment",
+    [("m=0,s=1", "the target: term 's/m'"), ("m=1e999,s=1", "--target: '1e999' (m) is not a finite number")],
+)
 def test_advise_refuses_a_target_where_the_model_does_not_hold(model_path, capsys, target, fragment):
     code, _, err = run(["advise", model_path, "--target", target, "--grid", "m=4,8"], capsys)
     one_line_error(code, err, fragment)
@@ -122,11 +136,11 @@ HOSTILE_UNCERTAINTY = [
     (("calibration", "points"), [[0.1, 0.1, 0.1, 0.0]], "calibration.points"),
     (("members",), _members(51), "at most 50"),
     (("members", 0, "coefficients"), lambda c: c * 300, "from 1 to 10,000"),
-    (("members", 0, "point", "coefficients", 0), 10 ** 400, "malformed"),
+    (("members", 0, "point", "coefficients", 0), 10**400, "malformed"),
     (("replicates",), 2_000_000, "replicates is 2000000"),
     (("factor_ranges", "m"), [8, 1], "factor_ranges['m']"),
     # found by scripts/fuzz_reliability.py: a number as the note was shown as 'inf' by show
-    (("predictor_note",), 10 ** 400, "predictor_note must be a text"),
+    (("predictor_note",), 10**400, "predictor_note must be a text"),
     (("method",), ["x"], "method must be a text"),
     (("noise", "source"), "x" * 5000, "source must be a text of at most 2000 characters"),
 ]
@@ -166,10 +180,22 @@ def _limited_run(args, limit_bytes, timeout=240, cwd=None):
     def cap():
         resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
 
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-           "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    return subprocess.run([sys.executable, "-m", "perfmodel", *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout, preexec_fn=cap, env=env, cwd=cwd)
+    env = {
+        **os.environ,
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "perfmodel", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        preexec_fn=cap,
+        env=env,
+        cwd=cwd,
+    )
 
 
 def test_advise_with_many_members_does_not_need_s_by_s_memory(model_dict, tmp_path):
@@ -188,15 +214,23 @@ def test_advise_with_many_members_does_not_need_s_by_s_memory(model_dict, tmp_pa
 
 
 # -- 4. --dask, --workers, --replicates ------------------------------------------------------------
-FIT = ["fit", RCV1, "--time", "time_s", "--factor", "m=cores", "--factor", "s=input_fraction",
-       "--terms", "1 + s/m"]
+FIT = ["fit", RCV1, "--time", "time_s", "--factor", "m=cores", "--factor", "s=input_fraction", "--terms", "1 + s/m"]
 
 
-@pytest.mark.parametrize("address, fragment", [
-    ("", "is not a scheduler address"), ("bogus", "is not a scheduler address"),
-    (" ", "is not a scheduler address"), ("tcp://[::1", "is not a scheduler address"),
-    ("http://localhost:8787", "http:// is not a scheduler protocol"), ("inproc://x", "inproc://"),
-    ("ucx://x", "ucx://"), ("tls://x:8786", "tls:// needs certificates"), ("tcp://h:0", "not a scheduler address")])
+@pytest.mark.parametrize(
+    "address, fragment",
+    [
+        ("", "is not a scheduler address"),
+        ("bogus", "is not a scheduler address"),
+        (" ", "is not a scheduler address"),
+        ("tcp://[::1", "is not a scheduler address"),
+        ("http://localhost:8787", "http:// is not a scheduler protocol"),
+        ("inproc://x", "inproc://"),
+        ("ucx://x", "ucx://"),
+        ("tls://x:8786", "tls:// needs certificates"),
+        ("tcp://h:0", "not a scheduler address"),
+    ],
+)
 def test_unusable_dask_addresses_are_refused_before_connecting(tmp_path, capsys, address, fragment):
     code, _, err = run([*FIT, "--group-by", "machines", "--dask", address, "--out", tmp_path / "g"], capsys)
     one_line_error(code, err, fragment)
@@ -238,17 +272,20 @@ class _FakePeer:
         self.sock.close()
 
 
-@pytest.mark.parametrize("reply", [None, np.random.default_rng(7).bytes(4096),
-                                   b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok" + b" " * 64],
-                         ids=["silent", "random-bytes", "http-reply"])
+@pytest.mark.parametrize(
+    "reply",
+    [None, np.random.default_rng(7).bytes(4096), b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok" + b" " * 64],
+    ids=["silent", "random-bytes", "http-reply"],
+)
 def test_a_peer_that_is_not_a_dask_scheduler_fails_within_seconds(tmp_path, capsys, reply):
     import time
 
     peer = _FakePeer(reply)
     try:
         t0 = time.monotonic()
-        code, _, err = run([*FIT, "--group-by", "machines", "--dask", f"tcp://127.0.0.1:{peer.port}",
-                            "--out", tmp_path / "g"], capsys)
+        code, _, err = run(
+            [*FIT, "--group-by", "machines", "--dask", f"tcp://127.0.0.1:{peer.port}", "--out", tmp_path / "g"], capsys
+        )
         elapsed = time.monotonic() - t0
     finally:
         peer.close()
@@ -263,23 +300,34 @@ def test_nothing_listening_is_one_line(tmp_path, capsys):
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()
-    code, _, err = run([*FIT, "--group-by", "machines", "--dask", f"tcp://127.0.0.1:{port}", "--out", tmp_path / "g"],
-                       capsys)
+    code, _, err = run(
+        [*FIT, "--group-by", "machines", "--dask", f"tcp://127.0.0.1:{port}", "--out", tmp_path / "g"], capsys
+    )
     one_line_error(code, err, "cannot reach the Dask scheduler")
 
 
-@pytest.mark.parametrize("flags, fragment", [(["--workers", "2"], "--workers needs --group-by"),
-                                             (["--dask", "local"], "--dask needs --group-by"),
-                                             (["--dask", ""], "--dask needs --group-by"),
-                                             (["--min-configurations", "3"], "--min-configurations needs --group-by")])
+@pytest.mark.parametrize(
+    "flags, fragment",
+    [
+        (["--workers", "2"], "--workers needs --group-by"),
+        (["--dask", "local"], "--dask needs --group-by"),
+        (["--dask", ""], "--dask needs --group-by"),
+        (["--min-configurations", "3"], "--min-configurations needs --group-by"),
+    ],
+)
 def test_group_flags_without_group_by_are_refused(tmp_path, capsys, flags, fragment):
     code, _, err = run([*FIT, *flags, "--out", tmp_path / "m.json"], capsys)
     one_line_error(code, err, fragment)
 
 
-@pytest.mark.parametrize("flags, fragment", [(["--workers", "100000"], "--workers must be from 1 to"),
-                                             (["--workers", "0"], "--workers must be from 1 to"),
-                                             (["--workers", "-3"], "--workers must be from 1 to")])
+@pytest.mark.parametrize(
+    "flags, fragment",
+    [
+        (["--workers", "100000"], "--workers must be from 1 to"),
+        (["--workers", "0"], "--workers must be from 1 to"),
+        (["--workers", "-3"], "--workers must be from 1 to"),
+    ],
+)
 def test_workers_are_capped(tmp_path, capsys, flags, fragment):
     code, _, err = run([*FIT, "--group-by", "machines", *flags, "--out", tmp_path / "g"], capsys)
     one_line_error(code, err, fragment)
@@ -301,8 +349,25 @@ def test_intervals_for_20000_distinct_configurations_fit_in_bounded_memory(tmp_p
     pd.DataFrame({"p": p, "N": N, "time": t}).to_csv(csv, index=False)
     # before: a rows × configurations one-hot matrix (3.2 GB here, 74.5 GiB at 100,000 points), built
     # once whatever the replicates: 20 of them (not the default 200) test it in 16 s instead of 26 s
-    proc = _limited_run(["fit", csv, "--time", "time", "--factor", "p=p", "--factor", "N=N",
-                         "--terms", "1 + N/p + log2(p)", "--replicates", "20", "--out", tmp_path / "m.json"],
-                        2_500_000_000, timeout=300)
+    proc = _limited_run(
+        [
+            "fit",
+            csv,
+            "--time",
+            "time",
+            "--factor",
+            "p=p",
+            "--factor",
+            "N=N",
+            "--terms",
+            "1 + N/p + log2(p)",
+            "--replicates",
+            "20",
+            "--out",
+            tmp_path / "m.json",
+        ],
+        2_500_000_000,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert FitResult.load(tmp_path / "m.json").has_intervals

@@ -14,19 +14,23 @@ PY = sys.executable
 
 
 # -- sweep --plan files --------------------------------------------------------------------------------
-@pytest.mark.parametrize("content, fragment", [
-    (b"", "the file is empty"),
-    (b"\n\n  \n", "the file is empty"),
-    (b"p,b\n1,2\n3\n", "row 2 (line 3) has 1 fields, the header has 2"),
-    (b"p,b\n1,2\n3,4,5\n", "row 2 (line 3) has 3 fields, the header has 2"),
-    (b'p,b\n1,"2\n', "line 2: not valid CSV (unexpected end of data)"),
-    (b"p,b\n\xff\n", "not a UTF-8 text file"),
-])
+@pytest.mark.parametrize(
+    "content, fragment",
+    [
+        (b"", "the file is empty"),
+        (b"\n\n  \n", "the file is empty"),
+        (b"p,b\n1,2\n3\n", "row 2 (line 3) has 1 fields, the header has 2"),
+        (b"p,b\n1,2\n3,4,5\n", "row 2 (line 3) has 3 fields, the header has 2"),
+        (b'p,b\n1,"2\n', "line 2: not valid CSV (unexpected end of data)"),
+        (b"p,b\n\xff\n", "not a UTF-8 text file"),
+    ],
+)
 def test_an_empty_or_ragged_plan_is_one_line_naming_the_file(tmp_path, capsys, content, fragment):
     plan = tmp_path / "plan.csv"
     plan.write_bytes(content)
-    code, _, err = run(["sweep", "--command", f"{PY} -c pass {{p}} {{b}}", "--plan", plan,
-                        "--out", tmp_path / "t.csv"], capsys)
+    code, _, err = run(
+        ["sweep", "--command", f"{PY} -c pass {{p}} {{b}}", "--plan", plan, "--out", tmp_path / "t.csv"], capsys
+    )
     one_line_error(code, err, f"--plan {plan}: ")
     assert fragment in err, err
     assert not (tmp_path / "t.csv").exists()
@@ -35,8 +39,9 @@ def test_an_empty_or_ragged_plan_is_one_line_naming_the_file(tmp_path, capsys, c
 def test_a_plan_with_blank_lines_and_advise_columns_runs_the_planned_rows(tmp_path, capsys):
     plan = tmp_path / "plan.csv"
     plan.write_text("p,b,in_plan\n1,2.0,True\n\n3,4,False\n5,6,true\n")
-    code, _, err = run(["sweep", "--command", f"{PY} -c pass {{p}} {{b}}", "--plan", plan,
-                        "--out", tmp_path / "t.csv"], capsys)
+    code, _, err = run(
+        ["sweep", "--command", f"{PY} -c pass {{p}} {{b}}", "--plan", plan, "--out", tmp_path / "t.csv"], capsys
+    )
     assert code == 0, err
     rows = (tmp_path / "t.csv").read_text().splitlines()[1:]
     assert [r.split(",")[:2] for r in rows] == [["1", "2"], ["5", "6"]]
@@ -46,11 +51,23 @@ def test_a_plan_with_blank_lines_and_advise_columns_runs_the_planned_rows(tmp_pa
 CAP = 1_200_000_000  # bytes of address space: the lists these would build need several GB
 
 
-@pytest.mark.parametrize("args, fragment", [
-    (["--grid", "p=1,2", "--repeat", "99999999999999999999"], "the sweep lists 199,999,999,999,999,999,998 runs"),
-    (["--grid", "p=" + ",".join(map(str, range(1000))), "--grid", "b=" + ",".join(map(str, range(1000))),
-      "--grid", "n=" + ",".join(map(str, range(1000)))], "the sweep lists 1,000,000,000 runs"),
-])
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["--grid", "p=1,2", "--repeat", "99999999999999999999"], "the sweep lists 199,999,999,999,999,999,998 runs"),
+        (
+            [
+                "--grid",
+                "p=" + ",".join(map(str, range(1000))),
+                "--grid",
+                "b=" + ",".join(map(str, range(1000))),
+                "--grid",
+                "n=" + ",".join(map(str, range(1000))),
+            ],
+            "the sweep lists 1,000,000,000 runs",
+        ),
+    ],
+)
 def test_sweep_refuses_huge_work_lists_before_building_them(tmp_path, args, fragment):
     command = f"{PY} -c pass " + " ".join("{%s}" % a.split("=")[0] for a in args[1::2] if "=" in a)
     proc = _limited_run(["sweep", "--command", command, *args, "--out", tmp_path / "t.csv"], CAP, timeout=60)
@@ -60,8 +77,11 @@ def test_sweep_refuses_huge_work_lists_before_building_them(tmp_path, args, frag
 
 def test_advise_counts_the_grid_before_building_it(model_path):  # noqa: F811
     values = ",".join(str(v) for v in range(1, 10_001))
-    proc = _limited_run(["advise", model_path, "--target", "m=64,s=1", "--grid", f"m={values}",
-                         "--grid", f"s={values}"], CAP, timeout=60)
+    proc = _limited_run(
+        ["advise", model_path, "--target", "m=64,s=1", "--grid", f"m={values}", "--grid", f"s={values}"],
+        CAP,
+        timeout=60,
+    )
     one_line_error(proc.returncode, proc.stderr, "the grid has 100,000,000 configurations; at most 100,000")
 
 
@@ -81,8 +101,9 @@ def test_a_fit_whose_error_is_not_finite_is_refused_and_not_saved(tmp_path, caps
 def test_a_fit_that_predicts_no_positive_time_is_refused_and_not_saved(tmp_path, capsys):
     # found by scripts/fuzz_reliability.py: T = 0 was saved with noise.sigma inf, a file that cannot be loaded
     out = tmp_path / "m.json"
-    code, _, err = run([*FIT[:-2], "--replicates", "40", "--terms", "-max(16, s)", "--bounds", "c0=0:1",
-                        "--out", out], capsys)
+    code, _, err = run(
+        [*FIT[:-2], "--replicates", "40", "--terms", "-max(16, s)", "--bounds", "c0=0:1", "--out", out], capsys
+    )
     one_line_error(code, err, "the fit of T = 0 predicts a time that is not positive at 7 of 7 measured rows (row 1")
     assert not out.exists()
 
@@ -95,13 +116,26 @@ def test_the_library_refuses_a_fit_without_a_finite_error():
 
     frame = pd.read_csv(path)
     with pytest.raises(PerfModelError, match="no finite error"):
-        fit(frame, "overlap(s/m, log(m); g)", time="time_s", factors={"m": "cores", "s": "input_fraction"},
-            bounds={"g": (0, 1e-300)})
+        fit(
+            frame,
+            "overlap(s/m, log(m); g)",
+            time="time_s",
+            factors={"m": "cores", "s": "input_fraction"},
+            bounds={"g": (0, 1e-300)},
+        )
 
 
 # -- a name that is not a factor ---------------------------------------------------------------------------
-@pytest.mark.parametrize("spec, names", [("1 + q*m", ["q"]), ("1 + s/m + m^e1", []), ("1 + log(m)*k + s^e1*z", ["k", "z"]),
-                                         ("overlap(s/m, log(m); g)", []), ("1 + s/(m + h)", ["h"])])
+@pytest.mark.parametrize(
+    "spec, names",
+    [
+        ("1 + q*m", ["q"]),
+        ("1 + s/m + m^e1", []),
+        ("1 + log(m)*k + s^e1*z", ["k", "z"]),
+        ("overlap(s/m, log(m); g)", []),
+        ("1 + s/(m + h)", ["h"]),
+    ],
+)
 def test_unmapped_names_are_free_parameters_standing_where_a_factor_would(spec, names):
     from perfmodel.language.expression import parse_expression, unmapped_names
 
@@ -126,8 +160,27 @@ def grouped_csv(tmp_path, groups=("a", "b")):
 
 
 def test_group_fits_warn_once(tmp_path, capsys):
-    code, _, err = run(["fit", grouped_csv(tmp_path), "--time", "time", "--factor", "p=p", "--terms", "1 + q/p",
-                        "--group-by", "fw", "--workers", "1", "--replicates", "0", "--out", tmp_path / "g"], capsys)
+    code, _, err = run(
+        [
+            "fit",
+            grouped_csv(tmp_path),
+            "--time",
+            "time",
+            "--factor",
+            "p=p",
+            "--terms",
+            "1 + q/p",
+            "--group-by",
+            "fw",
+            "--workers",
+            "1",
+            "--replicates",
+            "0",
+            "--out",
+            tmp_path / "g",
+        ],
+        capsys,
+    )
     assert code == 0, err
     assert err.count("q is not a factor; fitted as a free parameter") == 1, err
 
@@ -142,12 +195,36 @@ def test_group_keys_that_join_to_the_same_text_get_different_files():
 
 
 def test_two_such_groups_are_saved_as_two_model_files(tmp_path, capsys):
-    rows = ["g1,g2,p,time"] + [f"{a},{b},{p},{k + 8 / p:.4f}" for k, (a, b) in enumerate([("a__b", "c"), ("a", "b__c")])
-                                for p in (1, 2, 4, 8, 16)]
+    rows = ["g1,g2,p,time"] + [
+        f"{a},{b},{p},{k + 8 / p:.4f}"
+        for k, (a, b) in enumerate([("a__b", "c"), ("a", "b__c")])
+        for p in (1, 2, 4, 8, 16)
+    ]
     csv = tmp_path / "g.csv"
     csv.write_text("\n".join(rows) + "\n")
-    code, _, err = run(["fit", csv, "--time", "time", "--factor", "p=p", "--terms", "1 + 1/p", "--group-by", "g1",
-                        "--group-by", "g2", "--workers", "1", "--replicates", "0", "--out", tmp_path / "out"], capsys)
+    code, _, err = run(
+        [
+            "fit",
+            csv,
+            "--time",
+            "time",
+            "--factor",
+            "p=p",
+            "--terms",
+            "1 + 1/p",
+            "--group-by",
+            "g1",
+            "--group-by",
+            "g2",
+            "--workers",
+            "1",
+            "--replicates",
+            "0",
+            "--out",
+            tmp_path / "out",
+        ],
+        capsys,
+    )
     assert code == 0, err
     assert len(list((tmp_path / "out").glob("*.json"))) == 2
 
@@ -174,8 +251,27 @@ def _cells(path):
 
 def test_group_summary_and_predictions_neutralise_formulas(tmp_path, capsys):
     path = grouped_csv(tmp_path, PAYLOADS)
-    code, _, err = run(["fit", path, "--time", "time", "--factor", "p=p", "--terms", "1 + 1/p", "--group-by", "fw",
-                        "--workers", "1", "--replicates", "0", "--out", tmp_path / "g"], capsys)
+    code, _, err = run(
+        [
+            "fit",
+            path,
+            "--time",
+            "time",
+            "--factor",
+            "p=p",
+            "--terms",
+            "1 + 1/p",
+            "--group-by",
+            "fw",
+            "--workers",
+            "1",
+            "--replicates",
+            "0",
+            "--out",
+            tmp_path / "g",
+        ],
+        capsys,
+    )
     assert code == 0, err
     cells = _cells(tmp_path / "g" / "summary.csv")
     for text in (t.strip() for t in PAYLOADS):  # the reader strips the tab of "\t=1+1"
@@ -217,8 +313,12 @@ def test_every_csv_writer_goes_through_the_helper():
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    files = [*root.joinpath("perfmodel").rglob("*.py"), *root.joinpath("ui").glob("*.py"),
-             *root.joinpath("pages").glob("*.py"), root / "app.py"]
+    files = [
+        *root.joinpath("perfmodel").rglob("*.py"),
+        *root.joinpath("ui").glob("*.py"),
+        *root.joinpath("pages").glob("*.py"),
+        root / "app.py",
+    ]
     direct = []
     for f in files:
         if f.name == "spreadsheet.py":
@@ -266,10 +366,37 @@ def test_a_signal_to_fit_group_by_with_workers_ends_every_process_it_started(tmp
     path = grouped_csv(tmp_path, [f"g{k}" for k in range(3000)])
     mark = uuid.uuid4().hex
     env = {**os.environ, "PERFMODEL_TEST_MARK": mark, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    proc = subprocess.Popen([PY, "-m", "perfmodel", "fit", str(path), "--time", "time", "--factor", "p=p",
-                             "--terms", "1 + 1/p + p^e1", "--maxiter", "5", "--cv", "0", "--group-by", "fw",
-                             "--workers", "2", "--replicates", "0", "--out", str(tmp_path / "g")],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            PY,
+            "-m",
+            "perfmodel",
+            "fit",
+            str(path),
+            "--time",
+            "time",
+            "--factor",
+            "p=p",
+            "--terms",
+            "1 + 1/p + p^e1",
+            "--maxiter",
+            "5",
+            "--cv",
+            "0",
+            "--group-by",
+            "fw",
+            "--workers",
+            "2",
+            "--replicates",
+            "0",
+            "--out",
+            str(tmp_path / "g"),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         # the command, the resource tracker and the forkserver; then the two workers
@@ -293,14 +420,15 @@ def test_a_signal_to_fit_group_by_with_workers_ends_every_process_it_started(tmp
 
 def test_advise_shows_rows_outside_the_plan_without_nan(model_path, capsys):  # noqa: F811
     # found by scripts/fuzz_reliability.py: cumulative_s printed NaN for the rows not in the plan
-    code, text, err = run(["advise", model_path, "--target", "m=64,s=1", "--grid", "m=4,8,16", "--budget", "60"],
-                          capsys)
+    code, text, err = run(
+        ["advise", model_path, "--target", "m=64,s=1", "--grid", "m=4,8,16", "--budget", "60"], capsys
+    )
     assert code == 0, err
     assert "nan" not in text.lower() and any(line.split()[-2:] == ["False", "-"] for line in text.splitlines())
 
 
 # -- the app's worker processes do not import Streamlit --------------------------------------------------
-SERVER_LIKE = '''
+SERVER_LIKE = """
 import threading
 import streamlit  # the server's __main__ (the `streamlit` script) imports Streamlit
 
@@ -311,7 +439,7 @@ if __name__ == "__main__":
     assert parallel.pool_context().get_start_method() == "forkserver"
     probe = "'streamlit' in __import__('sys').modules or 'ui' in __import__('sys').modules"
     print(parallel.run_tasks(eval, [probe] * 4, 2, None, None, adaptive=False))
-'''
+"""
 
 
 def test_pool_workers_of_a_streamlit_server_do_not_import_streamlit(tmp_path):

@@ -72,8 +72,11 @@ def test_hostile_group_values_and_column_names_stay_text_on_every_page():
     from tests.test_app import PAGES, upload
 
     values = [LINK, HTML, "*bold*"]
-    rows = [f"workers,{COLUMN},time_s"] + [f'{p},"{g.replace(chr(34), 2 * chr(34))}",{1 + k + 10 / p:.4f}'
-                                          for k, g in enumerate(values) for p in (1, 2, 4, 8, 16)]
+    rows = [f"workers,{COLUMN},time_s"] + [
+        f'{p},"{g.replace(chr(34), 2 * chr(34))}",{1 + k + 10 / p:.4f}'
+        for k, g in enumerate(values)
+        for p in (1, 2, 4, 8, 16)
+    ]
     at = new_app().run()
     upload(at, "[f](https:__evil.example_f).csv", "\n".join(rows).encode())
     submit(at, "Use this data")

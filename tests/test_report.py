@@ -19,8 +19,9 @@ def truth(p, n):
 @pytest.fixture(scope="module")
 def meas():
     rows = [{"workers": p, "samples": n, "time_s": truth(p, n)} for p in (1, 2, 4, 8) for n in (1000, 2000)]
-    return Measurements.from_frame(pd.DataFrame(rows), "time_s", {"p": "workers", "N": "samples"},
-                                   name="<b>hand</b> & made")
+    return Measurements.from_frame(
+        pd.DataFrame(rows), "time_s", {"p": "workers", "N": "samples"}, name="<b>hand</b> & made"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -70,8 +71,15 @@ def test_metrics_table_labels_in_sample_and_validation(res):
 def test_predictions_csv(res, meas):
     cv = meas.y * 1.1
     frame = pd.read_csv(io.StringIO(report.predictions_csv(res, meas, cv)))
-    assert list(frame.columns[:7]) == ["row", "workers", "samples", "measured_s", "predicted_s", "error_pct",
-                                       "cv_predicted_s"]
+    assert list(frame.columns[:7]) == [
+        "row",
+        "workers",
+        "samples",
+        "measured_s",
+        "predicted_s",
+        "error_pct",
+        "cv_predicted_s",
+    ]
     np.testing.assert_allclose(frame["measured_s"], meas.y, rtol=1e-5)
     np.testing.assert_allclose(frame["predicted_s"], truth(frame["workers"], frame["samples"]), rtol=1e-4)
     np.testing.assert_allclose(frame["cv_error_pct"], 10, rtol=1e-4)
@@ -125,11 +133,17 @@ def test_html_report_intervals_are_a_table_and_its_scaling_axes_are_the_apps(tf)
     res = FitResult.from_dict(fitted.to_dict())
     compute_intervals(res, m, replicates=40)
     page = report.html_report(res, m, figures={})
-    section = page[page.index("<h2>Intervals</h2>"):page.index("<h2>", page.index("<h2>Intervals</h2>") + 5)]
+    section = page[page.index("<h2>Intervals</h2>") : page.index("<h2>", page.index("<h2>Intervals</h2>") + 5)]
     assert "<pre>" not in section and "<table" in section and "per doubling" in section
     assert not re.search(r"\d\.\d{6,}", section)  # nothing printed to 7+ decimals
     figs = report_figures(res, m)
-    assert figs["Scaling"].layout.xaxis.type == "log" and figs["Speedup and parallel efficiency"].layout.xaxis.type == "log"
+    assert (
+        figs["Scaling"].layout.xaxis.type == "log"
+        and figs["Speedup and parallel efficiency"].layout.xaxis.type == "log"
+    )
     assert figs["Scaling"].layout.yaxis.type == "log"  # 98 min at p = 1 to 3 min at p = 32
-    assert figs["Scaling"].layout.yaxis.title.text == figs["Scaling: term contributions"].layout.yaxis.title.text \
+    assert (
+        figs["Scaling"].layout.yaxis.title.text
+        == figs["Scaling: term contributions"].layout.yaxis.title.text
         == "predicted time (min)"
+    )

@@ -19,20 +19,39 @@ from perfmodel.uncertainty.references import REFERENCE_PRESETS
 
 def member(expr, coefs, label="", weight=0.0):
     c = np.asarray(coefs, float)
-    return Member(expression=expr, param_bounds={}, factors=["p"], weight=weight, point_coefficients=c,
-                  point_params=np.zeros(0), coefficients=c[None, :], params=np.zeros((1, 0)), label=label)
+    return Member(
+        expression=expr,
+        param_bounds={},
+        factors=["p"],
+        weight=weight,
+        point_coefficients=c,
+        point_params=np.zeros(0),
+        coefficients=c[None, :],
+        params=np.zeros((1, 0)),
+        label=label,
+    )
 
 
 def hand_made(rule="structures-median", gamma=1.0):
     refs = [member("1", [10.0], "same"), member("1 + p", [8.0, 0.25], "slow"), member("1 + p", [8.0, 0.5], "slower")]
     # misfit where measured (p = 1..8): |log(r/10)| largest at p = 1
     misfit = [0.0, math.log(10 / 8.25), math.log(10 / 8.5)]
-    return Uncertainty(members=[member("1", [10.0], "fit", 1.0)], noise=Noise(0.0, None, "residuals"),
-                       calibration=[], factor_ranges={"p": (1.0, 8.0)},
-                       prior={"kappa": {"same_nodes": 0.0, "crosses_nodes": 0.0, "unknown": 0.0},
-                              "pseudo_configurations": 1.0, "band_scale": 1.0, "level": 0.9,
-                              "structure_scale": gamma, "point_rule": rule},
-                       references=refs, reference_misfit=misfit)
+    return Uncertainty(
+        members=[member("1", [10.0], "fit", 1.0)],
+        noise=Noise(0.0, None, "residuals"),
+        calibration=[],
+        factor_ranges={"p": (1.0, 8.0)},
+        prior={
+            "kappa": {"same_nodes": 0.0, "crosses_nodes": 0.0, "unknown": 0.0},
+            "pseudo_configurations": 1.0,
+            "band_scale": 1.0,
+            "level": 0.9,
+            "structure_scale": gamma,
+            "point_rule": rule,
+        },
+        references=refs,
+        reference_misfit=misfit,
+    )
 
 
 def test_structures_follow_their_formulas_beyond_the_measurements():
@@ -50,7 +69,9 @@ def test_structures_follow_their_formulas_beyond_the_measurements():
     point, low, high = unc.interval(env, 0.9)
     assert point == pytest.approx(t)
     # no noise, no κ: the band is the structures' reach (γ = 1), around the shifted point
-    assert low == pytest.approx([10.0, t[1] * math.exp(-a / 2)]) and high == pytest.approx([10.0, t[1] * math.exp(b - a / 2)])
+    assert low == pytest.approx([10.0, t[1] * math.exp(-a / 2)]) and high == pytest.approx(
+        [10.0, t[1] * math.exp(b - a / 2)]
+    )
     assert low[1] == pytest.approx(10.0)  # the model's own prediction is the band's lower end
 
 
@@ -88,7 +109,9 @@ def test_references_are_fitted_stored_and_used_alike_everywhere():
     far = {"p": np.array([64.0, 256.0]), **{k: np.full(2, v[0]) for k, v in env.items() if k != "p"}}
     out = res.predict(far, interval=0.9)
     assert np.allclose(res.predict(far), out["predicted_time"])  # with and without an interval
-    assert np.all(out["predicted_low"] <= out["predicted_time"]) and np.all(out["predicted_time"] <= out["predicted_high"])
+    assert np.all(out["predicted_low"] <= out["predicted_time"]) and np.all(
+        out["predicted_time"] <= out["predicted_high"]
+    )
     again = Uncertainty.from_dict(json.loads(json.dumps(unc.to_dict())))
     assert np.allclose(again.interval(far, 0.9), unc.interval(far, 0.9))
 
@@ -164,13 +187,32 @@ def test_the_product_gives_the_intervals_the_learning_script_emulates():
 
     cross = crossings(unc.topology, far)  # 8 GPUs guessed per node: 64 GPUs is a first run across nodes
     assert list(cross) == ["same_nodes", "same_nodes", "crosses_nodes"] and unc.topology["max_nodes"] == 1
-    rec = pd.DataFrame({"source": "s", "family": "f", "series": "x", "cut": 2.0, "n_train_configs": 2,
-                        "y_true": t, "pred": t, "low": np.nan, "high": np.nan, "band_low": np.log(t / lo0),
-                        "band_high": np.log(hi0 / t), "d_model": distance(unc.factor_ranges, far),
-                        "evidence": S, "n_evidence": n, "distance": 1.0, "crossing": cross, "bucket": "",
-                        "shortfall": unc.scaling_shortfall, "max_train_nodes": unc.topology["max_nodes"],
-                        "noise_source": unc.noise.source, "noise_sigma": unc.noise.sigma,
-                        "noise_df": np.nan if unc.noise.df is None else unc.noise.df})
+    rec = pd.DataFrame(
+        {
+            "source": "s",
+            "family": "f",
+            "series": "x",
+            "cut": 2.0,
+            "n_train_configs": 2,
+            "y_true": t,
+            "pred": t,
+            "low": np.nan,
+            "high": np.nan,
+            "band_low": np.log(t / lo0),
+            "band_high": np.log(hi0 / t),
+            "d_model": distance(unc.factor_ranges, far),
+            "evidence": S,
+            "n_evidence": n,
+            "distance": 1.0,
+            "crossing": cross,
+            "bucket": "",
+            "shortfall": unc.scaling_shortfall,
+            "max_train_nodes": unc.topology["max_nodes"],
+            "noise_source": unc.noise.source,
+            "noise_sigma": unc.noise.sigma,
+            "noise_df": np.nan if unc.noise.df is None else unc.noise.df,
+        }
+    )
     for m, a in zip(unc.references, unc.reference_shifts(far, t)):
         rec[f"shift_{m.label}"] = a
     for label, v in (unc.backtest or {}).items():
@@ -191,11 +233,21 @@ def test_the_product_gives_the_intervals_the_learning_script_emulates():
     few = c.get("few_dof_band_scale", c["band_scale"])  # the shipped file learns none (learn_prior.FEW_DOF_SCALE_GRID)
     assert with_prior._uncertainty().band_scale() == few
     lo, hi = lp.halves(r, kappa, (c["band_scale"], few), c["structure_scale"])
-    fit = {"kappa": prior["kappa"], "n0": prior["pseudo_configurations"], "classes": {
-        k["name"]: {"kappa": k["kappa"], "n0": k["pseudo_configurations"], "band_scale": k["band_scale"],
-                    "few_dof_band_scale": k.get("few_dof_band_scale", k["band_scale"]),
-                    "structure_scale": k["structure_scale"], "shortfall_scale": k["shortfall_scale"]}
-        for k in prior["classes"]}}
+    fit = {
+        "kappa": prior["kappa"],
+        "n0": prior["pseudo_configurations"],
+        "classes": {
+            k["name"]: {
+                "kappa": k["kappa"],
+                "n0": k["pseudo_configurations"],
+                "band_scale": k["band_scale"],
+                "few_dof_band_scale": k.get("few_dof_band_scale", k["band_scale"]),
+                "structure_scale": k["structure_scale"],
+                "shortfall_scale": k["shortfall_scale"],
+            }
+            for k in prior["classes"]
+        },
+    }
     assert np.allclose(lp.class_halves(r, fit), (lo, hi))  # the script's LOSO emulation: the same
     tp = r["pred"].to_numpy(float)
     assert np.allclose(got["predicted_time"], tp, rtol=1e-9)
@@ -237,7 +289,7 @@ def test_the_backtest_rules_follow_the_structures_that_extrapolated_the_series_b
     unc.backtest = {"model": 0.3, "same": 0.3, "slow": 0.05, "slower": 0.2}
     assert unc.predict_point(env) == pytest.approx([10.0, 10.0 * math.exp(a)])
     unc.prior["point_rule"] = "backtest-weighted"
-    w = np.array([1 / 0.3 ** 2, 1 / 0.3 ** 2, 1 / 0.05 ** 2, 1 / 0.2 ** 2])
+    w = np.array([1 / 0.3**2, 1 / 0.3**2, 1 / 0.05**2, 1 / 0.2**2])
     want = (w[2] * a + w[3] * b) / w.sum()
     assert unc.predict_point(env) == pytest.approx([10.0, 10.0 * math.exp(want)])
     shift, below, above = unc.structures(env, np.array([10.0, 10.0]))
@@ -267,8 +319,13 @@ def test_backtests_score_each_structure_on_the_series_own_larger_worker_counts()
     best = min(unc.backtest["ernest"], unc.backtest["data-parallel"])
     assert best < 0.15 and unc.backtest["model"] > 2 * best
     assert min(unc.backtest.values()) == best
-    unc.prior = {"kappa": {"same_nodes": 0.0, "crosses_nodes": 0.0, "unknown": 0.0}, "pseudo_configurations": 1.0,
-                 "level": 0.9, "structure_scale": 0.0, "point_rule": "backtest-best"}
+    unc.prior = {
+        "kappa": {"same_nodes": 0.0, "crosses_nodes": 0.0, "unknown": 0.0},
+        "pseudo_configurations": 1.0,
+        "level": 0.9,
+        "structure_scale": 0.0,
+        "point_rule": "backtest-best",
+    }
     far = {"p": np.array([128.0])}
     truth = 5 + 400 / 128 + 2 * math.log(128) + 64
     assert abs(math.log(unc.point(unc.point_predictions(far))[0] / truth)) > 1  # the model alone: 3× too fast
@@ -311,7 +368,7 @@ def test_the_scaling_shortfall_of_the_last_doubling_widens_kappa():
     p = np.array([1.0, 2.0, 4.0, 4.0])
     assert scaling_shortfall(p, 8 / p) == pytest.approx(0.0)  # the time halved: perfect scaling
     assert scaling_shortfall(p, np.array([8.0, 4.0, 4.0, 4.0])) == pytest.approx(1.0)  # flat over 2 -> 4
-    assert scaling_shortfall(p, np.array([8.0, 4.0, 2.0 * 2 ** 0.3, 2.0 * 2 ** 0.3])) == pytest.approx(0.3)
+    assert scaling_shortfall(p, np.array([8.0, 4.0, 2.0 * 2**0.3, 2.0 * 2**0.3])) == pytest.approx(0.3)
     assert scaling_shortfall(p, np.array([8.0, 1.0, 100.0, 100.0])) == 2.0  # clipped
     assert scaling_shortfall(np.array([4.0, 4.0]), np.array([1.0, 2.0])) is None  # one worker count
     unc = hand_made()

@@ -37,8 +37,13 @@ def test_grid_runs_every_configuration_and_times_the_process(tmp_path):
     out = tmp_path / "t.csv"
     cmd = f'{PY} -c "import time; time.sleep(0.05*{{p}})" {{tag}}'
     seen = []
-    frame = sweep.run_sweep(cmd, {"p": ["1", "3"], "tag": ["a", "b"]}, repeat=2, out=out,
-                            progress=lambda done, total, rec, eta: seen.append((done, total, rec, eta)))
+    frame = sweep.run_sweep(
+        cmd,
+        {"p": ["1", "3"], "tag": ["a", "b"]},
+        repeat=2,
+        out=out,
+        progress=lambda done, total, rec, eta: seen.append((done, total, rec, eta)),
+    )
     assert list(frame.columns) == ["p", "tag", *sweep.FIXED_COLUMNS]
     assert len(frame) == 8 and set(frame.status) == {"ok"}
     keys = set(zip(frame.p, frame.tag, frame.repetition))
@@ -56,8 +61,10 @@ def test_grid_runs_every_configuration_and_times_the_process(tmp_path):
 
 def test_failed_run_and_timeout_are_recorded_and_kept_out_of_fits(tmp_path):
     out = tmp_path / "t.csv"
-    code = ("import sys, time; s = float(sys.argv[1]); time.sleep(s); "
-            "sys.stderr.write('boom ' + sys.argv[2] + chr(10) + 'last line'); sys.exit(int(sys.argv[2]))")
+    code = (
+        "import sys, time; s = float(sys.argv[1]); time.sleep(s); "
+        "sys.stderr.write('boom ' + sys.argv[2] + chr(10) + 'last line'); sys.exit(int(sys.argv[2]))"
+    )
     cmd = f'{PY} -c "{code}" {{s}} {{c}}'
     t0 = time.perf_counter()
     frame = sweep.run_sweep(cmd, {"s": ["0", "30"], "c": ["0", "3"]}, out=out, timeout=1.0, progress=_quiet)
@@ -76,8 +83,9 @@ def test_failed_run_and_timeout_are_recorded_and_kept_out_of_fits(tmp_path):
     assert len(sweep.read_timings(out, include_failed=True)) == 4
     ok = sweep.read_timings(out)
     assert len(ok) == 1 and set(ok.status) == {"ok"}
-    meas = Measurements.from_frame(sweep.read_timings(out, include_failed=True), time="time_s",
-                                   factors={"s": "s", "c": "c"})
+    meas = Measurements.from_frame(
+        sweep.read_timings(out, include_failed=True), time="time_s", factors={"s": "s", "c": "c"}
+    )
     assert meas.n_rows == 1 and len(meas.dropped) == 3
 
 
@@ -93,22 +101,31 @@ def test_placeholders_are_substituted_per_argument_without_a_shell(tmp_path):
     marker = tmp_path / "HACKED"
     out = tmp_path / "t.csv"
     cmd = f'{PY} -c "import sys; assert len(sys.argv) == 2, sys.argv" {{v}}'
-    frame = sweep.run_sweep(cmd, {"v": [f"x; touch {marker}", "$(touch {marker})".replace("{marker}", str(marker))]},
-                            out=out, progress=_quiet)
+    frame = sweep.run_sweep(
+        cmd,
+        {"v": [f"x; touch {marker}", "$(touch {marker})".replace("{marker}", str(marker))]},
+        out=out,
+        progress=_quiet,
+    )
     assert set(frame.status) == {"ok"}
     assert not marker.exists()
 
 
 def test_shell_mode_runs_through_the_shell(tmp_path):
     target = tmp_path / "made_by_shell"
-    frame = sweep.run_sweep(f"true {{v}} && touch {shlex.quote(str(target))}", {"v": ["1"]},
-                            out=tmp_path / "t.csv", shell=True, progress=_quiet)
+    frame = sweep.run_sweep(
+        f"true {{v}} && touch {shlex.quote(str(target))}",
+        {"v": ["1"]},
+        out=tmp_path / "t.csv",
+        shell=True,
+        progress=_quiet,
+    )
     assert frame.status.tolist() == ["ok"] and target.exists()
 
 
 def test_warmup_runs_once_and_is_not_recorded(tmp_path):
     counter = tmp_path / "count"
-    cmd = f'{PY} -c "open({str(counter)!r}, \'a\').write(\'x\')" {{p}}'
+    cmd = f"{PY} -c \"open({str(counter)!r}, 'a').write('x')\" {{p}}"
     frame = sweep.run_sweep(cmd, {"p": ["1", "2"]}, repeat=2, warmup=True, out=tmp_path / "t.csv", progress=_quiet)
     assert len(frame) == 4
     assert counter.read_text() == "x" * 5
@@ -146,11 +163,14 @@ def test_incomplete_last_line_is_repaired_on_resume(tmp_path):
 def test_resume_after_kill_midway(tmp_path):
     out = tmp_path / "killed.csv"
     cmd = f'{PY} -c "import time; time.sleep(0.2)" {{p}}'
-    script = ("import sys; from perfmodel import sweep; "
-              f"sweep.run_sweep({cmd!r}, {{'p': [str(i) for i in range(1, 7)]}}, repeat=2, out={str(out)!r})")
+    script = (
+        "import sys; from perfmodel import sweep; "
+        f"sweep.run_sweep({cmd!r}, {{'p': [str(i) for i in range(1, 7)]}}, repeat=2, out={str(out)!r})"
+    )
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, env=env, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     try:
         deadline = time.time() + 60
         while time.time() < deadline:
@@ -170,23 +190,26 @@ def test_resume_after_kill_midway(tmp_path):
     keys = list(zip(frame.p, frame.repetition))
     assert len(keys) == len(set(keys)) == 12  # every (configuration, repetition) once
     assert set(keys) == {(p, r) for p in range(1, 7) for r in (1, 2)}
-    assert _rows(out)[:len(before)] == before
+    assert _rows(out)[: len(before)] == before
     assert set(frame.status) == {"ok"}
 
 
-@pytest.mark.parametrize("command, grid, kwargs, message", [
-    ("prog {p}", {}, {}, "no --grid"),
-    ("prog {p} {q}", {"p": ["1"]}, {}, "placeholder '{q}' has no --grid q"),
-    ("prog {p}", {"p": ["1"], "b": ["2"]}, {}, "no placeholder '{b}'"),
-    ("prog {p}", {"p": ["1", "1"]}, {}, "listed twice"),
-    ("prog {p}", {"p": [""]}, {}, "empty value"),
-    ("prog {status}", {"status": ["1"]}, {}, "clashes"),
-    ("prog {1p}", {"1p": ["1"]}, {}, "not an identifier"),
-    ("prog {p}", {"p": ["1"]}, {"repeat": 0}, "--repeat"),
-    ("prog {p}", {"p": ["1"]}, {"timeout": -1}, "--timeout"),
-    ("  ", {"p": ["1"]}, {}, "--command is empty"),
-    ("prog 'unclosed {p}", {"p": ["1"]}, {}, "cannot split"),
-])
+@pytest.mark.parametrize(
+    "command, grid, kwargs, message",
+    [
+        ("prog {p}", {}, {}, "no --grid"),
+        ("prog {p} {q}", {"p": ["1"]}, {}, "placeholder '{q}' has no --grid q"),
+        ("prog {p}", {"p": ["1"], "b": ["2"]}, {}, "no placeholder '{b}'"),
+        ("prog {p}", {"p": ["1", "1"]}, {}, "listed twice"),
+        ("prog {p}", {"p": [""]}, {}, "empty value"),
+        ("prog {status}", {"status": ["1"]}, {}, "clashes"),
+        ("prog {1p}", {"1p": ["1"]}, {}, "not an identifier"),
+        ("prog {p}", {"p": ["1"]}, {"repeat": 0}, "--repeat"),
+        ("prog {p}", {"p": ["1"]}, {"timeout": -1}, "--timeout"),
+        ("  ", {"p": ["1"]}, {}, "--command is empty"),
+        ("prog 'unclosed {p}", {"p": ["1"]}, {}, "cannot split"),
+    ],
+)
 def test_bad_input_is_a_perfmodel_error(tmp_path, command, grid, kwargs, message):
     with pytest.raises(PerfModelError) as info:
         sweep.run_sweep(command, grid, out=tmp_path / "t.csv", progress=_quiet, **kwargs)
@@ -210,8 +233,9 @@ def _cli(argv):
 
 def test_run_cli_ok_and_bad_input(tmp_path, capsys):
     out = tmp_path / "cli.csv"
-    assert _cli(["sweep", "--command", f"{PY} -c pass {{p}}", "--grid", "p=1,2", "--repeat", "2",
-                 "--out", str(out)]) == 0
+    assert (
+        _cli(["sweep", "--command", f"{PY} -c pass {{p}}", "--grid", "p=1,2", "--repeat", "2", "--out", str(out)]) == 0
+    )
     err = capsys.readouterr().err
     assert "4 ok" in err and "left" in err
     assert len(_rows(out)) == 4
@@ -230,21 +254,44 @@ def test_run_cli_ok_and_bad_input(tmp_path, capsys):
 def test_module_entry_point_end_to_end(tmp_path):
     out = tmp_path / "e2e.csv"
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    res = subprocess.run([sys.executable, "-m", "perfmodel", "sweep", "--command", f"{PY} -c pass {{p}}",
-                          "--grid", "p=1,2", "--out", str(out)], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=120)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "perfmodel",
+            "sweep",
+            "--command",
+            f"{PY} -c pass {{p}}",
+            "--grid",
+            "p=1,2",
+            "--out",
+            str(out),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert res.returncode == 0, res.stderr
     assert len(_rows(out)) == 2
-    bad = subprocess.run([sys.executable, "-m", "perfmodel", "sweep", "--command", "prog {q}", "--grid", "p=1",
-                          "--out", str(out)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    bad = subprocess.run(
+        [sys.executable, "-m", "perfmodel", "sweep", "--command", "prog {q}", "--grid", "p=1", "--out", str(out)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert bad.stderr.strip().count("\n") == 0
 
 
 # ------------------------------------------------------------------------------ the example job
 def _dp_sgd(*args: str) -> dict[str, str]:
-    res = subprocess.run([sys.executable, str(ROOT / "examples" / "dp_sgd.py"), *args], capture_output=True,
-                         text=True, timeout=120)
+    res = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "dp_sgd.py"), *args], capture_output=True, text=True, timeout=120
+    )
     assert res.returncode == 0, res.stderr
     return dict(item.split("=", 1) for item in res.stdout.split())
 
@@ -260,6 +307,10 @@ def test_example_job_is_synchronous_data_parallel_sgd():
     assert float(one["final_loss"]) < 0.6931  # below the loss of a constant 50/50 guess: it learned
     three = _dp_sgd("--workers", "3", "--batch-size", "16", *small)
     assert three["iterations"] == str(2 * -(-3000 // 48))
-    res = subprocess.run([sys.executable, str(ROOT / "examples" / "dp_sgd.py"), "--workers", "0"],
-                         capture_output=True, text=True, timeout=60)
+    res = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "dp_sgd.py"), "--workers", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert res.returncode == 2 and "--workers must be >= 1" in res.stderr

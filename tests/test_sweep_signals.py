@@ -53,6 +53,7 @@ def _wait_for(path: Path, seconds: float = 30) -> None:
 
 def _signal_self_when(path: Path, signum: int) -> threading.Thread:
     """Send ``signum`` to this process once ``path`` exists (the job has started)."""
+
     def work():
         _wait_for(path)
         os.kill(os.getpid(), signum)
@@ -63,9 +64,11 @@ def _signal_self_when(path: Path, signum: int) -> threading.Thread:
 
 
 #: A job that writes its pid to DIR/pid-P, then sleeps for the seconds in DIR/sleep (TERM ignored if asked).
-JOB = ("import os, signal, sys, time, pathlib; d = pathlib.Path(sys.argv[1]); "
-       "signal.signal(signal.SIGTERM, signal.SIG_IGN) if (d / 'ignore').exists() else None; "
-       "(d / ('pid-' + sys.argv[2])).write_text(str(os.getpid())); time.sleep(float((d / 'sleep').read_text()))")
+JOB = (
+    "import os, signal, sys, time, pathlib; d = pathlib.Path(sys.argv[1]); "
+    "signal.signal(signal.SIGTERM, signal.SIG_IGN) if (d / 'ignore').exists() else None; "
+    "(d / ('pid-' + sys.argv[2])).write_text(str(os.getpid())); time.sleep(float((d / 'sleep').read_text()))"
+)
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
@@ -111,8 +114,13 @@ def test_sigterm_from_outside_stops_the_cli_sweep_and_its_job(tmp_path):
     (tmp_path / "sleep").write_text("30")
     cmd = f'{PY} -c "{JOB}" {shlex.quote(str(tmp_path))} {{p}}'
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "perfmodel", "sweep", "--command", cmd, "--grid", "p=1,2",
-                             "--out", str(out)], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "perfmodel", "sweep", "--command", cmd, "--grid", "p=1,2", "--out", str(out)],
+        cwd=ROOT,
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         _wait_for(tmp_path / "pid-1")
         proc.send_signal(signal.SIGTERM)  # the sweep only, as `timeout` or `kill` would
@@ -126,9 +134,11 @@ def test_sigterm_from_outside_stops_the_cli_sweep_and_its_job(tmp_path):
 
 
 #: Starts a grandchild in its own session (it leaves the job's process group) that inherits stderr.
-ESCAPE = ("import subprocess, sys, time, pathlib; "
-          "c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(20)'], start_new_session=True); "
-          "pathlib.Path(sys.argv[1]).write_text(str(c.pid)); time.sleep(float(sys.argv[2]))")
+ESCAPE = (
+    "import subprocess, sys, time, pathlib; "
+    "c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(20)'], start_new_session=True); "
+    "pathlib.Path(sys.argv[1]).write_text(str(c.pid)); time.sleep(float(sys.argv[2]))"
+)
 
 
 @pytest.fixture
@@ -171,15 +181,22 @@ def test_a_job_that_leaves_a_child_in_its_group_is_not_ok_and_the_child_is_kille
 
 def test_stderr_is_kept_as_a_bounded_tail(tmp_path):
     """200 MB of stderr: the sweep's peak memory grows by far less than that."""
-    job = ("import sys; b = b'x' * (1 << 20); w = sys.stderr.buffer.write; "
-           "[w(b) for _ in range(200)]; w(b'the end')")
-    script = ("import resource, sys; from perfmodel import sweep; "
-              "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss; "
-              f"f = sweep.run_sweep({f'{PY} -c {shlex.quote(job)} {{p}}'!r}, {{'p': ['1']}}, "
-              f"out={str(tmp_path / 't.csv')!r}, progress=lambda *a: None); "
-              "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before, f.stderr_tail.iloc[0].endswith('the end'))")
-    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    job = "import sys; b = b'x' * (1 << 20); w = sys.stderr.buffer.write; [w(b) for _ in range(200)]; w(b'the end')"
+    script = (
+        "import resource, sys; from perfmodel import sweep; "
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss; "
+        f"f = sweep.run_sweep({f'{PY} -c {shlex.quote(job)} {{p}}'!r}, {{'p': ['1']}}, "
+        f"out={str(tmp_path / 't.csv')!r}, progress=lambda *a: None); "
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before, f.stderr_tail.iloc[0].endswith('the end'))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     growth_kb, tail = proc.stdout.split()
     assert int(growth_kb) < 50 * 1024 and tail == "True"
@@ -192,8 +209,9 @@ def test_control_characters_in_stderr_are_escaped_and_the_csv_fits(tmp_path, cap
     sweep.run_sweep(cmd, {"p": ["1", "2", "3"]}, out=out, progress=_quiet)
     assert "\x00" not in out.read_text()
     assert _rows(out)[0]["stderr_tail"] == "a\\x00b\\x1b[31m\\u2028c"
-    code = main(["fit", str(out), "--time", "time_s", "--factor", "p=p", "--terms", "1", "--out",
-                 str(tmp_path / "m.json")])
+    code = main(
+        ["fit", str(out), "--time", "time_s", "--factor", "p=p", "--terms", "1", "--out", str(tmp_path / "m.json")]
+    )
     assert code == 0, capsys.readouterr().err
 
 

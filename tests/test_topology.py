@@ -15,8 +15,13 @@ from perfmodel.advise import advise
 from perfmodel.fitting.extrapolation import combined_kappa, crossings, extended, series_evidence
 from perfmodel.uncertainty.prior import describe, topology
 
-PRIOR = {"format": "perfmodel.prior/1", "kappa": {"same_nodes": 0.05, "crosses_nodes": 0.4, "unknown": 0.2},
-         "pseudo_configurations": 2.0, "level": 0.9, "n_series": 3}
+PRIOR = {
+    "format": "perfmodel.prior/1",
+    "kappa": {"same_nodes": 0.05, "crosses_nodes": 0.4, "unknown": 0.2},
+    "pseudo_configurations": 2.0,
+    "level": 0.9,
+    "n_series": 3,
+}
 
 
 def series(column="gpus", nodes=False, seed=0):
@@ -87,8 +92,9 @@ def test_advise_values_a_first_run_across_the_boundary():
     target, grid = {"p": 32.0}, {"p": [16, 32]}
     crossing, _ = fitted(4)
     flat, _ = fitted(4, prior={**PRIOR, "kappa": {**PRIOR["kappa"], "crosses_nodes": 0.05}})
-    gain = {name: advise(r, target, grid).set_index("p")["gain_pct"] for name, r in
-            (("crossing", crossing), ("flat", flat))}
+    gain = {
+        name: advise(r, target, grid).set_index("p")["gain_pct"] for name, r in (("crossing", crossing), ("flat", flat))
+    }
     # measuring p = 32 (the target's 8 nodes) removes the crossing: worth more when crossings are costly
     assert gain["crossing"][32.0] > gain["flat"][32.0] + 5
 
@@ -97,8 +103,23 @@ def test_cli_gpus_per_node(tmp_path):
     meas = series()
     csv = tmp_path / "runs.csv"
     meas.frame.to_csv(csv, index=False)
-    run = [sys.executable, "-m", "perfmodel", "fit", str(csv), "--time", "time_s", "--factor", "p=gpus",
-           "--terms", "1 + 1/p", "--replicates", "30", "--out", str(tmp_path / "m.json")]
+    run = [
+        sys.executable,
+        "-m",
+        "perfmodel",
+        "fit",
+        str(csv),
+        "--time",
+        "time_s",
+        "--factor",
+        "p=gpus",
+        "--terms",
+        "1 + 1/p",
+        "--replicates",
+        "30",
+        "--out",
+        str(tmp_path / "m.json"),
+    ]
     ok = subprocess.run(run + ["--gpus-per-node", "4"], capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
     assert "topology: 4 GPUs per node (given); measured on up to 2 node(s)" in ok.stdout
@@ -107,12 +128,32 @@ def test_cli_gpus_per_node(tmp_path):
     assert "GPUs per node must be a number >= 1" in bad.stderr
 
 
-CLASSED = {**PRIOR, "band_scale": 0.7, "classes": [
-    {"name": "scales well", "efficiency_min": 0.9, "kappa": {"same_nodes": 0.01, "crosses_nodes": 0.02, "unknown": 0.03},
-     "pseudo_configurations": 4.0, "band_scale": 0.5, "structure_scale": 0.0, "shortfall_scale": 0.0, "n_series": 7,
-     "n_sources": 3},
-    {"name": "scaling stopped", "efficiency_min": 0.0, "kappa": {"same_nodes": 0.3, "crosses_nodes": 0.6, "unknown": 0.5},
-     "pseudo_configurations": 8.0, "band_scale": 0.9, "structure_scale": 0.0, "shortfall_scale": 0.0}]}
+CLASSED = {
+    **PRIOR,
+    "band_scale": 0.7,
+    "classes": [
+        {
+            "name": "scales well",
+            "efficiency_min": 0.9,
+            "kappa": {"same_nodes": 0.01, "crosses_nodes": 0.02, "unknown": 0.03},
+            "pseudo_configurations": 4.0,
+            "band_scale": 0.5,
+            "structure_scale": 0.0,
+            "shortfall_scale": 0.0,
+            "n_series": 7,
+            "n_sources": 3,
+        },
+        {
+            "name": "scaling stopped",
+            "efficiency_min": 0.0,
+            "kappa": {"same_nodes": 0.3, "crosses_nodes": 0.6, "unknown": 0.5},
+            "pseudo_configurations": 8.0,
+            "band_scale": 0.9,
+            "structure_scale": 0.0,
+            "shortfall_scale": 0.0,
+        },
+    ],
+}
 
 
 def test_the_scaling_class_is_told_by_the_last_doublings_efficiency():
@@ -142,6 +183,7 @@ def test_a_series_that_stopped_scaling_gets_its_class_kappa_and_says_why():
     assert k == pytest.approx(combined_kappa(0.6, 8.0, *series_evidence(unc.calibration)))
     # the stored fit keeps its class: read back, the same κ without the file's classes
     from perfmodel.fitting.members import Uncertainty
+
     again = Uncertainty.from_dict(unc.to_dict())
     assert again.kappa(0.9, "crosses_nodes")[0] == pytest.approx(k)
 
@@ -173,8 +215,7 @@ def test_a_first_run_across_nodes_takes_at_least_the_whole_corpus_kappa():
     assert unc.kappa(0.9, "crosses_nodes", two)[0] == pytest.approx(combined_kappa(0.02, 4.0, S, n))
     env = {"p": np.array([4.0, 16.0]), "nodes": np.array([1.0, 4.0])}
     assert np.allclose(unc.kappas(env, 0.9), [combined_kappa(0.01, 4.0, S, n), k])
-    assert np.allclose(unc.kappas(env, 0.9, two), [combined_kappa(0.01, 4.0, S, n),
-                                                     combined_kappa(0.02, 4.0, S, n)])
+    assert np.allclose(unc.kappas(env, 0.9, two), [combined_kappa(0.01, 4.0, S, n), combined_kappa(0.02, 4.0, S, n)])
 
 
 def test_a_target_of_unknown_topology_takes_at_least_the_whole_corpus_kappa():
@@ -198,8 +239,9 @@ def test_the_interval_facts_give_the_widening_on_and_beyond_the_measured_nodes()
     assert set(facts) >= {"extrapolation, on the measured nodes", "extrapolation, on more nodes"}
     k = res._uncertainty().kappa(0.9, "crosses_nodes")[0]  # its class's 0.6, larger than the corpus's 0.4
     assert facts["extrapolation, on more nodes"].startswith(f"widens by {k * 100:.3g} % per doubling")
-    unknown = compute_intervals(Model(preset="data-parallel").fit(series("workers")), series("workers"),
-                                replicates=20, prior=CLASSED)
+    unknown = compute_intervals(
+        Model(preset="data-parallel").fit(series("workers")), series("workers"), replicates=20, prior=CLASSED
+    )
     assert "extrapolation" in dict(unknown.interval_facts())
 
 
@@ -231,13 +273,19 @@ def test_a_fit_whose_noise_rests_on_few_degrees_of_freedom_takes_its_own_band_sc
     t0, lo0, hi0 = unc.interval(at, 0.9, widen=False)
     assert np.allclose(np.log(hi / t), 0.3 * np.log(hi0 / t0)) and np.allclose(np.log(t / lo), 0.3 * np.log(t0 / lo0))
     p = np.array([1.0, 2.0, 4.0, 8.0, 16.0, 32.0])
-    six = Measurements.from_frame(pd.DataFrame({"gpus": p, "time_s": (5 + 100 / p) * (1 + 0.01 * np.cos(p))}),
-                                  "time_s", {"p": "gpus"})
+    six = Measurements.from_frame(
+        pd.DataFrame({"gpus": p, "time_s": (5 + 100 / p) * (1 + 0.01 * np.cos(p))}), "time_s", {"p": "gpus"}
+    )
     u = compute_intervals(Model(terms="1 + 1/p").fit(six), six, replicates=20, prior=classed)._uncertainty()
     assert u.noise.df >= 3
-    assert u.band_scale() == next(c for c in CLASSED["classes"] if c["name"] == u.prior["scaling_class"]["name"])["band_scale"]
-    assert dict(res.interval_facts())["band scale"].startswith("× 0.3: ") and "fewer than 3 degrees" in \
-        dict(res.interval_facts())["band scale"]
+    assert (
+        u.band_scale()
+        == next(c for c in CLASSED["classes"] if c["name"] == u.prior["scaling_class"]["name"])["band_scale"]
+    )
+    assert (
+        dict(res.interval_facts())["band scale"].startswith("× 0.3: ")
+        and "fewer than 3 degrees" in dict(res.interval_facts())["band scale"]
+    )
     d = unc.to_dict()
     d["prior"]["few_dof_band_scale"] = "narrow"
     with pytest.raises(PerfModelError, match="few_dof_band_scale"):

@@ -34,9 +34,11 @@ def test_judge_names_each_value_past_its_threshold():
     good = judge({"mape": 2.0, "r2": 0.99, "max_pct_error": 5.0}, {"mape": 3.0})
     assert not good.poor and good.reasons == []
     bad = judge({"mape": 60.0, "r2": 0.04, "max_pct_error": 146.0}, {"mape": 62.0})
-    assert bad.poor and bad.sentence() == (f"cross-validated error 62 % (above {POOR_MAPE:.0f} %), "
-                                           f"R² 0.04 (below {POOR_R2:g}), largest error 146 % "
-                                           f"(above {POOR_MAX_ERROR:.0f} %)")
+    assert bad.poor and bad.sentence() == (
+        f"cross-validated error 62 % (above {POOR_MAPE:.0f} %), "
+        f"R² 0.04 (below {POOR_R2:g}), largest error 146 % "
+        f"(above {POOR_MAX_ERROR:.0f} %)"
+    )
     # without a cross-validation, the in-sample error is judged and called what it is
     assert judge({"mape": 30.0, "r2": 0.9, "max_pct_error": 50.0}).reasons == ["typical error 30 % (above 25 %)"]
     assert not judge({"mape": float("nan"), "r2": float("nan")}).poor  # nothing known: nothing claimed
@@ -96,8 +98,9 @@ def test_groups_results_and_cli_agree_on_the_cross_validated_error(tmp_path, cap
     table = at.dataframe[0].value.set_index("group")
     on_groups = float(table.loc["ResNet-50 / dgx1-p100", "CV MAPE (%)"])
     model = tmp_path / "m.json"
-    code, _, err = run(["fit", "tf-cnn-resnet50-dgx1", "--cv", "5", "--replicates", "0", "--maxiter", "300",
-                        "--out", model], capsys)
+    code, _, err = run(
+        ["fit", "tf-cnn-resnet50-dgx1", "--cv", "5", "--replicates", "0", "--maxiter", "300", "--out", model], capsys
+    )
     assert code == 0, err
     on_cli = json.loads(model.read_text())["validation"]["5-fold"]["mape"]
     assert on_groups == pytest.approx(metrics["mape"], rel=1e-9) == pytest.approx(on_cli, rel=1e-9)
@@ -131,8 +134,12 @@ def test_groups_headline_carries_ranges_and_leaves_poor_fits_unranked():
     assert not any(c.startswith("c[") for t in tables for c in t.columns)
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     from perfmodel.plots.style import GROUP_COLORS
-    lines = [tr for tr in spec["data"] if tr.get("mode") == "lines" and tr.get("showlegend", True)
-             and "interval" not in tr.get("name", "")]
+
+    lines = [
+        tr
+        for tr in spec["data"]
+        if tr.get("mode") == "lines" and tr.get("showlegend", True) and "interval" not in tr.get("name", "")
+    ]
     assert {tr["line"]["color"] for tr in lines} <= set(GROUP_COLORS)  # Okabe–Ito
     assert sum(tr.get("fill") == "tonexty" for tr in spec["data"]) == len(lines)  # a band per charted group
     # grouped by model only, every group mixes 4 platforms: 42-58 % CV error, too poor to rank
@@ -154,7 +161,9 @@ def test_group_intervals_added_later_are_the_ones_fit_groups_computes():
     later = fit_groups(frame, ["model", "platform"], **kw).with_intervals(replicates=40)
     env = {"p": [32.0], "b": [32.0], "N": [1281167.0]}
     for a, b in zip(direct.outcomes, later.outcomes):
-        assert np.array_equal(a.result.predict(env, interval=0.9).to_numpy(), b.result.predict(env, interval=0.9).to_numpy())
+        assert np.array_equal(
+            a.result.predict(env, interval=0.9).to_numpy(), b.result.predict(env, interval=0.9).to_numpy()
+        )
 
 
 # -- error positions point into what the user typed ------------------------------------------------

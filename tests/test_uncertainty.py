@@ -22,9 +22,11 @@ from perfmodel.fitting import DEFAULT_LAM
 
 ROOT = Path(__file__).resolve().parent.parent
 
+
 def _coverage_module():
-    spec = importlib.util.spec_from_file_location("perfmodel_interval_coverage",
-                                                  ROOT / "benchmarks" / "interval_coverage.py")
+    spec = importlib.util.spec_from_file_location(
+        "perfmodel_interval_coverage", ROOT / "benchmarks" / "interval_coverage.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -63,8 +65,9 @@ def test_constant_intervals_cover_the_generating_constants():
     hits = []
     for i in range(40):
         meas = simulated(rng, reps=2)
-        res = compute_intervals(Model("1 + N/p + log2(p)", lam=0, seed=i).fit(meas), meas, replicates=100,
-                                                                                    calibrate=False)
+        res = compute_intervals(
+            Model("1 + N/p + log2(p)", lam=0, seed=i).fit(meas), meas, replicates=100, calibrate=False
+        )
         ci = res.constant_intervals(0.9)
         hits.append([ci[k][0] <= TRUE[k] <= ci[k][1] for k in ("c0", "c1", "c2")])
     rate = np.mean(hits, axis=0)
@@ -94,8 +97,9 @@ def test_without_intervals_a_clear_message():
 
 def three_gpu_counts():
     # seconds per epoch at 1, 2 and 4 GPUs (TF CNN benchmarks, ResNet-50 on a DGX-1, batch 64)
-    return pd.DataFrame({"gpus": [1, 2, 4], "batch": [64, 64, 64], "samples": [1281167] * 3,
-                         "t": [5850.078, 3004.8, 1535.3]})
+    return pd.DataFrame(
+        {"gpus": [1, 2, 4], "batch": [64, 64, 64], "samples": [1281167] * 3, "t": [5850.078, 3004.8, 1535.3]}
+    )
 
 
 def test_three_configurations_fit_with_the_default_lambda_and_are_refused_at_zero():
@@ -105,8 +109,11 @@ def test_three_configurations_fit_with_the_default_lambda_and_are_refused_at_zer
     assert res.settings["lam"] == DEFAULT_LAM > 0
     assert any("more unknowns than measurements" in w for w in res.warnings)
     assert res.metrics["mape"] < 2
-    with pytest.raises(PerfModelError, match=r"3 distinct configuration\(s\) cannot determine 4 fitted "
-                                             r"parameters .* at λ = 0; set λ > 0"):
+    with pytest.raises(
+        PerfModelError,
+        match=r"3 distinct configuration\(s\) cannot determine 4 fitted "
+        r"parameters .* at λ = 0; set λ > 0",
+    ):
         Model(preset="data-parallel", lam=0).fit(df, time="t", factors=factors)
     compute_intervals(res, Measurements.from_frame(df, "t", factors))
     out = res.predict({"gpus": [8], "batch": [64], "samples": [1281167]}, interval=0.9)
@@ -139,9 +146,12 @@ def test_warnings_dropped_terms_lambda_too_large_collinear_and_far_extrapolation
     assert any("λ = 50 is too large" in w for w in res.warnings)
     notes = res.prediction_warnings({"p": [128.0], "N": [1e4]})
     assert any("8× the largest measured p" in n for n in notes)
-    assert any("below one sample" in n for n in
-               Model("1 + N/p").fit(df.assign(b=64), time="t", factors={"p": "p", "N": "N", "b": "b"})
-               .prediction_warnings({"p": [1.0], "N": [1e4], "b": [0.5]}))
+    assert any(
+        "below one sample" in n
+        for n in Model("1 + N/p")
+        .fit(df.assign(b=64), time="t", factors={"p": "p", "N": "N", "b": "b"})
+        .prediction_warnings({"p": [1.0], "N": [1e4], "b": [0.5]})
+    )
 
 
 def test_advise_picks_the_informative_configuration():
@@ -190,15 +200,33 @@ def test_auto_ensemble_is_recorded_and_predicts(tmp_path):
 
 
 def run_cli(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "perfmodel", *args], cwd=cwd, capture_output=True, text=True,
-                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    return subprocess.run(
+        [sys.executable, "-m", "perfmodel", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
 
 
 def test_cli_predict_interval_show_and_advise(tmp_path):
     meas = simulated(np.random.default_rng(2))
     meas.frame.to_csv(tmp_path / "runs.csv", index=False)
-    r = run_cli("fit", "runs.csv", "--time", "t", "--factor", "p=p", "--factor", "N=N", "--terms",
-                "1 + N/p + log2(p)", "--out", "m.json", cwd=tmp_path)
+    r = run_cli(
+        "fit",
+        "runs.csv",
+        "--time",
+        "t",
+        "--factor",
+        "p=p",
+        "--factor",
+        "N=N",
+        "--terms",
+        "1 + N/p + log2(p)",
+        "--out",
+        "m.json",
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     assert "[[Intervals]]" in r.stdout
     pd.DataFrame({"p": [8, 128], "N": [2e4, 2e4]}).to_csv(tmp_path / "new.csv", index=False)
@@ -211,15 +239,41 @@ def test_cli_predict_interval_show_and_advise(tmp_path):
     assert "far beyond the measured range" in r.stderr
     r = run_cli("show", "m.json", cwd=tmp_path)
     assert r.returncode == 0 and "c1 = " in r.stdout and "[" in r.stdout.split("c1 = ")[1].splitlines()[0]
-    r = run_cli("advise", "m.json", "--target", "p=64,N=20000", "--grid", "p=1,2,4,8,16,32", "--budget", "600",
-                "--out", "plan.csv", cwd=tmp_path)
+    r = run_cli(
+        "advise",
+        "m.json",
+        "--target",
+        "p=64,N=20000",
+        "--grid",
+        "p=1,2,4,8,16,32",
+        "--budget",
+        "600",
+        "--out",
+        "plan.csv",
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     plan = pd.read_csv(tmp_path / "plan.csv")
     assert plan["in_plan"].all() and plan["cumulative_s"].max() <= 600
     r = run_cli("advise", "m.json", "--target", "p=64", "--grid", "p=1,2", cwd=tmp_path)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "needs a value for N" in r.stderr
-    r = run_cli("fit", "runs.csv", "--time", "t", "--factor", "p=p", "--factor", "N=N", "--terms",
-                "1 + N/p + log2(p)", "--replicates", "0", "--out", "bare.json", cwd=tmp_path)
+    r = run_cli(
+        "fit",
+        "runs.csv",
+        "--time",
+        "t",
+        "--factor",
+        "p=p",
+        "--factor",
+        "N=N",
+        "--terms",
+        "1 + N/p + log2(p)",
+        "--replicates",
+        "0",
+        "--out",
+        "bare.json",
+        cwd=tmp_path,
+    )
     r = run_cli("predict", "bare.json", "new.csv", "--interval", "0.9", "--out", "x.csv", cwd=tmp_path)
     assert r.returncode == 2 and "no intervals" in r.stderr
 
@@ -244,9 +298,13 @@ def test_sweep_runs_the_plan_that_advise_wrote(tmp_path):
     table.to_csv(tmp_path / "plan.csv", index=False)
     planned = table[table["in_plan"]]
     cmd = f'{shlex.quote(sys.executable)} -c "pass" {{p}} {{N}}'
-    r = subprocess.run([sys.executable, "-m", "perfmodel", "sweep", "--command", cmd, "--plan", "plan.csv",
-                        "--out", "t.csv"], cwd=tmp_path, capture_output=True, text=True,
-                       env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    r = subprocess.run(
+        [sys.executable, "-m", "perfmodel", "sweep", "--command", cmd, "--plan", "plan.csv", "--out", "t.csv"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
     assert r.returncode == 0, r.stderr
     ran = pd.read_csv(tmp_path / "t.csv")
     assert ran["p"].tolist() == planned["p"].astype(int).tolist()  # in the advised order

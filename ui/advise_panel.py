@@ -30,43 +30,70 @@ def show(res, meas, symbol: str, fixed: dict, target_x: float, unit: str | None 
     ``unit`` (the page's one unit; by default each time's own)."""
     sym = md(symbol)
     st.subheader("What to measure next")
-    st.caption(f"Which run would narrow the interval at {sym} = {fmt_num(target_x)} most, per GPU-hour it uses "
-               "(p × its predicted run time; or per hour of wall time, below): every plausible model the bootstrap "
-               "kept is asked what that run would show, and a run beyond the measured range also shortens the "
-               "extrapolation.")
+    st.caption(
+        f"Which run would narrow the interval at {sym} = {fmt_num(target_x)} most, per GPU-hour it uses "
+        "(p × its predicted run time; or per hour of wall time, below): every plausible model the bootstrap "
+        "kept is asked what that run would show, and a run beyond the measured range also shortens the "
+        "extrapolation."
+    )
     target = {**fixed, symbol: float(target_x)}
     measured = np.unique(meas.values(symbol)) if symbol in meas.factors else [res.factor_ranges[symbol][1]]
     grid = {symbol: candidate_values(measured, float(target_x))}
     c = st.columns([1, 3])
-    budget_h = c[0].number_input("Budget (hours of runs, 0: no limit)", min_value=0.0, value=0.0, step=0.5,
-                                 key="w:advise_budget", help="Plan only the runs whose predicted times fit in it.")
-    by_wall = c[0].toggle("Rank by wall time", key="w:advise_wall",
-                          help="Off: the gain per GPU-hour of the run (a wide run costs p times the resources "
-                               "of a one-GPU run of the same length). On: the gain per hour of waiting.")
+    budget_h = c[0].number_input(
+        "Budget (hours of runs, 0: no limit)",
+        min_value=0.0,
+        value=0.0,
+        step=0.5,
+        key="w:advise_budget",
+        help="Plan only the runs whose predicted times fit in it.",
+    )
+    by_wall = c[0].toggle(
+        "Rank by wall time",
+        key="w:advise_wall",
+        help="Off: the gain per GPU-hour of the run (a wide run costs p times the resources "
+        "of a one-GPU run of the same length). On: the gain per hour of waiting.",
+    )
     try:
-        table = advise(res, target, grid, budget=budget_h * 3600 if budget_h > 0 else None,
-                       rank_by="wall-time" if by_wall else "gpu-hours")
+        table = advise(
+            res,
+            target,
+            grid,
+            budget=budget_h * 3600 if budget_h > 0 else None,
+            rank_by="wall-time" if by_wall else "gpu-hours",
+        )
     except PerfModelError as exc:
         st.info(md(str(exc)), icon=":material/info:")
         return
     a = table.attrs
     top = table.iloc[0]
     if top["gain_pct"] > 0:
-        c[1].success(f"Measure **{sym} = {fmt_num(top[symbol])}** next: the interval at {sym} = "
-                     f"{fmt_num(target_x)} would shrink from ±{a['target_halfwidth_pct']:.0f} % to about "
-                     f"±{top['target_halfwidth_pct']:.0f} %, for a run of about {fmt_seconds(top['predicted_time'], unit)}.",
-                     icon=":material/science:")
+        c[1].success(
+            f"Measure **{sym} = {fmt_num(top[symbol])}** next: the interval at {sym} = "
+            f"{fmt_num(target_x)} would shrink from ±{a['target_halfwidth_pct']:.0f} % to about "
+            f"±{top['target_halfwidth_pct']:.0f} %, for a run of about {fmt_seconds(top['predicted_time'], unit)}.",
+            icon=":material/science:",
+        )
     else:
         c[1].info("No candidate run would narrow the interval at the target noticeably.", icon=":material/info:")
-    view = pd.DataFrame({
-        symbol: table[symbol], "predicted run time": [fmt_seconds(v, unit) for v in table["predicted_time"]],
-        "interval at the target after it (±%)": table["target_halfwidth_pct"].round(1),
-        "narrower by (points)": table["gain_pct"].round(1),
-        "GPU-hours": table["gpu_hours"].round(2),
-        "per GPU-hour": table["gain_per_gpu_hour"].round(1),
-        "per hour of runs": table["gain_per_hour"].round(1)})
+    view = pd.DataFrame(
+        {
+            symbol: table[symbol],
+            "predicted run time": [fmt_seconds(v, unit) for v in table["predicted_time"]],
+            "interval at the target after it (±%)": table["target_halfwidth_pct"].round(1),
+            "narrower by (points)": table["gain_pct"].round(1),
+            "GPU-hours": table["gpu_hours"].round(2),
+            "per GPU-hour": table["gain_per_gpu_hour"].round(1),
+            "per hour of runs": table["gain_per_hour"].round(1),
+        }
+    )
     if "in_plan" in table:
         view["in the plan"] = table["in_plan"]
     st.dataframe(view.head(8), hide_index=True, width="stretch")
-    st.download_button("Download the ranked runs (CSV, for `sweep --plan`)", to_csv(table),
-                       file_name="measure_next.csv", mime="text/csv", key="advise_csv")
+    st.download_button(
+        "Download the ranked runs (CSV, for `sweep --plan`)",
+        to_csv(table),
+        file_name="measure_next.csv",
+        mime="text/csv",
+        key="advise_csv",
+    )

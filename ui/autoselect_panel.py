@@ -43,7 +43,8 @@ SEARCH_DETAILS = (
     "the simplest is listed first: fewest parameters plus a readability cost (0 for library terms, 1 for a "
     "one-factor block, k for a product of k factors). With more than three factors, those that do not change "
     "the score get no terms. Uses the loss and seed of the fit settings below, at the default λ = 1e-5 as the "
-    "CLI does (then choose λ with the λ path).")
+    "CLI does (then choose λ with the λ path)."
+)
 
 
 class _Stopped(Exception):
@@ -75,8 +76,14 @@ def _path(data_key: str, settings_json: str, _meas: Measurements, _progress=None
             cancelled[0] = bool(_progress(done, total, message))
 
     settings = json.loads(settings_json)
-    path = lambda_path(fitting.model_from(settings), _meas, k=K, seed=int(settings["seed"]), progress=progress,
-                       should_stop=lambda: cancelled[0])
+    path = lambda_path(
+        fitting.model_from(settings),
+        _meas,
+        k=K,
+        seed=int(settings["seed"]),
+        progress=progress,
+        should_stop=lambda: cancelled[0],
+    )
     if cancelled[0]:
         raise _Stopped()
     return path
@@ -99,8 +106,9 @@ def ensemble_for(result) -> str:
     _, others, averaging = plausible(sel, shown[0])
     if not others:
         return ""
-    return json.dumps({"members": [r.to_json() for r in others], "scores": averaging["scores"],
-                       "noise": averaging["noise_scale"]})
+    return json.dumps(
+        {"members": [r.to_json() for r in others], "scores": averaging["scores"], "noise": averaging["noise_scale"]}
+    )
 
 
 # -- callbacks (run before the page, so its widgets are re-seeded from the session state) ---------------
@@ -119,6 +127,7 @@ def _use_lambda(lam: float) -> None:
 def _bar_updater(bar, what: str):
     def on_message(done, total, message):
         bar.progress(min(done / max(total, 1), 1.0), text=f"{what}: {message}")
+
     return on_message
 
 
@@ -126,18 +135,35 @@ def _search_settings(max_terms: int) -> dict:
     # the library's default λ, as `fit --auto`: with λ = 0 a model with more parameters than
     # configurations (the paper's, on 3 GPU counts) could not be validated
     s = st.session_state["settings"]
-    return {"lam": DEFAULT_LAM, "loss": s["loss"], "penalty": s["penalty"], "seed": int(s["seed"]),
-            "max_terms": int(max_terms)}
+    return {
+        "lam": DEFAULT_LAM,
+        "loss": s["loss"],
+        "penalty": s["penalty"],
+        "seed": int(s["seed"]),
+        "max_terms": int(max_terms),
+    }
 
 
 def _candidates_frame(sel: Selection) -> pd.DataFrame:
-    return pd.DataFrame([{"#": i + 1, "expression": c.spec, "parameters": c.n_params, "readability": c.readability,
-                          "CV MAPE (%)": c.cv.get("mape"), "held-out MAPE (%)": c.holdout.get("mape"),
-                          "score": c.score} for i, c in enumerate(sel.candidates)])
+    return pd.DataFrame(
+        [
+            {
+                "#": i + 1,
+                "expression": c.spec,
+                "parameters": c.n_params,
+                "readability": c.readability,
+                "CV MAPE (%)": c.cv.get("mape"),
+                "held-out MAPE (%)": c.holdout.get("mape"),
+                "score": c.score,
+            }
+            for i, c in enumerate(sel.candidates)
+        ]
+    )
 
 
-def _run_and_store(label: str, fn, args: tuple, key: tuple, store: str, field: str, error_key: str,
-                   stopped_text: str) -> None:
+def _run_and_store(
+    label: str, fn, args: tuple, key: tuple, store: str, field: str, error_key: str, stopped_text: str
+) -> None:
     """Run ``fn(*args)`` in a worker thread with a progress bar; keep its result or its error."""
     ss = st.session_state
     bar = st.progress(0.0, text=f"{label}: starting…")
@@ -166,56 +192,97 @@ def _search_caption() -> None:
     st.caption(
         "Tries sums of start-up, compute and communication terms, scores each by how well it predicts runs it "
         "was not fitted on (the largest scales among them), and lists the simplest of those that predict about "
-        "equally well first.", help=SEARCH_DETAILS)
+        "equally well first.",
+        help=SEARCH_DETAILS,
+    )
 
 
 def _find_terms(meas: Measurements) -> None:
     ss = st.session_state
     _search_caption()
     c = st.columns([2, 1, 1])
-    max_terms = c[0].slider("Most terms per model", 2, 6, 5, key="auto:max_terms",
-                            help="Largest number of terms (the intercept included) a candidate may have. "
-                                 "More terms: a wider search and a larger risk of over-fitting.")
-    go = c[1].button("Find terms for me", type="primary", key="auto:go", icon=":material/travel_explore:",
-                     help="Run the automatic search on the current data (a few seconds; cached).")
-    c[2].button("Stop", key="auto:stop", icon=":material/stop_circle:",
-                help="Stop a running search (any other click stops it too).")
+    max_terms = c[0].slider(
+        "Most terms per model",
+        2,
+        6,
+        5,
+        key="auto:max_terms",
+        help="Largest number of terms (the intercept included) a candidate may have. "
+        "More terms: a wider search and a larger risk of over-fitting.",
+    )
+    go = c[1].button(
+        "Find terms for me",
+        type="primary",
+        key="auto:go",
+        icon=":material/travel_explore:",
+        help="Run the automatic search on the current data (a few seconds; cached).",
+    )
+    c[2].button(
+        "Stop",
+        key="auto:stop",
+        icon=":material/stop_circle:",
+        help="Stop a running search (any other click stops it too).",
+    )
     settings = _search_settings(max_terms)
     key = (ss["data_key"], json.dumps(settings, sort_keys=True))
     if go:
-        _run_and_store("Automatic search", _search, (key[0], key[1], meas), key, "auto:selection", "selection",
-                       "auto:error", "the search was stopped")
+        _run_and_store(
+            "Automatic search",
+            _search,
+            (key[0], key[1], meas),
+            key,
+            "auto:selection",
+            "selection",
+            "auto:error",
+            "the search was stopped",
+        )
     found = _stored("auto:selection", "auto:error", "The automatic search failed")
     if found is None:
         return
     sel: Selection = found["selection"]
     if found["key"] != key:
         st.caption("These candidates were found with other settings; press *Find terms for me* to search again.")
-    st.markdown(f"**Candidates** (simplest first among those within noise of the best; "
-                f"{sel.n_screened:,} term sets screened, {len(sel.evaluated)} refined, {sel.seconds:.1f} s)")
-    st.dataframe(_candidates_frame(sel), hide_index=True, width="stretch",
-                 column_config={
-                     "expression": st.column_config.TextColumn("expression", help="The candidate's terms"),
-                     "parameters": st.column_config.NumberColumn("parameters", help="Constants plus free exponents"),
-                     "readability": st.column_config.NumberColumn(
-                         "readability cost", help="0: library terms only; +1 per one-factor block, +k per product "
-                                                  "of k factors"),
-                     "CV MAPE (%)": st.column_config.NumberColumn(
-                         "CV MAPE (%)", format="%.2f", help=f"{K}-fold cross-validated error"),
-                     "held-out MAPE (%)": st.column_config.NumberColumn(
-                         "held-out MAPE (%)", format="%.2f",
-                         help=f"Error on the largest scales ({md(sel.holdout_query or 'none')}), fitted on the others"),
-                     "score": st.column_config.NumberColumn(
-                         "score", format="%.2f", help="½·CV MAPE + ½·held-out MAPE: lower is better"),
-                 })
+    st.markdown(
+        f"**Candidates** (simplest first among those within noise of the best; "
+        f"{sel.n_screened:,} term sets screened, {len(sel.evaluated)} refined, {sel.seconds:.1f} s)"
+    )
+    st.dataframe(
+        _candidates_frame(sel),
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "expression": st.column_config.TextColumn("expression", help="The candidate's terms"),
+            "parameters": st.column_config.NumberColumn("parameters", help="Constants plus free exponents"),
+            "readability": st.column_config.NumberColumn(
+                "readability cost", help="0: library terms only; +1 per one-factor block, +k per product of k factors"
+            ),
+            "CV MAPE (%)": st.column_config.NumberColumn(
+                "CV MAPE (%)", format="%.2f", help=f"{K}-fold cross-validated error"
+            ),
+            "held-out MAPE (%)": st.column_config.NumberColumn(
+                "held-out MAPE (%)",
+                format="%.2f",
+                help=f"Error on the largest scales ({md(sel.holdout_query or 'none')}), fitted on the others",
+            ),
+            "score": st.column_config.NumberColumn(
+                "score", format="%.2f", help="½·CV MAPE + ½·held-out MAPE: lower is better"
+            ),
+        },
+    )
     for line in sel.explain():
         st.info(md(line), icon=":material/info:")
     show_flash("auto")
     cols = st.columns(len(sel.candidates))
     for i, (col, cand) in enumerate(zip(cols, sel.candidates)):
-        col.button(f"Use #{i + 1}", key=f"auto:use:{i}", on_click=_use_candidate, args=(cand.spec, cand.bounds),
-                   icon=":material/input:", width="stretch",
-                   help=f"Put these terms into the model above: {md(cand.spec)}")
+        col.button(
+            f"Use #{i + 1}",
+            key=f"auto:use:{i}",
+            on_click=_use_candidate,
+            args=(cand.spec, cand.bounds),
+            icon=":material/input:",
+            width="stretch",
+            help=f"Put these terms into the model above: {md(cand.spec)}",
+        )
     with st.expander("How the candidates compare", icon=":material/scatter_plot:"):
         st.plotly_chart(selection_figure(sel), key="auto:selection_chart")
         st.code(sel.report(), language=None)
@@ -224,39 +291,66 @@ def _find_terms(meas: Measurements) -> None:
 def _choose_lambda(meas: Measurements) -> None:
     ss = st.session_state
     expr, error = state.parsed_expression()
-    st.caption(f"Fits the current terms at λ from 0 to 0.1 and cross-validates each ({K}-fold). The λ picked is "
-               "the largest whose error is within one standard error of the lowest (the one-standard-error "
-               "rule): the simplest model that predicts as well as the best.")
+    st.caption(
+        f"Fits the current terms at λ from 0 to 0.1 and cross-validates each ({K}-fold). The λ picked is "
+        "the largest whose error is within one standard error of the lowest (the one-standard-error "
+        "rule): the simplest model that predicts as well as the best."
+    )
     settings = state.fit_settings()
     settings.pop("lam", None)
     key = (ss["data_key"], json.dumps(settings, sort_keys=True))
-    go = st.button("Compute the λ path", key="auto:lampath_go", icon=":material/timeline:", disabled=error is not None,
-                   help="Fit and cross-validate the terms above over a range of λ (about a dozen fits per λ; "
-                        "cached).")
+    go = st.button(
+        "Compute the λ path",
+        key="auto:lampath_go",
+        icon=":material/timeline:",
+        disabled=error is not None,
+        help="Fit and cross-validate the terms above over a range of λ (about a dozen fits per λ; cached).",
+    )
     if go and error is None:
         full = {**settings, "lam": 0.0}
-        _run_and_store("λ path", _path, (key[0], json.dumps(full, sort_keys=True), meas), key, "auto:lampath",
-                       "path", "auto:lampath_error", "stopped")
+        _run_and_store(
+            "λ path",
+            _path,
+            (key[0], json.dumps(full, sort_keys=True), meas),
+            key,
+            "auto:lampath",
+            "path",
+            "auto:lampath_error",
+            "stopped",
+        )
     found = _stored("auto:lampath", "auto:lampath_error", "The λ path failed")
     if found is None:
         return
     path = found["path"]
     if found["key"] != key:
-        st.caption(f"This path is for other terms or settings ({md(path.expression)}); compute it again for the "
-                   "current ones.")
+        st.caption(
+            f"This path is for other terms or settings ({md(path.expression)}); compute it again for the current ones."
+        )
     res = st.session_state.get("result")
     names = term_names(res) if res is not None and set(path.terms) <= set(res.terms) else None
     st.plotly_chart(lambda_path_figure(path, names=names), key="auto:lampath_chart")
     i = list(path.lams).index(path.chosen)
     c = st.columns([1, 1, 2])
-    c[0].metric("λ picked by validation", fmt_lambda(path.chosen),
-                help="Largest λ whose cross-validated MAPE is within one standard error of the lowest.")
-    c[1].metric("its CV MAPE", fmt_pct(path.cv_mape[i]),
-                help=f"{K}-fold cross-validated MAPE at that λ (lowest: {fmt_pct(min(path.cv_mape))} at "
-                     f"λ = {fmt_lambda(path.lam_min)}).")
-    c[2].button(f"Use λ = {fmt_lambda(path.chosen)}", key="auto:use_lambda", on_click=_use_lambda,
-                args=(path.chosen,), type="primary", icon=":material/check:",
-                help="Set the regularisation weight of the fit below to the λ picked by validation and refit.")
+    c[0].metric(
+        "λ picked by validation",
+        fmt_lambda(path.chosen),
+        help="Largest λ whose cross-validated MAPE is within one standard error of the lowest.",
+    )
+    c[1].metric(
+        "its CV MAPE",
+        fmt_pct(path.cv_mape[i]),
+        help=f"{K}-fold cross-validated MAPE at that λ (lowest: {fmt_pct(min(path.cv_mape))} at "
+        f"λ = {fmt_lambda(path.lam_min)}).",
+    )
+    c[2].button(
+        f"Use λ = {fmt_lambda(path.chosen)}",
+        key="auto:use_lambda",
+        on_click=_use_lambda,
+        args=(path.chosen,),
+        type="primary",
+        icon=":material/check:",
+        help="Set the regularisation weight of the fit below to the λ picked by validation and refit.",
+    )
     show_flash("lampath")
 
 
@@ -267,9 +361,14 @@ def render() -> None:
         return
     # Keyed expanders keep their open state in the session: a button inside one (which reruns the
     # page) leaves it open, so its result and the buttons under it stay in view.
-    with st.expander("Find terms for me (automatic search)", icon=":material/travel_explore:",
-                     key="auto:open_search", on_change="rerun"):
+    with st.expander(
+        "Find terms for me (automatic search)",
+        icon=":material/travel_explore:",
+        key="auto:open_search",
+        on_change="rerun",
+    ):
         _find_terms(meas)
-    with st.expander("Choose λ by validation (λ path)", icon=":material/tune:",
-                     key="auto:open_lampath", on_change="rerun"):
+    with st.expander(
+        "Choose λ by validation (λ path)", icon=":material/tune:", key="auto:open_lampath", on_change="rerun"
+    ):
         _choose_lambda(meas)

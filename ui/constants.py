@@ -16,20 +16,31 @@ COLUMNS = {
     # bounds and share intervals fits the default width (about 940 px beside the sidebar at 1400 px)
     "name": st.column_config.TextColumn("name", width=45, help="c_k multiplies term k; other names are exponents"),
     "term": st.column_config.TextColumn("term", width=100, help="The term with the fitted exponents"),
-    "meaning": st.column_config.TextColumn("meaning", width=140,  # a long one would push the numbers out
-                                           help="Plain-word name of a library term"),
+    "meaning": st.column_config.TextColumn(
+        "meaning",
+        width=140,  # a long one would push the numbers out
+        help="Plain-word name of a library term",
+    ),
     "category": st.column_config.TextColumn("category", width=100, help="start-up, compute or communication"),
     "overlapped with": st.column_config.TextColumn(
-        "overlapped with", help="The terms on the other side of the term's overlap: the time the two sides "
-                                "run at once is counted once (see the overlap γ)"),
+        "overlapped with",
+        help="The terms on the other side of the term's overlap: the time the two sides "
+        "run at once is counted once (see the overlap γ)",
+    ),
     "value": st.column_config.NumberColumn("value", width=70, format="%.4g", help="Fitted value"),
-    "low": st.column_config.NumberColumn("90 % low", width=70, format="%.4g",
-                                         help="Lower end of the 90 % interval (bootstrap over configurations)"),
+    "low": st.column_config.NumberColumn(
+        "90 % low", width=70, format="%.4g", help="Lower end of the 90 % interval (bootstrap over configurations)"
+    ),
     "high": st.column_config.NumberColumn("90 % high", width=70, format="%.4g", help="Upper end of the 90 % interval"),
     "unit": st.column_config.TextColumn("unit", width=90, help="Seconds per unit of the term"),
     "share (%)": st.column_config.ProgressColumn(
-        "share of time", width=90, min_value=0.0, max_value=100.0, format="%.1f %%",
-        help="The term's share of the total predicted time over the measured runs"),
+        "share of time",
+        width=90,
+        min_value=0.0,
+        max_value=100.0,
+        format="%.1f %%",
+        help="The term's share of the total predicted time over the measured runs",
+    ),
     SHARE_INTERVAL: st.column_config.TextColumn(SHARE_INTERVAL, width=95, help="The 90 % interval of the term's share"),
     "bounds": st.column_config.TextColumn("bounds", width=60, help="Search bounds of an exponent"),
 }
@@ -40,8 +51,10 @@ def frame(res) -> pd.DataFrame:
     ("12.3–15.0 %"), blank for an exponent (a number column would show "None" there)."""
     table = constants_table(res)
     if "share low (%)" in table:
-        spans = [f"{lo:.1f}–{hi:.1f} %" if not (math.isnan(lo) or math.isnan(hi)) else ""
-                 for lo, hi in zip(table.pop("share low (%)"), table.pop("share high (%)"))]
+        spans = [
+            f"{lo:.1f}–{hi:.1f} %" if not (math.isnan(lo) or math.isnan(hi)) else ""
+            for lo, hi in zip(table.pop("share low (%)"), table.pop("share high (%)"))
+        ]
         table.insert(table.columns.get_loc("share (%)") + 1, SHARE_INTERVAL, spans)
     return table
 

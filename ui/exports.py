@@ -34,8 +34,9 @@ def plan_csv(frame) -> str:
     return to_csv(frame, float_format="%.6g")
 
 
-def html_report_bytes(fit_key: str, result, meas, cv_predicted=None, scaling_view: dict | None = None,
-                      plan=None) -> bytes:
+def html_report_bytes(
+    fit_key: str, result, meas, cv_predicted=None, scaling_view: dict | None = None, plan=None
+) -> bytes:
     """The standalone HTML report of ``result`` with the given scaling view and, when given, the plan
     (cached by fit, view and plan)."""
     plan_key = "" if plan is None else plan_csv(plan) + json.dumps(plan.attrs, sort_keys=True, default=str)

@@ -53,10 +53,18 @@ class NotCached(Exception):
 
 def model_from(settings: dict) -> Model:
     """The :class:`perfmodel.Model` of a settings dict (see :func:`ui.state.fit_settings`)."""
-    return Model(settings["terms"], lam=settings["lam"], penalty=settings["penalty"], loss=settings["loss"],
-                 bounds={k: tuple(v) for k, v in settings["bounds"].items()}, seed=settings["seed"],
-                 strategy=settings["strategy"], popsize=settings["popsize"], maxiter=settings["maxiter"],
-                 tol=settings["tol"])
+    return Model(
+        settings["terms"],
+        lam=settings["lam"],
+        penalty=settings["penalty"],
+        loss=settings["loss"],
+        bounds={k: tuple(v) for k, v in settings["bounds"].items()},
+        seed=settings["seed"],
+        strategy=settings["strategy"],
+        popsize=settings["popsize"],
+        maxiter=settings["maxiter"],
+        tol=settings["tol"],
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -68,15 +76,20 @@ def _fit(data_key: str, settings_json: str, _meas: Measurements, _progress=None)
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
-def _validate(data_key: str, settings_json: str, method: str, _meas: Measurements, _progress=None,
-              _cached_only: bool = False) -> dict:
+def _validate(
+    data_key: str, settings_json: str, method: str, _meas: Measurements, _progress=None, _cached_only: bool = False
+) -> dict:
     if _cached_only:
         raise NotCached()
     model = model_from(json.loads(settings_json))
-    v = cross_validate(model, _meas, method=method, k=state.KFOLD_K, seed=int(json.loads(settings_json)["seed"]),
-                       progress=_progress)
-    return {"label": f"{v.method} cross-validation" if method == "kfold" else v.method,
-            "metrics": v.metrics, "predicted": np.asarray(v.predicted, float)}
+    v = cross_validate(
+        model, _meas, method=method, k=state.KFOLD_K, seed=int(json.loads(settings_json)["seed"]), progress=_progress
+    )
+    return {
+        "label": f"{v.method} cross-validation" if method == "kfold" else v.method,
+        "metrics": v.metrics,
+        "predicted": np.asarray(v.predicted, float),
+    }
 
 
 def _in_thread(fn, on_message, args: tuple):
@@ -135,8 +148,10 @@ def run_fit(bar=None, on_fitted=None, validate: bool = True) -> bool:
 
     def on_generation(gen, maxiter, cost):
         if bar is not None:
-            bar.progress(min(gen / max(maxiter, 1), 1.0),
-                         text=f"Differential evolution: generation {gen} (at most {maxiter}), cost {cost:.4g}")
+            bar.progress(
+                min(gen / max(maxiter, 1), 1.0),
+                text=f"Differential evolution: generation {gen} (at most {maxiter}), cost {cost:.4g}",
+            )
 
     try:
         expr_error = state.parsed_expression()[1]
@@ -154,11 +169,11 @@ def run_fit(bar=None, on_fitted=None, validate: bool = True) -> bool:
             def on_fold(i, n):
                 if bar is not None:
                     bar.progress(i / n, text=f"Cross-validating: fold {i} of {n}")
+
             try:
                 cv = _in_thread(_validate, on_fold, (ss["data_key"], key, method, meas))
             except PerfModelError as exc:
-                cv = {"label": state.VALIDATION_METHODS[method], "metrics": None, "predicted": None,
-                      "error": str(exc)}
+                cv = {"label": state.VALIDATION_METHODS[method], "metrics": None, "predicted": None, "error": str(exc)}
     except PerfModelError as exc:
         ss["fit_error"] = str(exc)
         return False
@@ -184,8 +199,7 @@ def _validate_current(method: str, cached_only: bool = False) -> dict:
             return _validate(*args, _cached_only=True)
         return _in_thread(_validate, None, args)
     except PerfModelError as exc:
-        return {"label": state.VALIDATION_METHODS[method], "metrics": None, "predicted": None,
-                "error": str(exc)}
+        return {"label": state.VALIDATION_METHODS[method], "metrics": None, "predicted": None, "error": str(exc)}
 
 
 def ensure_fit() -> None:

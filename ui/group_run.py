@@ -41,10 +41,23 @@ def settings_for(table: dict, terms: str) -> dict:
 @st.cache_data(show_spinner=False, max_entries=32)
 def _plan(key: str, by_json: str, settings_json: str, time: str, factors_json: str, _frame) -> GroupPlan:
     s = json.loads(settings_json)
-    return plan_groups(_frame, json.loads(by_json), time=time, factors=json.loads(factors_json), terms=s["terms"],
-                       bounds={k: tuple(v) for k, v in s["bounds"].items()} or None, lam=s["lam"],
-                       penalty=s["penalty"], loss=s["loss"], seed=s["seed"], strategy=s["strategy"],
-                       popsize=s["popsize"], maxiter=s["maxiter"], tol=s["tol"], cv=CV_K)
+    return plan_groups(
+        _frame,
+        json.loads(by_json),
+        time=time,
+        factors=json.loads(factors_json),
+        terms=s["terms"],
+        bounds={k: tuple(v) for k, v in s["bounds"].items()} or None,
+        lam=s["lam"],
+        penalty=s["penalty"],
+        loss=s["loss"],
+        seed=s["seed"],
+        strategy=s["strategy"],
+        popsize=s["popsize"],
+        maxiter=s["maxiter"],
+        tol=s["tol"],
+        cv=CV_K,
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=4096)
@@ -62,8 +75,9 @@ class GroupRun:
 
     def __init__(self, table: dict, by: list[str], terms: str):
         self.args = (str(table["key"]), json.dumps(list(by)), json.dumps(settings_for(table, terms), sort_keys=True))
-        self.plan = _plan(*self.args, table["time"], json.dumps(table["factors"]),
-                          table["frame"])  # in the mapping's order: it numbers the folds
+        self.plan = _plan(
+            *self.args, table["time"], json.dumps(table["factors"]), table["frame"]
+        )  # in the mapping's order: it numbers the folds
         self.fitted: dict[int, GroupOutcome] = {}
         self.validated: dict[int, GroupOutcome] = {}
 

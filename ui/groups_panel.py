@@ -16,8 +16,15 @@ import pandas as pd
 import streamlit as st
 
 from perfmodel.fitting.quality import judge_result
-from perfmodel.plots.groups import (best_scaling, common_notes, constant_column, group_constants_table,
-                                    group_quality_table, group_split_data, term_styles_by_text)
+from perfmodel.plots.groups import (
+    best_scaling,
+    common_notes,
+    constant_column,
+    group_constants_table,
+    group_quality_table,
+    group_split_data,
+    term_styles_by_text,
+)
 from perfmodel.plots.style import fmt_num, fmt_range, term_name
 from perfmodel.data.datasets import get_dataset, load_frame
 from perfmodel.groups import GroupFits
@@ -71,17 +78,32 @@ def tables() -> dict[str, dict]:
         if data.get("source") == "bundled":
             suggested = get_dataset(data["name"]).groups
         spec = state.current_spec()
-        current = {"key": ss.get("data_key"), "title": data.get("title") or data.get("name"), "frame": frame,
-                   "time": time, "factors": dict(data["factors"]), "terms": spec,
-                   "bounds": state.effective_bounds(spec), "groups": tuple(c for c in suggested if c in cols),
-                   "columns": cols}
+        current = {
+            "key": ss.get("data_key"),
+            "title": data.get("title") or data.get("name"),
+            "frame": frame,
+            "time": time,
+            "factors": dict(data["factors"]),
+            "terms": spec,
+            "bounds": state.effective_bounds(spec),
+            "groups": tuple(c for c in suggested if c in cols),
+            "columns": cols,
+        }
     bundled = None
     if data is None or data.get("name") != GROUP_DATASET:
         ds = get_dataset(GROUP_DATASET)
         frame = load_frame(GROUP_DATASET)
-        bundled = {"key": GROUP_DATASET, "title": ds.title, "frame": frame, "time": ds.time_column,
-                   "factors": dict(ds.factors), "terms": ds.terms, "bounds": {}, "groups": tuple(ds.groups),
-                   "columns": candidate_columns(frame, ds.time_column, dict(ds.factors))}
+        bundled = {
+            "key": GROUP_DATASET,
+            "title": ds.title,
+            "frame": frame,
+            "time": ds.time_column,
+            "factors": dict(ds.factors),
+            "terms": ds.terms,
+            "bounds": {},
+            "groups": tuple(ds.groups),
+            "columns": candidate_columns(frame, ds.time_column, dict(ds.factors)),
+        }
     # The current data first when it comes with groups (or is the user's own table with group columns).
     if current is not None and current["columns"] and (current["groups"] or data.get("source") != "bundled"):
         out[f"Current data: {current['title']}"] = current
@@ -134,11 +156,15 @@ def headline(fits: GroupFits, curves: list, x: str, at: float) -> str:
     note = ""
     if left_out:
         named = "; ".join(f"{md(lab)}: {md(poor[lab])}" for lab in left_out[:4]) + (
-            f"; and {len(left_out) - 4} more" if len(left_out) > 4 else "")
+            f"; and {len(left_out) - 4} more" if len(left_out) > 4 else ""
+        )
         note = f" Not ranked, as their fit is too poor to compare: {named}."
     if len(ranked) < 2:
-        return ("Too few of the groups shown are fitted well enough to say which scales better." + note
-                + " Try other terms, or group by more columns so that each group is one kind of run.")
+        return (
+            "Too few of the groups shown are fitted well enough to say which scales better."
+            + note
+            + " Try other terms, or group by more columns so that each group is one kind of run."
+        )
     best_label = best_scaling(ranked, at, "speedup")[0]
     worst_label = min(((c.label, c.range_at(at)[0]) for c in ranked), key=lambda e: e[1])[0]
     best = next(c for c in ranked if c.label == best_label)
@@ -146,11 +172,13 @@ def headline(fits: GroupFits, curves: list, x: str, at: float) -> str:
     split = group_split_data(fits, {x: at}, labels=[best.label, worst.label])
     why = {lab: {k: v[i] / split.total[i] * 100 for k, v in split.parts.items()} for i, lab in enumerate(split.labels)}
     (b, b_lo, b_hi), (w, w_lo, w_hi) = best.range_at(at), worst.range_at(at)
-    text = (f"At {md(x)} = {fmt_num(at)} (measured in every group shown), **{md(best.label)}** scales best "
-            f"({fmt_range(b, b_lo, b_hi, '×')} speedup; its time {why[best.label]['compute']:.0f} % compute, "
-            f"{why[best.label]['communication']:.0f} % communication) and **{md(worst.label)}** least "
-            f"({fmt_range(w, w_lo, w_hi, '×')}; {why[worst.label]['compute']:.0f} % compute, "
-            f"{why[worst.label]['communication']:.0f} % communication, {why[worst.label]['start-up']:.0f} % start-up)")
+    text = (
+        f"At {md(x)} = {fmt_num(at)} (measured in every group shown), **{md(best.label)}** scales best "
+        f"({fmt_range(b, b_lo, b_hi, '×')} speedup; its time {why[best.label]['compute']:.0f} % compute, "
+        f"{why[best.label]['communication']:.0f} % communication) and **{md(worst.label)}** least "
+        f"({fmt_range(w, w_lo, w_hi, '×')}; {why[worst.label]['compute']:.0f} % compute, "
+        f"{why[worst.label]['communication']:.0f} % communication, {why[worst.label]['start-up']:.0f} % start-up)"
+    )
     if b_lo is not None and w_hi is not None and b_lo <= w_hi:
         text += "; their 90 % ranges overlap, so the order is not certain"
     elif b_lo is not None:
@@ -165,26 +193,39 @@ def show_tables(fits: GroupFits, unit: str) -> None:
     pct = st.column_config.NumberColumn
     quality = group_quality_table(fits)
     height = _height(len(quality))
-    st.dataframe(quality, hide_index=True, width="stretch", height=height, column_config={
-        "group": st.column_config.TextColumn("group", width="medium", pinned=True),
-        "status": st.column_config.TextColumn("status", width="small"),
-        "configurations": pct("configs", width="small", help="Measured configurations in the group"),
-        "MAPE (%)": pct("MAPE %", format="%.2f", width="small", help="In-sample mean absolute percentage error"),
-        "CV MAPE (%)": pct("CV MAPE %", format="%.2f", width="small",
-                           help="5-fold cross-validated MAPE (whole configurations per fold)"),
-        "start-up (%)": pct("start-up %", format="%.1f", width="small", help="Share of the predicted time"),
-        "compute (%)": pct("compute %", format="%.1f", width="small", help="Share of the predicted time"),
-        "communication (%)": pct("comm. %", format="%.1f", width="small",
-                                 help="Share of the predicted time spent communicating"),
-        "notes": st.column_config.TextColumn("notes", width="medium",
-                                             help="Why a group was skipped, or what to know about its fit"),
-    })
+    st.dataframe(
+        quality,
+        hide_index=True,
+        width="stretch",
+        height=height,
+        column_config={
+            "group": st.column_config.TextColumn("group", width="medium", pinned=True),
+            "status": st.column_config.TextColumn("status", width="small"),
+            "configurations": pct("configs", width="small", help="Measured configurations in the group"),
+            "MAPE (%)": pct("MAPE %", format="%.2f", width="small", help="In-sample mean absolute percentage error"),
+            "CV MAPE (%)": pct(
+                "CV MAPE %",
+                format="%.2f",
+                width="small",
+                help="5-fold cross-validated MAPE (whole configurations per fold)",
+            ),
+            "start-up (%)": pct("start-up %", format="%.1f", width="small", help="Share of the predicted time"),
+            "compute (%)": pct("compute %", format="%.1f", width="small", help="Share of the predicted time"),
+            "communication (%)": pct(
+                "comm. %", format="%.1f", width="small", help="Share of the predicted time spent communicating"
+            ),
+            "notes": st.column_config.TextColumn(
+                "notes", width="medium", help="Why a group was skipped, or what to know about its fit"
+            ),
+        },
+    )
     constants = group_constants_table(fits, unit)
     styles = term_styles_by_text(fits)
     config = {"group": st.column_config.TextColumn("group", width="medium", pinned=True)}
     for text, style in styles.items():
         config[constant_column(style, unit)] = st.column_config.TextColumn(
-            width="small", help=f"{term_name(style)}: its constant, in {unit} per unit of the term")
+            width="small", help=f"{term_name(style)}: its constant, in {unit} per unit of the term"
+        )
     st.dataframe(constants, hide_index=True, width="stretch", height=height, column_config=config)
     common = common_notes(fits)
     if common:

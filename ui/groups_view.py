@@ -14,8 +14,13 @@ import streamlit as st
 
 from perfmodel import PerfModelError
 from perfmodel.groups import GroupFits
-from perfmodel.plots.groups import (MODES, common_range_end, group_quality_table, group_scaling_data,
-                                    group_scaling_figure)
+from perfmodel.plots.groups import (
+    MODES,
+    common_range_end,
+    group_quality_table,
+    group_scaling_data,
+    group_scaling_figure,
+)
 from perfmodel.plots.style import FACTOR_WORDS, view_unit
 
 from . import groups_panel
@@ -28,20 +33,31 @@ def _controls(table: dict, by: list[str], run: GroupRun, fits: GroupFits) -> tup
     ss = st.session_state
     skipped = {o.label for o in fits.outcomes if o.result is None}
     labels = [lab for lab in run.labels if lab not in skipped]
-    symbols = sorted({s for o in fits.outcomes if o.result is not None for s in o.result.factors},
-                     key=lambda s: (s != "p", s))
+    symbols = sorted(
+        {s for o in fits.outcomes if o.result is not None for s in o.result.factors}, key=lambda s: (s != "p", s)
+    )
     c = st.columns([3, 2, 2])
     shown_key = f"w:g:shown:{table['key']}:{'|'.join(by)}"
     if shown_key not in ss or not set(ss[shown_key]) <= set(labels):
         ss[shown_key] = groups_panel.default_shown(fits)
-    shown = c[0].multiselect("Groups on the charts", labels, key=shown_key,
-                             help="Every group is in the table below; the charts show the ones chosen here (at "
-                                  "first: the groups that differ only in the first group column).")
-    x = c[1].selectbox("Scale along", symbols, key="w:g:x",
-                       format_func=lambda s: f"{s}: {FACTOR_WORDS.get(s, (s,))[0]}")
-    mode = c[2].radio("Curves", MODES, key="w:g:mode", horizontal=True,
-                      format_func=lambda m: {"time": "predicted time", "speedup": "speedup"}[m],
-                      help="Speedup is each group's time at its smallest measured value over its time at x.")
+    shown = c[0].multiselect(
+        "Groups on the charts",
+        labels,
+        key=shown_key,
+        help="Every group is in the table below; the charts show the ones chosen here (at "
+        "first: the groups that differ only in the first group column).",
+    )
+    x = c[1].selectbox(
+        "Scale along", symbols, key="w:g:x", format_func=lambda s: f"{s}: {FACTOR_WORDS.get(s, (s,))[0]}"
+    )
+    mode = c[2].radio(
+        "Curves",
+        MODES,
+        key="w:g:mode",
+        horizontal=True,
+        format_func=lambda m: {"time": "predicted time", "speedup": "speedup"}[m],
+        help="Speedup is each group's time at its smallest measured value over its time at x.",
+    )
     return shown, x, mode
 
 
@@ -83,8 +99,11 @@ def curves(table: dict, by: list[str], terms: str) -> tuple[GroupFits, str, list
     if not ss.get(done_key):  # a first run: the curves now, before the slow part
         status.markdown(f"Fitting {n} groups by {named}: {len(run.fitted)} fitted, the charted ones first…")
         first = run.fits()
-        chart.plotly_chart(group_scaling_figure(first, x, mode, labels=shown, unit=_unit(first, x, shown)),
-                           width="stretch", key="g:curves:first")
+        chart.plotly_chart(
+            group_scaling_figure(first, x, mode, labels=shown, unit=_unit(first, x, shown)),
+            width="stretch",
+            key="g:curves:first",
+        )
     run.fit(range(n), each=step("Fitting", len(run.fitted)))
     run.fit(range(n), cv=True, each=step("Cross-validating", n))
     bar.progress(1.0, text="Computing the 90 % ranges of the charted groups…")
@@ -93,16 +112,22 @@ def curves(table: dict, by: list[str], terms: str) -> tuple[GroupFits, str, list
     ss[done_key] = True
 
     skipped = [o for o in fits.outcomes if o.status != "ok"]
-    status.markdown(f"**{fits.n_ok} of {len(fits)} groups fitted** by {named} in {fits.seconds:.1f} s"
-                    + (f"; {len(skipped)} skipped (reasons in the table)" if skipped else "") + ".")
+    status.markdown(
+        f"**{fits.n_ok} of {len(fits)} groups fitted** by {named} in {fits.seconds:.1f} s"
+        + (f"; {len(skipped)} skipped (reasons in the table)" if skipped else "")
+        + "."
+    )
     speedups = group_scaling_data(fits, x, "speedup", labels=shown)
     times = group_scaling_data(fits, x, "time", labels=shown)
     unit = _unit(fits, x, shown, times)
     at = common_range_end(speedups)
     if at is not None and len(speedups) > 1:
         head.markdown(groups_panel.headline(fits, speedups, x, at))
-    chart.plotly_chart(group_scaling_figure(fits, x, mode, labels=shown, curves=speedups if mode == "speedup" else times,
-                                            unit=unit), width="stretch", key="g:curves")
+    chart.plotly_chart(
+        group_scaling_figure(fits, x, mode, labels=shown, curves=speedups if mode == "speedup" else times, unit=unit),
+        width="stretch",
+        key="g:curves",
+    )
     return fits, x, shown, at, unit
 
 

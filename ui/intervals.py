@@ -24,15 +24,27 @@ LEVEL = 0.9
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
-def _intervals(data_key: str, result_json: str, _meas: Measurements, ensemble_json: str = "",
-               gpus_per_node: int | None = None, _cached_only: bool = False) -> dict:
+def _intervals(
+    data_key: str,
+    result_json: str,
+    _meas: Measurements,
+    ensemble_json: str = "",
+    gpus_per_node: int | None = None,
+    _cached_only: bool = False,
+) -> dict:
     if _cached_only:
         raise NotCached()
     res = FitResult.from_json(result_json)
     if ensemble_json:  # the automatic search's other plausible models (ui.autoselect_panel.ensemble_for)
         ens = json.loads(ensemble_json)
-        compute_intervals(res, _meas, candidates=[FitResult.from_json(j) for j in ens["members"]],
-                          scores=ens["scores"], noise_scale=ens["noise"], gpus_per_node=gpus_per_node)
+        compute_intervals(
+            res,
+            _meas,
+            candidates=[FitResult.from_json(j) for j in ens["members"]],
+            scores=ens["scores"],
+            noise_scale=ens["noise"],
+            gpus_per_node=gpus_per_node,
+        )
     else:
         compute_intervals(res, _meas, gpus_per_node=gpus_per_node)
     return res.uncertainty
@@ -45,8 +57,13 @@ def _args(res) -> tuple:
     from .autoselect_panel import ensemble_for
 
     ss = st.session_state
-    return (ss["data_key"], dataclasses.replace(res, validation={}).to_json(), ss["meas"], ensemble_for(res),
-            ss.get("gpus_per_node"))
+    return (
+        ss["data_key"],
+        dataclasses.replace(res, validation={}).to_json(),
+        ss["meas"],
+        ensemble_for(res),
+        ss.get("gpus_per_node"),
+    )
 
 
 def attach_cached() -> None:

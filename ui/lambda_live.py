@@ -22,9 +22,11 @@ from ui import fitting, state
 from ui.widgets import fmt_lambda, fmt_pct, md, show_flash
 
 CHARTS = {"parity": "predicted against measured", "scaling": "scaling curve"}
-LAMBDA_HELP = ("Weight of the penalty on the constants (normalised by the data, so λ means the same on any "
-               "dataset). 0: no penalty; a larger λ shrinks small terms towards zero (a simpler model, a larger "
-               "error). Moving it refits at once.")
+LAMBDA_HELP = (
+    "Weight of the penalty on the constants (normalised by the data, so λ means the same on any "
+    "dataset). 0: no penalty; a larger λ shrinks small terms towards zero (a simpler model, a larger "
+    "error). Moving it refits at once."
+)
 
 
 def _series(fit_key) -> str:
@@ -44,7 +46,9 @@ def record_current() -> None:
     cv = (ss.get("cv") or {}).get("metrics") or {}
     strips = ss.setdefault("lam:strips", {})
     strips.setdefault(_series(key), {})[float(res.settings["lam"])] = (
-        float(res.metrics["mape"]), float(cv.get("mape", float("nan"))))
+        float(res.metrics["mape"]),
+        float(cv.get("mape", float("nan"))),
+    )
     kept = ss.setdefault("lam:kept", {})
     kept.setdefault(_series(key), {})[float(res.settings["lam"])] = kept_terms(res)
 
@@ -71,13 +75,18 @@ def revived_note(res, back: list, smaller: float) -> str:
     what = []
     for term in back:
         k = list(res.terms).index(term)
-        size = (f"{fmt_num(res.coefficients[f'c{k}'])} s" if term == "1"
-                else f"{res.shares.get(term, 0.0) * 100:.1f} % of the time")
+        size = (
+            f"{fmt_num(res.coefficients[f'c{k}'])} s"
+            if term == "1"
+            else f"{res.shares.get(term, 0.0) * 100:.1f} % of the time"
+        )
         what.append(f"{md(names.get(term, term))} ({size})")
-    return (f"Raising λ to {fmt_lambda(res.settings['lam'])} brought back {', '.join(what)}, dropped at "
-            f"λ = {fmt_lambda(smaller)}: λ weighs each term by its share of the time, so a larger λ lowers the "
-            "largest term most, and the fit makes up the shortest runs' time with a small term it had no use "
-            "for before; a larger λ does not always mean fewer terms.")
+    return (
+        f"Raising λ to {fmt_lambda(res.settings['lam'])} brought back {', '.join(what)}, dropped at "
+        f"λ = {fmt_lambda(smaller)}: λ weighs each term by its share of the time, so a larger λ lowers the "
+        "largest term most, and the fit makes up the shortest runs' time with a small term it had no use "
+        "for before; a larger λ does not always mean fewer terms."
+    )
 
 
 def _strip_points() -> dict:
@@ -112,8 +121,14 @@ def _chart(res, meas, kind: str):
     if kind == "scaling" and res.factors:
         x = "p" if "p" in res.factors else next(iter(res.factors))
         lo, hi = res.factor_ranges[x]
-        return scaling_figure(res, x, meas=meas, log_x=bool(lo > 0 and hi / lo >= 8), height=400,
-                              title=f"Run time as {FACTOR_WORDS.get(x, (x,))[0]} grow")
+        return scaling_figure(
+            res,
+            x,
+            meas=meas,
+            log_x=bool(lo > 0 and hi / lo >= 8),
+            height=400,
+            title=f"Run time as {FACTOR_WORDS.get(x, (x,))[0]} grow",
+        )
     return parity_figure(res, meas, height=440, legend="top")  # inside, it hid points of this small chart
 
 
@@ -130,14 +145,26 @@ def render() -> None:
     left, right = st.columns([2, 3], gap="large")
     with left:
         ss["w:lam"] = lam
-        st.select_slider("Regularisation weight λ (log scale)", options=sorted(set(state.LAMBDAS) | {lam}),
-                         key="w:lam", format_func=fmt_lambda, on_change=_lambda_changed,
-                         disabled=error is not None, help=LAMBDA_HELP)
+        st.select_slider(
+            "Regularisation weight λ (log scale)",
+            options=sorted(set(state.LAMBDAS) | {lam}),
+            key="w:lam",
+            format_func=fmt_lambda,
+            on_change=_lambda_changed,
+            disabled=error is not None,
+            help=LAMBDA_HELP,
+        )
         strip = st.container(key="live_strip").empty()
         stats = st.empty()
-        st.radio("Beside the formula", list(CHARTS), format_func=CHARTS.get, key="w:live_chart", horizontal=True,
-                 help="The chart redrawn with every λ: measured against predicted time of every run, or the "
-                      "predicted time along p (the scaling curve).")
+        st.radio(
+            "Beside the formula",
+            list(CHARTS),
+            format_func=CHARTS.get,
+            key="w:live_chart",
+            horizontal=True,
+            help="The chart redrawn with every λ: measured against predicted time of every run, or the "
+            "predicted time along p (the scaling curve).",
+        )
     with right:
         show_flash("fit")
         formula = st.container(key="live_formula").empty()
@@ -168,27 +195,39 @@ def render() -> None:
 
     cv = ss.get("cv") or {}
     cv_text = f" · {md(cv['label'])}: MAPE **{fmt_pct(cv['metrics']['mape'])}**" if cv.get("metrics") else ""
-    stats.markdown(f"λ = **{fmt_lambda(res.settings['lam'])}** · in-sample MAPE **{fmt_pct(res.metrics['mape'])}**"
-                   f"{cv_text}  \n{res.convergence.get('nit')} generations, "
-                   f"{res.convergence.get('seconds', 0):.2f} s")
+    stats.markdown(
+        f"λ = **{fmt_lambda(res.settings['lam'])}** · in-sample MAPE **{fmt_pct(res.metrics['mape'])}**"
+        f"{cv_text}  \n{res.convergence.get('nit')} generations, "
+        f"{res.convergence.get('seconds', 0):.2f} s"
+    )
     points = _strip_points()
     if len(points) < 2:
         strip.caption("Move λ: the error of every λ you try is drawn here, the current one marked.")
     else:
         lams = sorted(points)
-        strip.plotly_chart(lambda_strip_figure(lams, [points[v][0] for v in lams], [points[v][1] for v in lams],
-                                               float(res.settings["lam"])),
-                           width="stretch", theme=None, config={"displayModeBar": False})
+        strip.plotly_chart(
+            lambda_strip_figure(
+                lams, [points[v][0] for v in lams], [points[v][1] for v in lams], float(res.settings["lam"])
+            ),
+            width="stretch",
+            theme=None,
+            config={"displayModeBar": False},
+        )
     with notes:
         if ss.get("fit_error"):
             st.error(f"The fit failed: {md(ss['fit_error'])}", icon=":material/error:")
         if fitting.is_stale():
-            st.info("The terms or settings changed since this fit: move λ or press **Fit model** to refit.",
-                    icon=":material/update:")
+            st.info(
+                "The terms or settings changed since this fit: move λ or press **Fit model** to refit.",
+                icon=":material/update:",
+            )
         for w in res.warnings:
             st.warning(md(w), icon=":material/warning:")
-        back = revived(ss.get("lam:kept", {}).get(_series(ss["fit_key"]), {}), float(res.settings["lam"])) \
-            if ss.get("fit_key") else None
+        back = (
+            revived(ss.get("lam:kept", {}).get(_series(ss["fit_key"]), {}), float(res.settings["lam"]))
+            if ss.get("fit_key")
+            else None
+        )
         if back:
             st.info(revived_note(res, *back), icon=":material/lightbulb:")
         if cv.get("error"):

@@ -20,9 +20,11 @@ from ui import fitting, state
 from ui.widgets import fmt_pct, flash, md, show_flash
 
 CATEGORY_BADGE = {"start-up": "gray", "compute": "blue", "communication": "orange", "scaling": "green"}
-LOSS_HELP = {"relative": "relative: squared relative error, so short and long runs weigh the same (default)",
-             "absolute": "absolute: least squares on the times (long runs dominate)",
-             "log": "log: squared error of log times"}
+LOSS_HELP = {
+    "relative": "relative: squared relative error, so short and long runs weigh the same (default)",
+    "absolute": "absolute: least squares on the times (long runs dominate)",
+    "log": "log: squared error of log times",
+}
 
 
 # -- callbacks -------------------------------------------------------------------------------------------
@@ -48,9 +50,16 @@ def _use_spec(spec: str) -> None:
 def _submit() -> None:
     ss = st.session_state
     s = dict(ss["settings"])
-    s.update(penalty=ss["w:penalty"], loss=ss["w:loss"], validation=ss["w:validation"],
-             seed=int(ss["w:seed"]), popsize=int(ss["w:popsize"]), maxiter=int(ss["w:maxiter"]),
-             strategy=ss["w:strategy"], tol=float(ss["w:tol"]))
+    s.update(
+        penalty=ss["w:penalty"],
+        loss=ss["w:loss"],
+        validation=ss["w:validation"],
+        seed=int(ss["w:seed"]),
+        popsize=int(ss["w:popsize"]),
+        maxiter=int(ss["w:maxiter"]),
+        strategy=ss["w:strategy"],
+        tol=float(ss["w:tol"]),
+    )
     ss["settings"] = s
     bounds = dict(ss.get("bounds", {}))
     for p in state.effective_bounds():
@@ -62,9 +71,11 @@ def _submit() -> None:
 
 # -- terms -----------------------------------------------------------------------------------------------
 #: How the Model page explains an overlap and how its time is shared (the rule of perfmodel.language.overlap).
-OVERLAP_NOTE = ("overlap(A, B; g) = (A^g + B^g)^(1/g): g = 1 adds A and B, large g hides the smaller one; "
-                "its time is shared between A and B in proportion to A^g and B^g, and within a side in "
-                "proportion to each term's own c·term, so the shares still add up to the prediction")
+OVERLAP_NOTE = (
+    "overlap(A, B; g) = (A^g + B^g)^(1/g): g = 1 adds A and B, large g hides the smaller one; "
+    "its time is shared between A and B in proportion to A^g and B^g, and within a side in "
+    "proportion to each term's own c·term, so the shares still add up to the prediction"
+)
 
 
 def terms_section(meas) -> None:
@@ -75,16 +86,28 @@ def terms_section(meas) -> None:
     data = ss.get("data") or {}
     cols = st.columns(len(PRESETS) + 1)
     for i, (name, desc) in enumerate(PRESETS.items()):
-        cols[i].button(name, key=f"preset:{name}", on_click=state.apply_preset, args=(name,), help=desc,
-                       width="stretch", icon=":material/auto_fix_high:")
+        cols[i].button(
+            name,
+            key=f"preset:{name}",
+            on_click=state.apply_preset,
+            args=(name,),
+            help=desc,
+            width="stretch",
+            icon=":material/auto_fix_high:",
+        )
     if data.get("source") == "bundled":
         ds = get_dataset(data["name"])
-        cols[-1].button("dataset's suggestion", key="preset:dataset", on_click=_use_spec, args=(ds.terms,),
-                        width="stretch", icon=":material/recommend:",
-                        help=f"The terms suggested for this dataset in the catalogue: {md(ds.terms)}")
+        cols[-1].button(
+            "dataset's suggestion",
+            key="preset:dataset",
+            on_click=_use_spec,
+            args=(ds.terms,),
+            width="stretch",
+            icon=":material/recommend:",
+            help=f"The terms suggested for this dataset in the catalogue: {md(ds.terms)}",
+        )
 
-    st.markdown("**Term library** (terms that make sense for the mapped factors "
-                f"{md(', '.join(meas.factors))})")
+    st.markdown(f"**Term library** (terms that make sense for the mapped factors {md(', '.join(meas.factors))})")
     grid = st.columns(2)
     for i, t in enumerate(state.library_terms()):
         key = f"lib:{t.key}"
@@ -93,21 +116,29 @@ def terms_section(meas) -> None:
         text = ss["lib_terms"].get(t.key, t.expr).replace("`", "")
         badge = CATEGORY_BADGE.get(t.category, "gray")
         with grid[i % 2]:
-            st.checkbox(f"**{label}** `{text}` :{badge}-badge[{t.category}]", key=key, on_change=_toggle,
-                        args=(t.key, t.expr), help=f"{t.meaning}. Term: `{t.expr}`")
+            st.checkbox(
+                f"**{label}** `{text}` :{badge}-badge[{t.category}]",
+                key=key,
+                on_change=_toggle,
+                args=(t.key, t.expr),
+                help=f"{t.meaning}. Term: `{t.expr}`",
+            )
             st.caption(t.meaning)
 
     ss["w:custom"] = ss["custom_terms"]
     syms = list(meas.factors) + (["I"] if {"N", "b"} <= set(state.model_symbols(meas)) else [])
     st.text_input(
-        "Custom terms, separated by +", key="w:custom", on_change=_custom_changed,
+        "Custom terms, separated by +",
+        key="w:custom",
+        on_change=_custom_changed,
         placeholder="e.g. N/p + m*log2(p) + b^e2",
         help="Any sum of terms over the factor symbols "
-             f"({md(', '.join(syms))}), numbers, "
-             f"\\+ \\- \\* / ^ ( ) and the functions {', '.join(FUNCTIONS)}. Other names are free exponents, "
-             "e.g. b^e2. overlap(A, B; g) = (A^g + B^g)^(1/g) says two sums of terms overlap (g from 1, "
-             "none, to 10, almost max(A, B)); e.g. I\\*overlap(1 + b, log2(p); g). "
-             "The text is checked when you press Enter or leave the field.")
+        f"({md(', '.join(syms))}), numbers, "
+        f"\\+ \\- \\* / ^ ( ) and the functions {', '.join(FUNCTIONS)}. Other names are free exponents, "
+        "e.g. b^e2. overlap(A, B; g) = (A^g + B^g)^(1/g) says two sums of terms overlap (g from 1, "
+        "none, to 10, almost max(A, B)); e.g. I\\*overlap(1 + b, log2(p); g). "
+        "The text is checked when you press Enter or leave the field.",
+    )
     show_flash("terms")
 
     expr, error = state.parsed_expression()
@@ -124,16 +155,27 @@ def terms_section(meas) -> None:
     if expr.overlaps:
         notes.append(OVERLAP_NOTE)
     if expr.params:
-        words = [("e_b, the batch exponent (below 1: larger batches cost less per sample)" if p == "e_b" else
-                  f"{md(p)}, the overlap's γ in [1, 10]" if p in gammas else md(p)) for p in expr.params]
+        words = [
+            (
+                "e_b, the batch exponent (below 1: larger batches cost less per sample)"
+                if p == "e_b"
+                else f"{md(p)}, the overlap's γ in [1, 10]"
+                if p in gammas
+                else md(p)
+            )
+            for p in expr.params
+        ]
         notes.append(f"free exponents, fitted within bounds: {', '.join(words)}")
     notes.append(f"{len(expr.terms)} constants")
     n_par = len(expr.terms) + len(expr.params)
     st.caption(" · ".join(notes) + f" · {n_par} fitted parameters for {meas.n_configurations} configurations")
     if n_par > meas.n_configurations:
-        st.warning(f"{n_par} fitted parameters but only {meas.n_configurations} configurations: the penalty λ decides "
-                   "between models that fit equally well (at λ = 0 the fit is refused); remove terms, or read the "
-                   "split between terms and the intervals with care.", icon=":material/warning:")
+        st.warning(
+            f"{n_par} fitted parameters but only {meas.n_configurations} configurations: the penalty λ decides "
+            "between models that fit equally well (at λ = 0 the fit is refused); remove terms, or read the "
+            "split between terms and the intervals with care.",
+            icon=":material/warning:",
+        )
 
 
 # -- fit form --------------------------------------------------------------------------------------------
@@ -157,46 +199,105 @@ def fit_form() -> None:
             for p in params:
                 c = st.columns([1, 2, 2, 3])
                 c[0].markdown(f"`{p}`")
-                c[1].number_input(f"{p} low", key=f"w:lo:{p}", step=0.5, format="%.3g",
-                                  help=f"Smallest value the search may give {md(p)}.")
-                c[2].number_input(f"{p} high", key=f"w:hi:{p}", step=0.5, format="%.3g",
-                                  help=f"Largest value the search may give {md(p)}. A result at a bound is "
-                                       "flagged.")
+                c[1].number_input(
+                    f"{p} low",
+                    key=f"w:lo:{p}",
+                    step=0.5,
+                    format="%.3g",
+                    help=f"Smallest value the search may give {md(p)}.",
+                )
+                c[2].number_input(
+                    f"{p} high",
+                    key=f"w:hi:{p}",
+                    step=0.5,
+                    format="%.3g",
+                    help=f"Largest value the search may give {md(p)}. A result at a bound is flagged.",
+                )
         c = st.columns([1, 2, 2])
-        c[0].radio("Penalty", PENALTIES, key="w:penalty", format_func=str.upper, horizontal=True,
-                   help="L1 (lasso) drives unneeded terms to exactly zero; L2 (ridge) shrinks all of them.")
-        c[1].selectbox("Loss", LOSSES, key="w:loss", format_func=lambda v: LOSS_HELP[v].split(":")[0],
-                       help="; ".join(LOSS_HELP.values()))
-        c[2].selectbox("Validation", list(state.VALIDATION_METHODS), key="w:validation",
-                       format_func=state.VALIDATION_METHODS.get,
-                       help="Out-of-sample check after the fit (CV, cross-validation): folds hold whole "
-                            "configurations, so the model is judged on configurations it has not seen. "
-                            "Leave-one-out refits once per configuration.")
+        c[0].radio(
+            "Penalty",
+            PENALTIES,
+            key="w:penalty",
+            format_func=str.upper,
+            horizontal=True,
+            help="L1 (lasso) drives unneeded terms to exactly zero; L2 (ridge) shrinks all of them.",
+        )
+        c[1].selectbox(
+            "Loss",
+            LOSSES,
+            key="w:loss",
+            format_func=lambda v: LOSS_HELP[v].split(":")[0],
+            help="; ".join(LOSS_HELP.values()),
+        )
+        c[2].selectbox(
+            "Validation",
+            list(state.VALIDATION_METHODS),
+            key="w:validation",
+            format_func=state.VALIDATION_METHODS.get,
+            help="Out-of-sample check after the fit (CV, cross-validation): folds hold whole "
+            "configurations, so the model is judged on configurations it has not seen. "
+            "Leave-one-out refits once per configuration.",
+        )
         with st.expander("Differential evolution settings", icon=":material/settings:"):
             d = st.columns(5)
-            d[0].number_input("Seed", key="w:seed", step=1, min_value=0, max_value=state.MAX_SEED,
-                              help="Random seed of the search: the same seed gives the same result.")
-            d[1].number_input("Population size", key="w:popsize", min_value=4, max_value=200, step=1,
-                              help="Population size multiplier (SciPy's popsize): candidates = popsize × "
-                                   "parameters.")
-            d[2].number_input("Max generations", key="w:maxiter", min_value=10, max_value=20000, step=50,
-                              help="Upper limit on generations; the search usually stops earlier at convergence.")
-            d[3].selectbox("Strategy", STRATEGIES, key="w:strategy",
-                           help="SciPy differential-evolution strategy (how trial vectors are mutated).")
-            d[4].number_input("Tolerance", key="w:tol", min_value=0.0, max_value=1.0, step=0.005, format="%.4g",
-                              help="Relative convergence tolerance: stop when the population's cost spread is "
-                                   "this small.")
-        st.form_submit_button("Fit model", type="primary", on_click=_submit, icon=":material/play_arrow:",
-                              disabled=error is not None,
-                              help="Fit the terms above with these settings and the λ above (cached: settings "
-                                   "tried before return instantly).")
+            d[0].number_input(
+                "Seed",
+                key="w:seed",
+                step=1,
+                min_value=0,
+                max_value=state.MAX_SEED,
+                help="Random seed of the search: the same seed gives the same result.",
+            )
+            d[1].number_input(
+                "Population size",
+                key="w:popsize",
+                min_value=4,
+                max_value=200,
+                step=1,
+                help="Population size multiplier (SciPy's popsize): candidates = popsize × parameters.",
+            )
+            d[2].number_input(
+                "Max generations",
+                key="w:maxiter",
+                min_value=10,
+                max_value=20000,
+                step=50,
+                help="Upper limit on generations; the search usually stops earlier at convergence.",
+            )
+            d[3].selectbox(
+                "Strategy",
+                STRATEGIES,
+                key="w:strategy",
+                help="SciPy differential-evolution strategy (how trial vectors are mutated).",
+            )
+            d[4].number_input(
+                "Tolerance",
+                key="w:tol",
+                min_value=0.0,
+                max_value=1.0,
+                step=0.005,
+                format="%.4g",
+                help="Relative convergence tolerance: stop when the population's cost spread is this small.",
+            )
+        st.form_submit_button(
+            "Fit model",
+            type="primary",
+            on_click=_submit,
+            icon=":material/play_arrow:",
+            disabled=error is not None,
+            help="Fit the terms above with these settings and the λ above (cached: settings "
+            "tried before return instantly).",
+        )
     if ss.pop("submitted", False) and error is None:
         bar = st.progress(0.0, text="Starting the search…")
         ok = fitting.run_fit(bar)
         bar.empty()
         if ok:
             res = ss["result"]
-            flash("fit", f"Fitted in {res.convergence.get('seconds', 0):.2f} s "
-                         f"({res.convergence.get('nit')} generations): in-sample MAPE {fmt_pct(res.metrics['mape'])}")
+            flash(
+                "fit",
+                f"Fitted in {res.convergence.get('seconds', 0):.2f} s "
+                f"({res.convergence.get('nit')} generations): in-sample MAPE {fmt_pct(res.metrics['mape'])}",
+            )
             st.rerun()
         st.error(f"The fit failed: {md(ss.get('fit_error'))}", icon=":material/error:")

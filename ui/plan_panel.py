@@ -90,8 +90,12 @@ def _seed_from_link(res, meas, defaults: dict) -> None:
     for key, widget in (("grid", "w:plan:grid"), ("deadline", "w:plan:deadline"), ("budget", "w:plan:budget")):
         if key in got:
             ss[widget] = str(got[key])
-    for key, widget, cast in (("repeat", "w:plan:repeat", float), ("price", "w:plan:price", float),
-                              ("gpn", "w:plan:gpn", int), ("level", "w:plan:level", float)):
+    for key, widget, cast in (
+        ("repeat", "w:plan:repeat", float),
+        ("price", "w:plan:price", float),
+        ("gpn", "w:plan:gpn", int),
+        ("level", "w:plan:level", float),
+    ):
         try:
             v = cast(float(got[key])) if key in got else None
         except (TypeError, ValueError):
@@ -103,9 +107,17 @@ def _seed_from_link(res, meas, defaults: dict) -> None:
 
 
 def _defaults(res, meas) -> dict:
-    return {"at": {s: typical_value(res, s, meas) for s in res.factors if s != "p"},
-            "grid": _fmt_list(default_grid(res, meas)), "repeat": 1.0, "pricing": "none", "price": 2.0,
-            "gpn": int(st.session_state.get("gpus_per_node") or 8), "deadline": "", "budget": "", "level": 0.9}
+    return {
+        "at": {s: typical_value(res, s, meas) for s in res.factors if s != "p"},
+        "grid": _fmt_list(default_grid(res, meas)),
+        "repeat": 1.0,
+        "pricing": "none",
+        "price": 2.0,
+        "gpn": int(st.session_state.get("gpus_per_node") or 8),
+        "deadline": "",
+        "budget": "",
+        "level": 0.9,
+    }
 
 
 def controls(res, meas) -> tuple[dict | None, list[str]]:
@@ -134,17 +146,31 @@ def controls(res, meas) -> tuple[dict | None, list[str]]:
     for i, s in enumerate(others):
         words = FACTOR_WORDS.get(s, (res.factors[s],))[0]
         whole = s not in meas.factors or bool(np.all(np.mod(meas.values(s), 1) == 0))
-        at[s] = float(c[i].number_input(
-            f"{md(s)}: {md(words)}", key=f"w:plan:at:{s}", min_value=0.0, step=1.0 if whole else None,
-            format="%.0f" if whole else "%.6g",
-            help=f"Hold {md(s)} at this value in every configuration of the plan (default: its most frequent "
-                 "measured value, as on the Scaling page)."))
-    grid_text = c[-2].text_input("Workers p to compare", key="w:plan:grid",
-                                 help="Comma-separated values of p; empty: the default, the smallest measured p "
-                                      "and the powers of two above it up to 8 × the largest.")
-    repeat = c[-1].number_input("Repeat (× the modelled unit)", key="w:plan:repeat", min_value=0.001,
-                                step=1.0, format="%g",
-                                help="How many times the measured unit runs: epochs or steps (1: once).")
+        at[s] = float(
+            c[i].number_input(
+                f"{md(s)}: {md(words)}",
+                key=f"w:plan:at:{s}",
+                min_value=0.0,
+                step=1.0 if whole else None,
+                format="%.0f" if whole else "%.6g",
+                help=f"Hold {md(s)} at this value in every configuration of the plan (default: its most frequent "
+                "measured value, as on the Scaling page).",
+            )
+        )
+    grid_text = c[-2].text_input(
+        "Workers p to compare",
+        key="w:plan:grid",
+        help="Comma-separated values of p; empty: the default, the smallest measured p "
+        "and the powers of two above it up to 8 × the largest.",
+    )
+    repeat = c[-1].number_input(
+        "Repeat (× the modelled unit)",
+        key="w:plan:repeat",
+        min_value=0.001,
+        step=1.0,
+        format="%g",
+        help="How many times the measured unit runs: epochs or steps (1: once).",
+    )
     try:
         grid = parse_grid(grid_text) if grid_text.strip() else default_grid(res, meas)  # empty: the default
     except PerfModelError as exc:
@@ -153,28 +179,55 @@ def controls(res, meas) -> tuple[dict | None, list[str]]:
 
     st.markdown("**Price**")
     c = st.columns([2, 1, 1])
-    pricing = c[0].radio("Price", list(PRICING), key="w:plan:pricing", format_func=PRICING.get, horizontal=True,
-                         help="Without a price the cost is counted in GPU-hours (p × hours); a node-hour price "
-                              "counts whole nodes (p / GPUs per node, rounded up).")
-    price = c[1].number_input("Price per GPU-hour" if pricing != "node" else "Price per node-hour",
-                              key="w:plan:price", min_value=0.0, step=0.5, format="%.2f",
-                              disabled=pricing == "none", help="In your currency; the costs are in the same unit.")
-    gpn = c[2].number_input("GPUs per node", key="w:plan:gpn", min_value=1, max_value=4096, step=1,
-                            disabled=pricing != "node", help="For a node-hour price: how many of the p workers "
-                                                             "share one node.")
+    pricing = c[0].radio(
+        "Price",
+        list(PRICING),
+        key="w:plan:pricing",
+        format_func=PRICING.get,
+        horizontal=True,
+        help="Without a price the cost is counted in GPU-hours (p × hours); a node-hour price "
+        "counts whole nodes (p / GPUs per node, rounded up).",
+    )
+    price = c[1].number_input(
+        "Price per GPU-hour" if pricing != "node" else "Price per node-hour",
+        key="w:plan:price",
+        min_value=0.0,
+        step=0.5,
+        format="%.2f",
+        disabled=pricing == "none",
+        help="In your currency; the costs are in the same unit.",
+    )
+    gpn = c[2].number_input(
+        "GPUs per node",
+        key="w:plan:gpn",
+        min_value=1,
+        max_value=4096,
+        step=1,
+        disabled=pricing != "node",
+        help="For a node-hour price: how many of the p workers share one node.",
+    )
     st.markdown("**Deadline and budget**")
     c = st.columns([1, 1, 1])
-    deadline_text = c[0].text_input("Deadline", key="w:plan:deadline", placeholder="e.g. 90m, 12h, 2d",
-                                    help="When the run must be done: seconds, or a number with s, m, h or d "
-                                         "(90m, 12h, 2d); empty: no deadline.")
-    budget_text = c[1].text_input("Budget", key="w:plan:budget",
-                                  placeholder="GPU-hours" if pricing == "none" else "in the price's currency",
-                                  help="The most the run may cost, in the cost's unit (GPU-hours without a price); "
-                                       "empty: no budget.")
-    level = c[2].select_slider("Interval level", options=list(LEVELS), key="w:plan:level",
-                               format_func=lambda v: f"{v:.0%}",
-                               help="The width of the ranges, and the probability a recommendation must reach "
-                                    "(e.g. 90 %: the cheapest configuration that meets the deadline 9 times in 10).")
+    deadline_text = c[0].text_input(
+        "Deadline",
+        key="w:plan:deadline",
+        placeholder="e.g. 90m, 12h, 2d",
+        help="When the run must be done: seconds, or a number with s, m, h or d (90m, 12h, 2d); empty: no deadline.",
+    )
+    budget_text = c[1].text_input(
+        "Budget",
+        key="w:plan:budget",
+        placeholder="GPU-hours" if pricing == "none" else "in the price's currency",
+        help="The most the run may cost, in the cost's unit (GPU-hours without a price); empty: no budget.",
+    )
+    level = c[2].select_slider(
+        "Interval level",
+        options=list(LEVELS),
+        key="w:plan:level",
+        format_func=lambda v: f"{v:.0%}",
+        help="The width of the ranges, and the probability a recommendation must reach "
+        "(e.g. 90 %: the cheapest configuration that meets the deadline 9 times in 10).",
+    )
     deadline = budget = None
     if deadline_text.strip():
         try:
@@ -187,21 +240,31 @@ def controls(res, meas) -> tuple[dict | None, list[str]]:
             if not (math.isfinite(budget) and budget > 0):
                 raise ValueError
         except ValueError:
-            errors.append(f"Budget: {budget_text.strip()!r} is not a positive number (in "
-                          f"{'GPU-hours' if pricing == 'none' else 'the price' + chr(39) + 's currency'})")
+            errors.append(
+                f"Budget: {budget_text.strip()!r} is not a positive number (in "
+                f"{'GPU-hours' if pricing == 'none' else 'the price' + chr(39) + 's currency'})"
+            )
             budget = None
     if pricing != "none" and not price > 0:
         errors.append("Price: give a positive price, or choose 'none: cost in GPU-hours'")
 
-    settings = {f"w:plan:{k}": ss[f"w:plan:{k}"] for k in ("grid", "repeat", "pricing", "price", "gpn", "deadline",
-                                                             "budget", "level")}
+    settings = {
+        f"w:plan:{k}": ss[f"w:plan:{k}"]
+        for k in ("grid", "repeat", "pricing", "price", "gpn", "deadline", "budget", "level")
+    }
     settings.update({f"w:plan:at:{s}": v for s, v in at.items()})
     ss["plan:settings"] = settings
     _register_link(d, at, grid_text, repeat, pricing, price, gpn, deadline_text, budget_text, level)
     if errors or grid is None:
         return None, errors
-    kwargs = {"at": at, "grid": {"p": grid}, "repeat": float(repeat), "deadline": deadline, "budget": budget,
-              "level": float(level)}
+    kwargs = {
+        "at": at,
+        "grid": {"p": grid},
+        "repeat": float(repeat),
+        "deadline": deadline,
+        "budget": budget,
+        "level": float(level),
+    }
     if pricing == "gpu":
         kwargs["price"] = float(price)
     elif pricing == "node":
@@ -212,15 +275,19 @@ def controls(res, meas) -> tuple[dict | None, list[str]]:
 def _register_link(d, at, grid_text, repeat, pricing, price, gpn, deadline_text, budget_text, level) -> None:
     """The settings that differ from the defaults go into the link."""
     changed_at = {s: v for s, v in at.items() if v != d["at"][s]}
-    links.set_page_params({
-        "at": ",".join(f"{s}={v:g}" for s, v in changed_at.items()),
-        "grid": grid_text.strip() if grid_text.strip() != d["grid"] else "",
-        "repeat": f"{repeat:g}" if repeat != 1 else "",
-        "pricing": pricing if pricing != "none" else "",
-        "price": f"{price:g}" if pricing != "none" else "",
-        "gpn": str(int(gpn)) if pricing == "node" else "",
-        "deadline": deadline_text.strip(), "budget": budget_text.strip(),
-        "level": f"{level:g}" if level != d["level"] else ""})
+    links.set_page_params(
+        {
+            "at": ",".join(f"{s}={v:g}" for s, v in changed_at.items()),
+            "grid": grid_text.strip() if grid_text.strip() != d["grid"] else "",
+            "repeat": f"{repeat:g}" if repeat != 1 else "",
+            "pricing": pricing if pricing != "none" else "",
+            "price": f"{price:g}" if pricing != "none" else "",
+            "gpn": str(int(gpn)) if pricing == "node" else "",
+            "deadline": deadline_text.strip(),
+            "budget": budget_text.strip(),
+            "level": f"{level:g}" if level != d["level"] else "",
+        }
+    )
 
 
 def make(res, kwargs: dict) -> pd.DataFrame | None:
@@ -241,11 +308,16 @@ def current(res, meas) -> tuple[pd.DataFrame | None, bool]:
     if res is None or "p" not in res.factors:
         return None, False
     key, kwargs = st.session_state.get("plan:kwargs") or (None, None)
-    made = (kwargs is not None and key == st.session_state.get("data_key")
-            and set(kwargs.get("at", {})) == {s for s in res.factors if s != "p"})
+    made = (
+        kwargs is not None
+        and key == st.session_state.get("data_key")
+        and set(kwargs.get("at", {})) == {s for s in res.factors if s != "p"}
+    )
     if not made:
-        kwargs = {"at": {s: typical_value(res, s, meas) for s in res.factors if s != "p"},
-                  "grid": {"p": default_grid(res, meas)}}
+        kwargs = {
+            "at": {s: typical_value(res, s, meas) for s in res.factors if s != "p"},
+            "grid": {"p": default_grid(res, meas)},
+        }
     try:
         return plan(res, **kwargs), made
     except PerfModelError:
@@ -265,9 +337,11 @@ def recommendation(frame: pd.DataFrame) -> None:
     lines = recommend(frame)
     a = frame.attrs
     if a.get("deadline") is None and a.get("budget") is None:
-        st.info("Set a **deadline** or a **budget** above for a recommendation: the cheapest configuration that "
-                "meets the deadline, or the fastest within the budget, with the chosen probability.",
-                icon=":material/lightbulb:")
+        st.info(
+            "Set a **deadline** or a **budget** above for a recommendation: the cheapest configuration that "
+            "meets the deadline, or the fastest within the budget, with the chosen probability.",
+            icon=":material/lightbulb:",
+        )
         rest = lines
     elif lines:
         head, rest = lines[0], lines[1:]
@@ -280,9 +354,11 @@ def recommendation(frame: pd.DataFrame) -> None:
     if not frame["p_deadline"].notna().any() and (a.get("deadline") is not None or a.get("budget") is not None):
         st.caption("The probabilities need the fit's intervals (being computed; the page is redrawn with them).")
     else:
-        st.caption(f"Ranges are {a.get('level', 0.9):.0%} intervals. A configuration meets the deadline (the budget) "
-                   "with the probability that a simulated run, drawn from the model's plausible fits and the noise "
-                   "of a run, is done in time (within it).")
+        st.caption(
+            f"Ranges are {a.get('level', 0.9):.0%} intervals. A configuration meets the deadline (the budget) "
+            "with the probability that a simulated run, drawn from the model's plausible fits and the noise "
+            "of a run, is done in time (within it)."
+        )
 
 
 def table(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
@@ -309,25 +385,33 @@ def table(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
         view["P(budget)"] = frame["p_budget"] * 100
     tf = "%.1f" if unit != "s" else "%.0f"
     cfg = {s: st.column_config.NumberColumn(s, format="%g", help=FACTOR_WORDS.get(s, (s,))[0]) for s in factors}
-    cfg.update({
-        f"time ({unit})": st.column_config.NumberColumn(f"time ({unit})", format=tf, help="Predicted wall time of the run."),
-        "time low": st.column_config.NumberColumn(f"low ({unit})", format=tf, help="Low end of the interval."),
-        "time high": st.column_config.NumberColumn(f"high ({unit})", format=tf, help="High end of the interval."),
-        "GPU-hours": st.column_config.NumberColumn("GPU-hours", format="%.2f", help="p × hours."),
-        "GPU-hours low": st.column_config.NumberColumn("GPU-h low", format="%.2f"),
-        "GPU-hours high": st.column_config.NumberColumn("GPU-h high", format="%.2f"),
-        "cost": st.column_config.NumberColumn("cost", format="%.2f", help="In the price's currency."),
-        "cost low": st.column_config.NumberColumn("cost low", format="%.2f"),
-        "cost high": st.column_config.NumberColumn("cost high", format="%.2f"),
-        "efficiency": st.column_config.NumberColumn("efficiency", format="%.0f %%",
-                                                    help="GPU-hours at the smallest p / GPU-hours here."),
-        "on the frontier": st.column_config.CheckboxColumn("frontier", help="No other configuration is both faster "
-                                                                            "and cheaper."),
-        "P(deadline)": st.column_config.NumberColumn("P(deadline)", format="%.0f %%",
-                                                     help="Probability of meeting the deadline."),
-        "P(budget)": st.column_config.NumberColumn("P(budget)", format="%.0f %%",
-                                                   help="Probability of staying within the budget."),
-    })
+    cfg.update(
+        {
+            f"time ({unit})": st.column_config.NumberColumn(
+                f"time ({unit})", format=tf, help="Predicted wall time of the run."
+            ),
+            "time low": st.column_config.NumberColumn(f"low ({unit})", format=tf, help="Low end of the interval."),
+            "time high": st.column_config.NumberColumn(f"high ({unit})", format=tf, help="High end of the interval."),
+            "GPU-hours": st.column_config.NumberColumn("GPU-hours", format="%.2f", help="p × hours."),
+            "GPU-hours low": st.column_config.NumberColumn("GPU-h low", format="%.2f"),
+            "GPU-hours high": st.column_config.NumberColumn("GPU-h high", format="%.2f"),
+            "cost": st.column_config.NumberColumn("cost", format="%.2f", help="In the price's currency."),
+            "cost low": st.column_config.NumberColumn("cost low", format="%.2f"),
+            "cost high": st.column_config.NumberColumn("cost high", format="%.2f"),
+            "efficiency": st.column_config.NumberColumn(
+                "efficiency", format="%.0f %%", help="GPU-hours at the smallest p / GPU-hours here."
+            ),
+            "on the frontier": st.column_config.CheckboxColumn(
+                "frontier", help="No other configuration is both faster and cheaper."
+            ),
+            "P(deadline)": st.column_config.NumberColumn(
+                "P(deadline)", format="%.0f %%", help="Probability of meeting the deadline."
+            ),
+            "P(budget)": st.column_config.NumberColumn(
+                "P(budget)", format="%.0f %%", help="Probability of staying within the budget."
+            ),
+        }
+    )
     return view, {k: v for k, v in cfg.items() if k in view.columns}
 
 

@@ -19,10 +19,12 @@ KEY = "plotly_preload"
 #: Hides the element with its layout wrapper, which would otherwise take a flex gap above the title.
 _HIDE = '<style>[data-testid="stLayoutWrapper"]:has(> .st-key-{key}) {{display: none}}</style>'
 #: Imports the chunk by the URL Streamlit's own import resolves: its name beside Streamlit's main script.
-_IMPORT = ("<script type=\"module\">"
-           "const main = document.querySelector('script[type=module][src*=\"/static/js/\"]');"
-           "if (main) import(new URL('{name}', main.src).href).catch(() => {{}});"
-           "</script>")
+_IMPORT = (
+    '<script type="module">'
+    "const main = document.querySelector('script[type=module][src*=\"/static/js/\"]');"
+    "if (main) import(new URL('{name}', main.src).href).catch(() => {{}});"
+    "</script>"
+)
 
 
 @lru_cache(maxsize=1)

@@ -43,28 +43,48 @@ def controls(res, meas) -> View:
     c = st.columns([2, 3, 1, 1])
     if ss.get("w:x") not in symbols:
         ss["w:x"] = "p" if "p" in symbols else symbols[0]
-    x = c[0].selectbox("Factor on the x-axis", symbols, key="w:x",
-                       format_func=lambda s: f"{s}: {FACTOR_WORDS.get(s, (res.factors[s],))[0]}",
-                       help="The factor that grows along the x-axis; the others are fixed below.")
+    x = c[0].selectbox(
+        "Factor on the x-axis",
+        symbols,
+        key="w:x",
+        format_func=lambda s: f"{s}: {FACTOR_WORDS.get(s, (res.factors[s],))[0]}",
+        help="The factor that grows along the x-axis; the others are fixed below.",
+    )
     lo, hi = res.factor_ranges[x]
     # The slider's labels do not depend on the factor: a widget whose labels change with another
     # widget is a new widget to the browser, which would show one value while the script uses another.
     if ss.get("w:extend") not in EXTEND:
         ss["w:extend"] = 4
-    extend = c[1].select_slider("Extend the curve to (× the largest measured value)", options=EXTEND,
-                                key="w:extend", format_func=lambda v: f"{v:g} ×",
-                                help="How far past the measured range to extrapolate. Predictions beyond the "
-                                     "measured range are drawn dashed in the shaded zone: treat them with care.")
-    c[1].caption(f"up to {md(x)} = {fmt_num(hi * extend)} ({extend:g} × the largest measured {md(x)}, "
-                 f"{fmt_num(hi)})")
-    log_x = c[2].toggle("Log x", value=hi / lo >= 8 if lo > 0 else False, key=f"w:logx:{x}",
-                        help="Logarithmic x-axis (useful when the factor doubles from step to step).")
-    log_y = c[3].toggle("Log y", value=_spans_a_decade(res, meas, x, lo, hi * extend), key="w:logy",
-                        help="Logarithmic time axis (on at first when the curve spans a decade or more: on a "
-                             "linear axis its small end and its range would be a few pixels tall).")
+    extend = c[1].select_slider(
+        "Extend the curve to (× the largest measured value)",
+        options=EXTEND,
+        key="w:extend",
+        format_func=lambda v: f"{v:g} ×",
+        help="How far past the measured range to extrapolate. Predictions beyond the "
+        "measured range are drawn dashed in the shaded zone: treat them with care.",
+    )
+    c[1].caption(f"up to {md(x)} = {fmt_num(hi * extend)} ({extend:g} × the largest measured {md(x)}, {fmt_num(hi)})")
+    log_x = c[2].toggle(
+        "Log x",
+        value=hi / lo >= 8 if lo > 0 else False,
+        key=f"w:logx:{x}",
+        help="Logarithmic x-axis (useful when the factor doubles from step to step).",
+    )
+    log_y = c[3].toggle(
+        "Log y",
+        value=_spans_a_decade(res, meas, x, lo, hi * extend),
+        key="w:logy",
+        help="Logarithmic time axis (on at first when the curve spans a decade or more: on a "
+        "linear axis its small end and its range would be a few pixels tall).",
+    )
     view = View(x, float(extend), bool(log_x), bool(log_y), _fixed_values(res, meas, x), float(hi))
-    ss["scaling_view"] = {"symbol": x, "fixed": dict(view.fixed), "x_max": view.x_max, "log_x": view.log_x,
-                          "log_y": view.log_y}
+    ss["scaling_view"] = {
+        "symbol": x,
+        "fixed": dict(view.fixed),
+        "x_max": view.x_max,
+        "log_x": view.log_x,
+        "log_y": view.log_y,
+    }
     return view
 
 
@@ -75,11 +95,16 @@ def show_throughput(res, data) -> bool:
     if rate_work(res, data) is None:
         return False
     column = res.rate["column"]
-    shown = st.radio("Show on the chart", ["time", "throughput"], horizontal=True, key="w:show_rate",
-                     format_func=lambda v: "time per run" if v == "time" else f"throughput ({md(column)})",
-                     help="The model is fitted to the time of a run (the work per run over the throughput); "
-                          "the throughput view draws the same prediction, its range and the measured runs "
-                          "as rates again. The charts below stay in time: a rate does not add up by terms.")
+    shown = st.radio(
+        "Show on the chart",
+        ["time", "throughput"],
+        horizontal=True,
+        key="w:show_rate",
+        format_func=lambda v: "time per run" if v == "time" else f"throughput ({md(column)})",
+        help="The model is fitted to the time of a run (the work per run over the throughput); "
+        "the throughput view draws the same prediction, its range and the measured runs "
+        "as rates again. The charts below stay in time: a rate does not add up by terms.",
+    )
     return shown == "throughput"
 
 
@@ -112,8 +137,12 @@ def _fixed_values(res, meas, x: str) -> dict:
         words = FACTOR_WORDS.get(s, (res.factors[s],))[0]
         if len(values) > 1:
             fixed[s] = oc[i % len(oc)].select_slider(
-                f"{md(s)}: {md(words)}", options=values, key=k, format_func=fmt_num,
-                help=f"Hold {md(s)} at one of its measured values while {md(x)} varies.")
+                f"{md(s)}: {md(words)}",
+                options=values,
+                key=k,
+                format_func=fmt_num,
+                help=f"Hold {md(s)} at one of its measured values while {md(x)} varies.",
+            )
         else:
             fixed[s] = values[0]
             oc[i % len(oc)].markdown(f"{md(s)}: {md(words)} = **{fmt_num(values[0])}** (the only measured value)")
@@ -153,9 +182,10 @@ def headline(res, data, view: View, unit: str) -> str:
         return (f"**{value}** ({rest}" if rest else f"**{value}**") + as_rate(r.point, r.low, r.high)
 
     has_range = getattr(res, "has_intervals", False)
-    msg = (f"At the largest measured {md(x)} = {fmt_num(hi)} the model predicts {at(hi)}; "
-           f"at {md(x)} = {fmt_num(x_end)} it predicts {at(x_end)}"
-           + (f", {share:.0f} % of it {top}" if top else "") + ".")
+    msg = (
+        f"At the largest measured {md(x)} = {fmt_num(hi)} the model predicts {at(hi)}; "
+        f"at {md(x)} = {fmt_num(x_end)} it predicts {at(x_end)}" + (f", {share:.0f} % of it {top}" if top else "") + "."
+    )
     if has_range:
         msg += " Ranges are 90 % intervals."
     if data.crossover is not None:
@@ -172,12 +202,15 @@ def poor_fit_message(res, group_columns: list[str]) -> str | None:
     todo = []
     if group_columns:
         cols = ", ".join(f"*{md(c)}*" for c in group_columns[:4])
-        todo.append(f"the data has columns that split it into groups ({cols}): fit one model per group on "
-                    "the **Groups** page")
+        todo.append(
+            f"the data has columns that split it into groups ({cols}): fit one model per group on the **Groups** page"
+        )
     todo.append("add terms or let **Find terms for me** search them on the **Model** page")
     todo.append("map a factor the time depends on that is not mapped yet (**Data** page)")
-    return (f"**This fit is too poor to quote a prediction**: {md(verdict.sentence())}. The curves below show "
-            f"what it predicts, not what a run will take. To do: " + "; or ".join(todo) + ".")
+    return (
+        f"**This fit is too poor to quote a prediction**: {md(verdict.sentence())}. The curves below show "
+        f"what it predicts, not what a run will take. To do: " + "; or ".join(todo) + "."
+    )
 
 
 def speedup_caption(sp) -> str:
@@ -196,8 +229,12 @@ def speedup_caption(sp) -> str:
         hi = None if sp.speedup_high is None else sp.speedup_high[best]
         eff_lo = None if lo is None else lo / sp.ideal[best] * 100
         eff_hi = None if hi is None else hi / sp.ideal[best] * 100
-        return (f"Predicted best speedup {fmt_range(sp.speedup[best], lo, hi, '×')} at p = {fmt_num(sp.p[best])} "
-                f"(efficiency {fmt_range(sp.efficiency[best], eff_lo, eff_hi, ' %')}); ideal would be "
-                f"{sp.ideal[best]:.0f}×" + (" (90 % intervals)." if lo is not None else "."))
-    return (f"The model predicts no speedup beyond p = {fmt_num(sp.p0)}: the time grows with p at these "
-            "values of the other factors.")
+        return (
+            f"Predicted best speedup {fmt_range(sp.speedup[best], lo, hi, '×')} at p = {fmt_num(sp.p[best])} "
+            f"(efficiency {fmt_range(sp.efficiency[best], eff_lo, eff_hi, ' %')}); ideal would be "
+            f"{sp.ideal[best]:.0f}×" + (" (90 % intervals)." if lo is not None else ".")
+        )
+    return (
+        f"The model predicts no speedup beyond p = {fmt_num(sp.p0)}: the time grows with p at these "
+        "values of the other factors."
+    )

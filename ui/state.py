@@ -49,14 +49,22 @@ LAMBDAS = (0.0, 1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3, 1.0)
 #: The λ of a new session (the one place the app reads its default λ from).
 DEFAULT_LAMBDA = DEFAULT_LAM  # the library's, so the app, the CLI and the library fit alike
 DEFAULT_SETTINGS = {
-    "lam": DEFAULT_LAMBDA, "penalty": "l1", "loss": "relative", "seed": 0,
+    "lam": DEFAULT_LAMBDA,
+    "penalty": "l1",
+    "loss": "relative",
+    "seed": 0,
     # Modest differential-evolution settings: a fit of the default dataset takes well under a second.
-    "strategy": "best1bin", "popsize": 15, "maxiter": 300, "tol": 0.01,
+    "strategy": "best1bin",
+    "popsize": 15,
+    "maxiter": 300,
+    "tol": 0.01,
     "validation": "kfold",
 }
-VALIDATION_METHODS = {"kfold": "5-fold cross-validation (by configuration)",
-                      "loco": "leave-one-configuration-out",
-                      "none": "none"}
+VALIDATION_METHODS = {
+    "kfold": "5-fold cross-validation (by configuration)",
+    "loco": "leave-one-configuration-out",
+    "none": "none",
+}
 KFOLD_K = 5
 #: Largest upload in MB (2^20 bytes); ``server.maxUploadSize`` in .streamlit/config.toml says the same,
 #: so the server refuses a larger file before it is read.
@@ -117,8 +125,12 @@ def rerun_same_view() -> None:
 def _link_rate(mapping: dict) -> dict:
     """A link's throughput ({"column", "work"}; {} when its time is a time), checked (raises TypeError)."""
     rate = mapping.get("rate") or {}
-    if rate and not (isinstance(rate, dict) and isinstance(rate.get("column"), str)
-                     and isinstance(rate.get("work"), (int, float)) and not isinstance(rate.get("work"), bool)):
+    if rate and not (
+        isinstance(rate, dict)
+        and isinstance(rate.get("column"), str)
+        and isinstance(rate.get("work"), (int, float))
+        and not isinstance(rate.get("work"), bool)
+    ):
         raise TypeError(f"its throughput {rate!r} is not a column and a work per run")
     return {"column": rate["column"], "work": float(rate["work"])} if rate else {}
 
@@ -153,17 +165,27 @@ def _open_linked_data(qp, notices: list) -> bool:
         kept = links.store().get(qp.get("upload"))
         if kept is not None:
             try:
-                apply_upload(kept.name, read_upload(kept.name, kept.content), mapping["time"], mapping["factors"],
-                             mapping.get("region"), mapping.get("metric"), content=kept.content,
-                             rate=_link_rate(mapping), unit=_link_unit(mapping))
+                apply_upload(
+                    kept.name,
+                    read_upload(kept.name, kept.content),
+                    mapping["time"],
+                    mapping["factors"],
+                    mapping.get("region"),
+                    mapping.get("metric"),
+                    content=kept.content,
+                    rate=_link_rate(mapping),
+                    unit=_link_unit(mapping),
+                )
                 return True
             except (PerfModelError, KeyError, TypeError) as exc:
                 notices.append(f"could not reopen the linked upload {md(kept.name)}: {md(exc)}")
         else:
-            notices.append(f"this link was made on an uploaded file, which this server no longer holds (uploads "
-                           f"are kept {links.TTL_DAYS} days, not across restarts, and only up to "
-                           f"{links.MAX_BYTES // 1_000_000} MB): the bundled default dataset is shown instead, "
-                           "without the link's terms; upload the file again to see the linked view")
+            notices.append(
+                f"this link was made on an uploaded file, which this server no longer holds (uploads "
+                f"are kept {links.TTL_DAYS} days, not across restarts, and only up to "
+                f"{links.MAX_BYTES // 1_000_000} MB): the bundled default dataset is shown instead, "
+                "without the link's terms; upload the file again to see the linked view"
+            )
         load_bundled(DEFAULT_DATASET)
         return False
     name = qp.get("dataset") or DEFAULT_DATASET
@@ -176,12 +198,20 @@ def _open_linked_data(qp, notices: list) -> bool:
     if mapping:
         data = st.session_state["data"]
         try:
-            apply_upload(name, data["frame"], mapping["time"], mapping["factors"], title=f"{data['title']} "
-                         "(your column mapping)", source="remapped", rate=_link_rate(mapping),
-                         unit=_link_unit(mapping))
+            apply_upload(
+                name,
+                data["frame"],
+                mapping["time"],
+                mapping["factors"],
+                title=f"{data['title']} (your column mapping)",
+                source="remapped",
+                rate=_link_rate(mapping),
+                unit=_link_unit(mapping),
+            )
         except (PerfModelError, KeyError, TypeError) as exc:
-            notices.append(f"could not apply the link's column mapping ({md(exc)}): the dataset's own mapping "
-                           "and terms are shown")
+            notices.append(
+                f"could not apply the link's column mapping ({md(exc)}): the dataset's own mapping and terms are shown"
+            )
             load_bundled(name)
             return False
     return True
@@ -220,9 +250,19 @@ def data_key(meas: Measurements) -> str:
     the name. Two sessions share a cached fit only when all of it is equal."""
     frame = meas.frame
     h = hashlib.sha256()
-    h.update(json.dumps({"time": meas.time, "factors": meas.factors, "name": meas.name,
-                         "columns": [str(c) for c in frame.columns], "dtypes": [str(t) for t in frame.dtypes],
-                         "dropped": [str(d) for d in meas.dropped]}, sort_keys=True).encode())
+    h.update(
+        json.dumps(
+            {
+                "time": meas.time,
+                "factors": meas.factors,
+                "name": meas.name,
+                "columns": [str(c) for c in frame.columns],
+                "dtypes": [str(t) for t in frame.dtypes],
+                "dropped": [str(d) for d in meas.dropped],
+            },
+            sort_keys=True,
+        ).encode()
+    )
     h.update(np.ascontiguousarray(pd.util.hash_pandas_object(frame, index=True).to_numpy()).tobytes())
     return h.hexdigest()[:32]
 
@@ -240,9 +280,22 @@ def load_bundled(name: str) -> None:
     ds = get_dataset(name)
     frame = load_frame(name)
     meas = Measurements.from_frame(frame, ds.time_column, dict(ds.factors), name=ds.name)
-    _set_data({"source": "bundled", "name": ds.name, "title": ds.title, "description": ds.description,
-               "origin": ds.source, "frame": frame, "time": ds.time_column, "factors": dict(ds.factors),
-               "region": None, "metric": None}, meas, ds.terms)
+    _set_data(
+        {
+            "source": "bundled",
+            "name": ds.name,
+            "title": ds.title,
+            "description": ds.description,
+            "origin": ds.source,
+            "frame": frame,
+            "time": ds.time_column,
+            "factors": dict(ds.factors),
+            "region": None,
+            "metric": None,
+        },
+        meas,
+        ds.terms,
+    )
 
 
 def read_upload(file_name: str, content: bytes) -> pd.DataFrame:
@@ -250,8 +303,7 @@ def read_upload(file_name: str, content: bytes) -> pd.DataFrame:
     if not content:
         raise PerfModelError(f"{file_name}: the file is empty")
     if len(content) > MAX_UPLOAD_MB * 1024 * 1024:
-        raise PerfModelError(f"{file_name}: the file is {len(content) / 2 ** 20:.1f} MB; "
-                             f"the limit is {MAX_UPLOAD_MB} MB")
+        raise PerfModelError(f"{file_name}: the file is {len(content) / 2**20:.1f} MB; the limit is {MAX_UPLOAD_MB} MB")
     frame = read_table(content, name=file_name)
     if frame.shape[0] == 0:
         raise PerfModelError(f"{file_name}: the table has a header but no rows")
@@ -277,10 +329,19 @@ def guess_mapping(frame: pd.DataFrame) -> dict:
     return {"time": time, "factors": factors}
 
 
-def apply_upload(file_name: str, frame: pd.DataFrame, time: str, factors: dict,
-                 region: str | None = None, metric: str | None = None, title: str | None = None,
-                 source: str = "upload", content: bytes | None = None, rate: dict | None = None,
-                 unit: str = "s") -> Measurements:
+def apply_upload(
+    file_name: str,
+    frame: pd.DataFrame,
+    time: str,
+    factors: dict,
+    region: str | None = None,
+    metric: str | None = None,
+    title: str | None = None,
+    source: str = "upload",
+    content: bytes | None = None,
+    rate: dict | None = None,
+    unit: str = "s",
+) -> Measurements:
     """Validate the mapping of a table (uploaded, or a bundled one remapped: ``source="remapped"``)
     and make it the current data (raises PerfModelError). ``content``: the uploaded bytes, kept
     on the server so that a link to this view can bring them (see :mod:`ui.links`). ``rate``:
@@ -304,13 +365,25 @@ def apply_upload(file_name: str, frame: pd.DataFrame, time: str, factors: dict,
         raise PerfModelError(f"column {rate['column']!r} is the throughput and a factor")
     sub, fit_time = _time_as_fitted(sub, time, rate, unit)
     meas = Measurements.from_frame(sub.reset_index(drop=True), fit_time, dict(factors), name=name)
-    _set_data({"source": source, "name": name, "title": title or f"{name} (uploaded)", "description":
-               f"{len(frame)} rows; time column {time!r}",
-               "origin": "uploaded by you" if source == "upload" else "your column mapping",
-               "frame": frame, "time": time, "factors": dict(factors), "region": region, "metric": metric,
-               "rate": dict(rate or {}), "unit": unit,
-               "upload_key": links.store().keep(file_name, content) if content is not None else None},
-              meas, None)
+    _set_data(
+        {
+            "source": source,
+            "name": name,
+            "title": title or f"{name} (uploaded)",
+            "description": f"{len(frame)} rows; time column {time!r}",
+            "origin": "uploaded by you" if source == "upload" else "your column mapping",
+            "frame": frame,
+            "time": time,
+            "factors": dict(factors),
+            "region": region,
+            "metric": metric,
+            "rate": dict(rate or {}),
+            "unit": unit,
+            "upload_key": links.store().keep(file_name, content) if content is not None else None,
+        },
+        meas,
+        None,
+    )
     return meas
 
 
@@ -350,8 +423,11 @@ def default_spec(meas: Measurements) -> str:
     its structure predicts larger runs better than any sum the data could choose (see
     :mod:`perfmodel.search`, *Too few configurations*); the simpler sums need enough configurations."""
     syms = list(meas.factors)
-    candidates = [preset_spec("data-parallel", syms, positive_symbols(meas), meas.varying()),
-                  " + ".join(["1", *syms]), f"1 + {syms[0]}" if syms else "1"]
+    candidates = [
+        preset_spec("data-parallel", syms, positive_symbols(meas), meas.varying()),
+        " + ".join(["1", *syms]),
+        f"1 + {syms[0]}" if syms else "1",
+    ]
     for i, spec in enumerate(candidates):
         try:
             expr, _ = parse_expression(spec, syms, {p: default_bounds_for(p, syms) for p in _params(spec, syms)})
@@ -407,8 +483,13 @@ def split_spec(spec: str, syms: list[str]) -> tuple[dict, str]:
             custom.append(None)
         else:
             custom.append((term.sign < 0, term.text))
-    text = assemble(expr.overlaps, len(expr.terms), custom, join_signed,
-                    lambda a, b, g: (False, f"overlap({a}, {b}; {g})")) if any(custom) else ""
+    text = (
+        assemble(
+            expr.overlaps, len(expr.terms), custom, join_signed, lambda a, b, g: (False, f"overlap({a}, {b}; {g})")
+        )
+        if any(custom)
+        else ""
+    )
     return checked, text
 
 
@@ -445,8 +526,9 @@ def apply_preset(name: str) -> None:
     spec = preset_spec(name, list(meas.factors), positive_symbols(meas), meas.varying(), env=meas.env())
     set_spec(spec)
     params = parse_expression(spec, list(meas.factors), {})[0].params  # none for a factor that never varies
-    st.session_state["bounds"] = {k: tuple(v) for k, v in preset_bounds(name, list(meas.factors)).items()
-                                  if k in params}
+    st.session_state["bounds"] = {
+        k: tuple(v) for k, v in preset_bounds(name, list(meas.factors)).items() if k in params
+    }
 
 
 def default_bounds(param: str) -> tuple[float, float]:
@@ -469,8 +551,7 @@ def parsed_expression():
         return None, "no data loaded"
     spec = current_spec()
     try:
-        expr, _ = parse_expression(spec, list(meas.factors), effective_bounds(spec),
-                                   columns=list(meas.frame.columns))
+        expr, _ = parse_expression(spec, list(meas.factors), effective_bounds(spec), columns=list(meas.frame.columns))
         expr.check_domain(meas.env(), meas.rows)
     except PerfModelError as exc:
         return None, _in_the_box(str(exc), meas)
@@ -513,10 +594,18 @@ def fit_settings() -> dict:
     ss = st.session_state
     spec = current_spec()
     s = dict(ss["settings"])
-    return {"terms": spec, "bounds": {k: list(v) for k, v in sorted(effective_bounds(spec).items())},
-            "lam": float(s["lam"]), "penalty": s["penalty"], "loss": s["loss"], "seed": int(s["seed"]),
-            "strategy": s["strategy"], "popsize": int(s["popsize"]), "maxiter": int(s["maxiter"]),
-            "tol": float(s["tol"])}
+    return {
+        "terms": spec,
+        "bounds": {k: list(v) for k, v in sorted(effective_bounds(spec).items())},
+        "lam": float(s["lam"]),
+        "penalty": s["penalty"],
+        "loss": s["loss"],
+        "seed": int(s["seed"]),
+        "strategy": s["strategy"],
+        "popsize": int(s["popsize"]),
+        "maxiter": int(s["maxiter"]),
+        "tol": float(s["tol"]),
+    }
 
 
 def settings_key(settings: dict) -> str:
@@ -529,11 +618,16 @@ def sync_query_params() -> None:
     ss = st.session_state
     data = ss.get("data") or {}
     want = {}
-    mapping = json.dumps({"time": data.get("time"), "factors": data.get("factors"),
-                          **({"region": data["region"], "metric": data["metric"]} if data.get("region") else {}),
-                          **({"rate": data["rate"]} if data.get("rate") else {}),
-                          **({"unit": data["unit"]} if data.get("unit", "s") != "s" else {})},
-                         separators=(",", ":"))
+    mapping = json.dumps(
+        {
+            "time": data.get("time"),
+            "factors": data.get("factors"),
+            **({"region": data["region"], "metric": data["metric"]} if data.get("region") else {}),
+            **({"rate": data["rate"]} if data.get("rate") else {}),
+            **({"unit": data["unit"]} if data.get("unit", "s") != "s" else {}),
+        },
+        separators=(",", ":"),
+    )
     if data.get("source") == "bundled":
         want["dataset"] = data["name"]
     elif data.get("source") == "remapped":

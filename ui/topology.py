@@ -22,12 +22,26 @@ def gpus_per_node_input(meas: Measurements) -> None:
     guess = topology(meas)
     if "w:gpus_per_node" not in ss:
         ss["w:gpus_per_node"] = int(guess["gpus_per_node"]) if guess else 0
-    value = st.number_input("GPUs (workers) per node", min_value=0, max_value=4096, step=1, key="w:gpus_per_node",
-                            help="How many of p share one node. A target on more nodes than the measurements "
-                                 "reach gets the extra error real series showed when they crossed the node "
-                                 "boundary. 0: unknown.")
+    value = st.number_input(
+        "GPUs (workers) per node",
+        min_value=0,
+        max_value=4096,
+        step=1,
+        key="w:gpus_per_node",
+        help="How many of p share one node. A target on more nodes than the measurements "
+        "reach gets the extra error real series showed when they crossed the node "
+        "boundary. 0: unknown.",
+    )
     ss["gpus_per_node"] = int(value)
     shown = topology(meas, int(value))
     note = " (guessed from the column name)" if guess and int(value) == int(guess["gpus_per_node"]) else ""
-    st.caption(md(describe(shown).replace("(given)", "").replace("(guessed; set it with --gpus-per-node)", "")
-                  .replace("  ", " ")) + note + ".")
+    st.caption(
+        md(
+            describe(shown)
+            .replace("(given)", "")
+            .replace("(guessed; set it with --gpus-per-node)", "")
+            .replace("  ", " ")
+        )
+        + note
+        + "."
+    )

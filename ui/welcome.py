@@ -29,9 +29,15 @@ def render() -> None:
             "formula. It refits as you move it.\n"
             "3. **Results, Scaling, Export**: read the fitted formula and its error, see the time past "
             "the measured range, and download a report for others.\n\n"
-            "A real dataset (ResNet-50 on 1–8 GPUs) is open and fitted, so every page already works.")
-        st.button("Got it", key="welcome:ok", on_click=_dismiss, icon=":material/check:",
-                  help="Hide this introduction for the rest of the session.")
+            "A real dataset (ResNet-50 on 1–8 GPUs) is open and fitted, so every page already works."
+        )
+        st.button(
+            "Got it",
+            key="welcome:ok",
+            on_click=_dismiss,
+            icon=":material/check:",
+            help="Hide this introduction for the rest of the session.",
+        )
 
 
 def next_step(data: dict) -> None:
@@ -39,9 +45,11 @@ def next_step(data: dict) -> None:
     if data.get("source") not in ("upload", "remapped") or not st.session_state.get("result"):
         return
     with st.container(border=True, key="next_step"):
-        st.markdown(f"**{md(data.get('title', 'Your data'))} is fitted with a first model.** Next: check the "
-                    "mapping and the rows below, then tune the terms and λ on the Model page, or read the "
-                    "fit on Results.")
+        st.markdown(
+            f"**{md(data.get('title', 'Your data'))} is fitted with a first model.** Next: check the "
+            "mapping and the rows below, then tune the terms and λ on the Model page, or read the "
+            "fit on Results."
+        )
         c = st.columns(3)
         c[0].page_link(PAGES["model"], label="Tune the model", icon=":material/functions:")
         c[1].page_link(PAGES["results"], label="See the results", icon=":material/insights:")

@@ -9,8 +9,13 @@ from perfmodel.plots.style import fmt_num
 from . import fitting
 from .text import md  # noqa: F401 - re-exported for the pages
 
-PAGES = {"data": "pages/data.py", "model": "pages/model.py", "results": "pages/results.py",
-         "scaling": "pages/scaling.py", "export": "pages/export.py"}
+PAGES = {
+    "data": "pages/data.py",
+    "model": "pages/model.py",
+    "results": "pages/results.py",
+    "scaling": "pages/scaling.py",
+    "export": "pages/export.py",
+}
 
 
 def flash(where: str, text: str, kind: str = "success") -> None:
@@ -61,8 +66,10 @@ def sidebar() -> None:
     else:
         sb.markdown(f"**{md(data['title'])}**")
         factors = ", ".join(md(f"{s} = {c}" if s != c else s) for s, c in meas.factors.items())
-        sb.caption(f"{meas.n_rows} runs · {meas.n_configurations} configurations  \n"
-                   f"factors: {factors}  \ntime: {md(meas.time)}")
+        sb.caption(
+            f"{meas.n_rows} runs · {meas.n_configurations} configurations  \n"
+            f"factors: {factors}  \ntime: {md(meas.time)}"
+        )
     sb.markdown("#### Model")
     if res is None:
         sb.caption("Not fitted yet." if not ss.get("fit_error") else "The last fit failed (see the Model page).")
@@ -70,24 +77,37 @@ def sidebar() -> None:
     # Inline code in Markdown, not st.code: the code block's highlighter is a 1.5 MB script that the
     # browser would otherwise load and parse before the first page of every session is complete.
     sb.container(key="sidebar_formula").markdown(
-        "  \n".join(f"`{line.strip()}`" for line in sidebar_formula(res).splitlines()))
+        "  \n".join(f"`{line.strip()}`" for line in sidebar_formula(res).splitlines())
+    )
     s = res.settings
-    sb.caption(f"λ = {fmt_lambda(s.get('lam', 0))} ({str(s.get('penalty', '')).upper()}) · "
-               f"{s.get('loss')} loss · seed {s.get('seed')}")
+    sb.caption(
+        f"λ = {fmt_lambda(s.get('lam', 0))} ({str(s.get('penalty', '')).upper()}) · "
+        f"{s.get('loss')} loss · seed {s.get('seed')}"
+    )
     sb.markdown("#### Fit")
     c1, c2 = sb.columns(2)
-    c1.metric("MAPE (fit)", fmt_pct(res.metrics.get("mape")),
-              help="In-sample: mean absolute percentage error on the runs the model was fitted to.")
+    c1.metric(
+        "MAPE (fit)",
+        fmt_pct(res.metrics.get("mape")),
+        help="In-sample: mean absolute percentage error on the runs the model was fitted to.",
+    )
     cv = ss.get("cv") or {}
     cv_m = (cv.get("metrics") or {}).get("mape")
-    c2.metric("MAPE (CV)", fmt_pct(cv_m),
-              help=f"{cv.get('label', 'cross-validation')}: each configuration predicted by a model "
-                   "fitted without it." if cv else "Cross-validating…" if ss.get("cv:pending")
-                   else "Cross-validation is switched off (Model page).")
+    c2.metric(
+        "MAPE (CV)",
+        fmt_pct(cv_m),
+        help=f"{cv.get('label', 'cross-validation')}: each configuration predicted by a model fitted without it."
+        if cv
+        else "Cross-validating…"
+        if ss.get("cv:pending")
+        else "Cross-validation is switched off (Model page).",
+    )
     sb.caption("MAPE: the typical error, in % of the measured time; CV: on configurations the fit did not see.")
     if fitting.is_stale():
-        sb.warning("The terms or settings changed since this fit; press **Fit model** on the Model page.",
-                   icon=":material/update:")
+        sb.warning(
+            "The terms or settings changed since this fit; press **Fit model** on the Model page.",
+            icon=":material/update:",
+        )
     if ss.get("fit_error"):
         sb.error("The last fit failed; the previous model is shown.", icon=":material/error:")
 

@@ -64,22 +64,33 @@ def _check_limits(args) -> None:
     from ..fitting.problem import MAX_DE_WORK, MAX_MAXITER, MAX_POPSIZE
 
     why = "it would run for hours"
-    for flag, value, limit in (("--popsize", args.popsize, MAX_POPSIZE), ("--maxiter", args.maxiter, MAX_MAXITER),
-                               ("--max-terms", args.max_terms, SEARCH_LIMITS["max_terms"][1]),
-                               ("--cv", args.cv, MAX_FOLDS)):
+    for flag, value, limit in (
+        ("--popsize", args.popsize, MAX_POPSIZE),
+        ("--maxiter", args.maxiter, MAX_MAXITER),
+        ("--max-terms", args.max_terms, SEARCH_LIMITS["max_terms"][1]),
+        ("--cv", args.cv, MAX_FOLDS),
+    ):
         if value is not None and value > limit:
             raise PerfModelError(f"{flag} {value} is above the limit {limit} ({why})")
     if args.popsize * args.maxiter > MAX_DE_WORK:
-        raise PerfModelError(f"--popsize × --maxiter = {args.popsize * args.maxiter} is above the limit "
-                             f"{MAX_DE_WORK} ({why})")
+        raise PerfModelError(
+            f"--popsize × --maxiter = {args.popsize * args.maxiter} is above the limit {MAX_DE_WORK} ({why})"
+        )
 
 
 @contextlib.contextmanager
 def _auto_progress(stream, enabled: bool = True):
     """A progress callback for ``auto_select`` that draws the stage and the fraction done on
     ``stream`` (a tqdm bar; nothing when not ``enabled``, e.g. stderr is not a terminal)."""
-    with tqdm(total=1, file=stream, disable=not enabled, leave=False, dynamic_ncols=True,
-              bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} steps [{elapsed}]") as bar:
+    with tqdm(
+        total=1,
+        file=stream,
+        disable=not enabled,
+        leave=False,
+        dynamic_ncols=True,
+        bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} steps [{elapsed}]",
+    ) as bar:
+
         def progress(done: int, total: int, message: str) -> None:
             if bar.total != total:
                 bar.total = total
@@ -100,41 +111,74 @@ def program_name(argv0: str | None = None) -> str:
 
 
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
-    parser = _Parser(prog=prog or program_name(),
-                     description="Fit interpretable execution-time models to measured run times.")
+    parser = _Parser(
+        prog=prog or program_name(), description="Fit interpretable execution-time models to measured run times."
+    )
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, required=True)
 
-    f = sub.add_parser("fit", help="fit a model to measurements and save it as JSON",
-                       description="Fit T = sum of c_k * term_k to DATA (a CSV or Extra-P text file, "
-                                   "or a bundled dataset name; see `datasets`).")
+    f = sub.add_parser(
+        "fit",
+        help="fit a model to measurements and save it as JSON",
+        description="Fit T = sum of c_k * term_k to DATA (a CSV or Extra-P text file, "
+        "or a bundled dataset name; see `datasets`).",
+    )
     f.add_argument("data", nargs="?", help="CSV / Extra-P text file, or a bundled dataset name")
     f.add_argument("--dataset", metavar="NAME", help="a bundled dataset by name (instead of DATA; see `datasets`)")
-    f.add_argument("--time", help="time column (seconds, or see --time-unit); not needed for Extra-P files or bundled datasets, "
-                                  "and guessed from the column names when not given (the guess is said)")
-    f.add_argument("--throughput", metavar="COL",
-                   help="the runs' rate of work (images/s, tokens/s, ...) instead of a time column: the model "
-                        "is fitted to --work / COL, and `predict` gives the rate back as well as the time")
-    f.add_argument("--work", default="1", metavar="W|COL",
-                   help="with --throughput: the units of work per run, a number or a column (default 1: "
-                        "seconds per unit of work)")
-    f.add_argument("--time-unit", choices=("s", "ms", "us", "min", "h"), default=None,
-                   help="the unit of the time column (default: the unit its name states, e.g. step_time_ms, "
-                        "else seconds); it is read in seconds")
-    f.add_argument("--factor", action="append", type=_factor, default=[], metavar="SYM=COL",
-                   help="map a symbol to a column, e.g. --factor p=processors (repeatable; without any, "
-                        "the factors are guessed from the column names)")
+    f.add_argument(
+        "--time",
+        help="time column (seconds, or see --time-unit); not needed for Extra-P files or bundled datasets, "
+        "and guessed from the column names when not given (the guess is said)",
+    )
+    f.add_argument(
+        "--throughput",
+        metavar="COL",
+        help="the runs' rate of work (images/s, tokens/s, ...) instead of a time column: the model "
+        "is fitted to --work / COL, and `predict` gives the rate back as well as the time",
+    )
+    f.add_argument(
+        "--work",
+        default="1",
+        metavar="W|COL",
+        help="with --throughput: the units of work per run, a number or a column (default 1: seconds per unit of work)",
+    )
+    f.add_argument(
+        "--time-unit",
+        choices=("s", "ms", "us", "min", "h"),
+        default=None,
+        help="the unit of the time column (default: the unit its name states, e.g. step_time_ms, "
+        "else seconds); it is read in seconds",
+    )
+    f.add_argument(
+        "--factor",
+        action="append",
+        type=_factor,
+        default=[],
+        metavar="SYM=COL",
+        help="map a symbol to a column, e.g. --factor p=processors (repeatable; without any, "
+        "the factors are guessed from the column names)",
+    )
     how = f.add_mutually_exclusive_group()
     how.add_argument("--terms", help="expression, e.g. '1 + N/(p*b)*b^e1 + N/(p*b)*log2(p) + p'")
     how.add_argument("--preset", choices=sorted(PRESETS), help="a preset expression")
     how.add_argument("--auto", action="store_true", help="search the term library for a good small model")
     f.add_argument("--max-terms", type=int, default=5, help="with --auto: most terms in a model (intercept included)")
-    f.add_argument("--lambda", dest="lam", type=float, default=DEFAULT_LAM,
-                   help=f"regularisation weight λ >= 0 (default {DEFAULT_LAM:g}, as in the app and the library; "
-                        "λ > 0 lets a model have more fitted parameters than configurations)")
+    f.add_argument(
+        "--lambda",
+        dest="lam",
+        type=float,
+        default=DEFAULT_LAM,
+        help=f"regularisation weight λ >= 0 (default {DEFAULT_LAM:g}, as in the app and the library; "
+        "λ > 0 lets a model have more fitted parameters than configurations)",
+    )
     f.add_argument("--penalty", choices=PENALTIES, default="l1")
     f.add_argument("--loss", choices=LOSSES, default="relative")
-    f.add_argument("--bounds", action="append", default=[], metavar="NAME=LO:HI",
-                   help="bounds of a free parameter (e1=0:2) or coefficient (c1=-10:10)")
+    f.add_argument(
+        "--bounds",
+        action="append",
+        default=[],
+        metavar="NAME=LO:HI",
+        help="bounds of a free parameter (e1=0:2) or coefficient (c1=-10:10)",
+    )
     f.add_argument("--allow-negative", action="store_true", help="coefficients may be negative")
     f.add_argument("--seed", type=_seed, default=0, help=f"random seed, 0 to {MAX_SEED}")
     f.add_argument("--format", choices=sorted(READERS), help="input format (guessed when omitted)")
@@ -144,60 +188,117 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     f.add_argument("--popsize", type=int, default=15)
     f.add_argument("--maxiter", type=int, default=1000)
     f.add_argument("--tol", type=float, default=0.01)
-    f.add_argument("--cv", type=int, default=None, metavar="K", help="also report K-fold cross-validation "
-                   "(with --group-by: default 5, 0 for none)")
-    f.add_argument("--holdout", metavar="QUERY", help="also fit without rows matching QUERY (e.g. 'p > 8') "
-                   "and report the error on them")
-    f.add_argument("--replicates", type=int, default=None,
-                   help="bootstrap replicates stored for prediction intervals (default 200; 0: no intervals, "
-                        "e.g. for thousands of groups, as they cost about 0.5 s a model)")
-    f.add_argument("--gpus-per-node", type=float, metavar="K",
-                   help="GPUs (workers) per node, to tell a target on more nodes than measured when there is no "
-                        "nodes column (default: 8 when p's column names GPUs or accelerators, shown as a guess)")
+    f.add_argument(
+        "--cv",
+        type=int,
+        default=None,
+        metavar="K",
+        help="also report K-fold cross-validation (with --group-by: default 5, 0 for none)",
+    )
+    f.add_argument(
+        "--holdout",
+        metavar="QUERY",
+        help="also fit without rows matching QUERY (e.g. 'p > 8') and report the error on them",
+    )
+    f.add_argument(
+        "--replicates",
+        type=int,
+        default=None,
+        help="bootstrap replicates stored for prediction intervals (default 200; 0: no intervals, "
+        "e.g. for thousands of groups, as they cost about 0.5 s a model)",
+    )
+    f.add_argument(
+        "--gpus-per-node",
+        type=float,
+        metavar="K",
+        help="GPUs (workers) per node, to tell a target on more nodes than measured when there is no "
+        "nodes column (default: 8 when p's column names GPUs or accelerators, shown as a guess)",
+    )
     f.add_argument("--out", required=True, help="model JSON to write (with --group-by: a directory)")
-    g = f.add_argument_group("groups", "fit the same model to every group of rows; writes OUT/summary.csv "
-                             "and one model JSON per fitted group")
-    g.add_argument("--group-by", action="append", default=[], metavar="COL",
-                   help="group by this column (repeatable; Extra-P files: region, metric)")
+    g = f.add_argument_group(
+        "groups",
+        "fit the same model to every group of rows; writes OUT/summary.csv and one model JSON per fitted group",
+    )
+    g.add_argument(
+        "--group-by",
+        action="append",
+        default=[],
+        metavar="COL",
+        help="group by this column (repeatable; Extra-P files: region, metric)",
+    )
     g.add_argument("--min-configurations", type=int, metavar="K", help="skip groups with fewer configurations")
     g.add_argument("--workers", type=int, metavar="N", help="worker processes (default: all cores)")
-    g.add_argument("--dask", metavar="ADDRESS", help="run the fits on a Dask cluster: a scheduler address "
-                   "(tcp://host:8786) or 'local' for a LocalCluster on this machine")
+    g.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run the fits on a Dask cluster: a scheduler address "
+        "(tcp://host:8786) or 'local' for a LocalCluster on this machine",
+    )
 
     p = sub.add_parser("predict", help="predict times for new configurations")
     p.add_argument("model", help="model JSON written by `fit`")
     p.add_argument("data", nargs="?", help="CSV with the factor columns (or symbol names); or give --grid")
-    p.add_argument("--grid", action="append", type=_factor, default=[], metavar="SYM=v1,v2,...",
-                   help="configurations to predict instead of a CSV: every combination of the values given, "
-                        "e.g. --grid p=16,32,64 --grid b=64 (a symbol or a column; repeatable), as in advise and plan")
-    p.add_argument("--out", default="-", help="CSV to write: DATA's rows plus predicted_time (default or '-': "
-                   "print it to stdout; messages go to stderr)")
+    p.add_argument(
+        "--grid",
+        action="append",
+        type=_factor,
+        default=[],
+        metavar="SYM=v1,v2,...",
+        help="configurations to predict instead of a CSV: every combination of the values given, "
+        "e.g. --grid p=16,32,64 --grid b=64 (a symbol or a column; repeatable), as in advise and plan",
+    )
+    p.add_argument(
+        "--out",
+        default="-",
+        help="CSV to write: DATA's rows plus predicted_time (default or '-': "
+        "print it to stdout; messages go to stderr)",
+    )
     p.add_argument("--contributions", action="store_true", help="add one column per term")
-    p.add_argument("--interval", type=float, metavar="LEVEL",
-                   help="add predicted_low and predicted_high, a LEVEL prediction interval (e.g. 0.9)")
+    p.add_argument(
+        "--interval",
+        type=float,
+        metavar="LEVEL",
+        help="add predicted_low and predicted_high, a LEVEL prediction interval (e.g. 0.9)",
+    )
 
     s = sub.add_parser("show", help="print a fitted model: formula and each term's share")
     s.add_argument("model", help="model JSON written by `fit`")
     s.add_argument("--latex", action="store_true", help="print the formula as LaTeX")
     s.add_argument("--python", action="store_true", help="print the formula as a numpy expression")
-    s.add_argument("--interval", type=float, default=0.9, metavar="LEVEL",
-                   help="level of the intervals printed beside each constant (default 0.9)")
+    s.add_argument(
+        "--interval",
+        type=float,
+        default=0.9,
+        metavar="LEVEL",
+        help="level of the intervals printed beside each constant (default 0.9)",
+    )
 
     plan_cli.add_parser(sub)
-    a = sub.add_parser("advise", help="rank the configurations worth measuring next for a target",
-                       description="Rank candidate configurations by how much measuring each would narrow "
-                                   "the prediction interval at the target, per hour of its predicted run time.")
+    a = sub.add_parser(
+        "advise",
+        help="rank the configurations worth measuring next for a target",
+        description="Rank candidate configurations by how much measuring each would narrow "
+        "the prediction interval at the target, per hour of its predicted run time.",
+    )
     a.add_argument("model", help="model JSON written by `fit`")
     a.add_argument("--target", required=True, help="the configuration to predict, e.g. 'p=64,b=32'")
-    a.add_argument("--grid", action="append", default=[], metavar="SYM=v1,v2,...",
-                   help="values one could run, e.g. --grid p=1,2,4,8,16,32 (repeatable; other factors: the "
-                        "target's value)")
+    a.add_argument(
+        "--grid",
+        action="append",
+        default=[],
+        metavar="SYM=v1,v2,...",
+        help="values one could run, e.g. --grid p=1,2,4,8,16,32 (repeatable; other factors: the target's value)",
+    )
     a.add_argument("--budget", type=float, metavar="SECONDS", help="seconds of measurement to plan for")
     a.add_argument("--interval", type=float, default=0.9, metavar="LEVEL", help="interval level (default 0.9)")
     a.add_argument("--top", type=int, default=15, help="rows to print (default 15)")
-    a.add_argument("--rank-by", choices=("gpu-hours", "cost", "wall-time"), default="gpu-hours",
-                   help="rank by the gain per GPU-hour of the run (p × time; default), per unit of money (with a "
-                        "price), or per hour of wall time")
+    a.add_argument(
+        "--rank-by",
+        choices=("gpu-hours", "cost", "wall-time"),
+        default="gpu-hours",
+        help="rank by the gain per GPU-hour of the run (p × time; default), per unit of money (with a "
+        "price), or per hour of wall time",
+    )
     a.add_argument("--gpu-hour-price", type=float, metavar="X", help="price of one GPU-hour (adds a cost column)")
     a.add_argument("--node-hour-price", type=float, metavar="X", help="price of one node-hour (with --gpus-per-node)")
     a.add_argument("--gpus-per-node", type=float, metavar="G", help="GPUs per node, for --node-hour-price")
@@ -230,29 +331,35 @@ def _load_measurements(args) -> tuple[Measurements, str | None, dict]:
             raise PerfModelError(f"{flag}: the bundled dataset {name!r} is measured as times in seconds already")
         if factors or args.time:
             frame = datasets.load_frame(name)
-            meas = Measurements.from_frame(frame, args.time or ds.time_column, factors or dict(ds.factors),
-                                           name=ds.name)
+            meas = Measurements.from_frame(
+                frame, args.time or ds.time_column, factors or dict(ds.factors), name=ds.name
+            )
         else:
             meas = datasets.load_dataset(name)
         return meas, ds.terms, {}
     path = Path(args.data)
     frame = read_table(path, args.format)
-    is_extrap = {"region", "metric", "repetition", "time"} <= set(frame.columns) and \
-        (args.format == "extrap" or args.format is None and list(frame.columns)[-1] == "time"
-         and "region" in frame.columns)
+    is_extrap = {"region", "metric", "repetition", "time"} <= set(frame.columns) and (
+        args.format == "extrap"
+        or args.format is None
+        and list(frame.columns)[-1] == "time"
+        and "region" in frame.columns
+    )
     if is_extrap and not factors and not args.time and not args.throughput:
         if args.time_unit:
-            raise PerfModelError("--time-unit: an Extra-P file's values are taken as they are (its metric names "
-                                 "no unit to convert from)")
+            raise PerfModelError(
+                "--time-unit: an Extra-P file's values are taken as they are (its metric names no unit to convert from)"
+            )
         return measurements_from_extrap(frame, args.region, args.metric, name=path.name), None, {}
-    frame, time, factors, rate, note = guessed_columns(frame, args.time, factors, args.throughput, args.work,
-                                                       args.time_unit)
+    frame, time, factors, rate, note = guessed_columns(
+        frame, args.time, factors, args.throughput, args.work, args.time_unit
+    )
     try:
         meas = Measurements.from_frame(frame, time, factors, name=path.name)
     except PerfModelError as e:  # still one line: with the guess that may have led to it
         guess = next((line for line in note.splitlines() if line.startswith("note: guessed")), "")
         if guess:
-            raise PerfModelError(f"{e}; {guess[len('note: '):]}") from None
+            raise PerfModelError(f"{e}; {guess[len('note: ') :]}") from None
         raise
     if note:
         print(note, file=sys.stderr)
@@ -268,18 +375,28 @@ def _cmd_fit(args) -> int:
     from ..parallel import check_dask_address, n_workers
 
     if args.replicates > MAX_STORED_REPLICATES:
-        raise PerfModelError(f"--replicates {args.replicates} is above the limit {MAX_STORED_REPLICATES} "
-                             "(it would run for hours and the model file would not load)")
+        raise PerfModelError(
+            f"--replicates {args.replicates} is above the limit {MAX_STORED_REPLICATES} "
+            "(it would run for hours and the model file would not load)"
+        )
     if not args.group_by:
-        given = [flag for flag, v in (("--workers", args.workers), ("--dask", args.dask),
-                                      ("--min-configurations", args.min_configurations)) if v is not None]
+        given = [
+            flag
+            for flag, v in (
+                ("--workers", args.workers),
+                ("--dask", args.dask),
+                ("--min-configurations", args.min_configurations),
+            )
+            if v is not None
+        ]
         if given:
             raise PerfModelError(f"{given[0]} needs --group-by COL (it sets how the groups are fitted)")
     if args.workers is not None:
         cap = 4 * n_workers()
         if not 1 <= args.workers <= cap:
-            raise PerfModelError(f"--workers must be from 1 to {cap} (4 × the {n_workers()} core(s)), "
-                                 f"got {args.workers}")
+            raise PerfModelError(
+                f"--workers must be from 1 to {cap} (4 × the {n_workers()} core(s)), got {args.workers}"
+            )
     if args.dask is not None:
         check_dask_address(args.dask)
     if args.group_by:
@@ -290,15 +407,30 @@ def _cmd_fit(args) -> int:
     for d in meas.dropped:
         print(f"warning: dropped {d}", file=sys.stderr)
     de = dict(strategy=args.strategy, popsize=args.popsize, maxiter=args.maxiter, tol=args.tol)
-    common = dict(lam=args.lam, penalty=args.penalty, loss=args.loss, bounds=parse_bounds(args.bounds),
-                  nonneg=not args.allow_negative, seed=args.seed, **de)
+    common = dict(
+        lam=args.lam,
+        penalty=args.penalty,
+        loss=args.loss,
+        bounds=parse_bounds(args.bounds),
+        nonneg=not args.allow_negative,
+        seed=args.seed,
+        **de,
+    )
     averaging = {}
     if args.auto:
         from ..search import auto_select, plausible
 
         with _auto_progress(sys.stderr, enabled=sys.stderr.isatty()) as progress:
-            selection = auto_select(meas, lam=args.lam, loss=args.loss, penalty=args.penalty, seed=args.seed,
-                                    max_terms=args.max_terms, final_de=de, progress=progress)
+            selection = auto_select(
+                meas,
+                lam=args.lam,
+                loss=args.loss,
+                penalty=args.penalty,
+                seed=args.seed,
+                max_terms=args.max_terms,
+                final_de=de,
+                progress=progress,
+            )
         result, _, averaging = plausible(selection)
         model, report = None, selection.report()
     else:
@@ -313,8 +445,10 @@ def _cmd_fit(args) -> int:
     if args.auto and (args.cv or args.holdout):
         # The chosen terms, refitted with the same settings on each split; the search saw every row.
         model = selection.best.model(**de)
-        print("note: --cv/--holdout with --auto validate the chosen terms; the search that chose them "
-              "saw every row", file=sys.stderr)
+        print(
+            "note: --cv/--holdout with --auto validate the chosen terms; the search that chose them saw every row",
+            file=sys.stderr,
+        )
     if args.cv:
         from ..fitting.evaluate import cross_validate
 
@@ -336,8 +470,11 @@ def _cmd_fit(args) -> int:
         print(f"topology: {describe(result._uncertainty().topology)}")
     verdict = judge_result(result)
     if verdict.poor:
-        print(f"warning: this fit is too poor to quote its predictions: {verdict.sentence()}; fit one model per "
-              "group (--group-by COL), add terms (or --auto), or map a factor the time depends on", file=sys.stderr)
+        print(
+            f"warning: this fit is too poor to quote its predictions: {verdict.sentence()}; fit one model per "
+            "group (--group-by COL), add terms (or --auto), or map a factor the time depends on",
+            file=sys.stderr,
+        )
     for name in result.params:
         if any(w.startswith(f"{name} = ") and "at its bound" in w for w in result.warnings):
             print(f"hint: widen the bounds of {name} with --bounds {name}=LO:HI", file=sys.stderr)
@@ -378,9 +515,11 @@ def _cmd_predict(args) -> int:
         unbounded = np.flatnonzero(~np.isfinite(ends).all(axis=1))
         if unbounded.size:  # e.g. cores = 1e-300: the time is finite, its interval overflows
             i = int(unbounded[0])
-            raise PerfModelError(f"row {i + 1}: the {args.interval:.0%} interval is not finite (predicted "
-                                 f"{pred['predicted_time'].iloc[i]:.4g} s, from {ends[i, 0]:.4g} to {ends[i, 1]:.4g}): "
-                                 "the configuration is too far beyond the measured range for the model's members")
+            raise PerfModelError(
+                f"row {i + 1}: the {args.interval:.0%} interval is not finite (predicted "
+                f"{pred['predicted_time'].iloc[i]:.4g} s, from {ends[i, 0]:.4g} to {ends[i, 1]:.4g}): "
+                "the configuration is too far beyond the measured range for the model's members"
+            )
         for col in pred.columns:
             out[col] = pred[col].to_numpy()
     else:
@@ -393,8 +532,10 @@ def _cmd_predict(args) -> int:
             out[f"term: {term}"] = contrib[term].to_numpy()
     outside = result.outside_range(frame)
     if outside.any():
-        print(f"note: {int(outside.sum())} of {len(frame)} row(s) lie outside the measured range "
-              "(extrapolation)", file=sys.stderr)
+        print(
+            f"note: {int(outside.sum())} of {len(frame)} row(s) lie outside the measured range (extrapolation)",
+            file=sys.stderr,
+        )
     for w in result.prediction_warnings(frame):
         print(f"warning: {w}", file=sys.stderr)
     if args.out == "-":
@@ -426,16 +567,21 @@ def _cmd_show(args) -> int:
     for k, term in enumerate(result.terms):
         share = result.shares.get(term, float("nan")) * 100
         c = result.coefficients[f"c{k}"]
-        print(f"  {term:<{width}}  c{k} = {c:.6g}{rng(ci, f'c{k}')}  share {share:.1f} %"
-              f"{rng(si, term, 100, '.1f')}" + ("  (dropped: coefficient 0)" if c == 0 else ""))
+        print(
+            f"  {term:<{width}}  c{k} = {c:.6g}{rng(ci, f'c{k}')}  share {share:.1f} %"
+            f"{rng(si, term, 100, '.1f')}" + ("  (dropped: coefficient 0)" if c == 0 else "")
+        )
     for name, v in result.params.items():
         print(f"  {name} = {v:.6g}{rng(ci, name)}")
     m = result.metrics
-    print(f"in-sample: MAPE {m['mape']:.2f} %, R² {m['r2']:.4f}, {result.n_rows} rows "
-          f"({result.n_configurations} configurations)")
+    print(
+        f"in-sample: MAPE {m['mape']:.2f} %, R² {m['r2']:.4f}, {result.n_rows} rows "
+        f"({result.n_configurations} configurations)"
+    )
     if result.rate:
-        print(f"time: {result.time!r}, made from the throughput {result.rate['column']!r} (`predict` gives the "
-              "rate back)")
+        print(
+            f"time: {result.time!r}, made from the throughput {result.rate['column']!r} (`predict` gives the rate back)"
+        )
     for method, vm in result.validation.items():
         print(f"{method}: MAPE {vm['mape']:.2f} %")
     if result.has_intervals:
@@ -455,30 +601,50 @@ def _cmd_advise(args) -> int:
 
     result = FitResult.load(args.model)
     target = parse_assignments(args.target)
-    table = advise(result, target, parse_grid(args.grid), budget=args.budget, level=args.interval,
-                   rank_by=args.rank_by, gpu_hour_price=args.gpu_hour_price, node_hour_price=args.node_hour_price,
-                   gpus_per_node=args.gpus_per_node)
+    table = advise(
+        result,
+        target,
+        parse_grid(args.grid),
+        budget=args.budget,
+        level=args.interval,
+        rank_by=args.rank_by,
+        gpu_hour_price=args.gpu_hour_price,
+        node_hour_price=args.node_hour_price,
+        gpus_per_node=args.gpus_per_node,
+    )
     a = table.attrs
     shown = ", ".join(f"{k}={v:g}" for k, v in a["target"].items())
-    print(f"target {shown}: predicted {fmt_seconds(a['target_time'])} ± {a['target_halfwidth_pct']:.0f} % "
-          f"({args.interval:.0%} interval) today")
+    print(
+        f"target {shown}: predicted {fmt_seconds(a['target_time'])} ± {a['target_halfwidth_pct']:.0f} % "
+        f"({args.interval:.0%} interval) today"
+    )
     for w in result.prediction_warnings({k: [v] for k, v in target.items()}):
         print(f"warning: {w}")
     rank = table.attrs["rank_column"]
-    cols = list(result.factors) + ["predicted_time", "gpu_hours"] + (["cost"] if "cost" in table else []) + [
-        "target_halfwidth_pct", "gain_pct", rank]
+    cols = (
+        list(result.factors)
+        + ["predicted_time", "gpu_hours"]
+        + (["cost"] if "cost" in table else [])
+        + ["target_halfwidth_pct", "gain_pct", rank]
+    )
     cols += ["in_plan", "cumulative_s"] if args.budget is not None else []
     view = table.head(max(1, args.top))[["rank"] + cols].copy()
     print(view.to_string(index=False, float_format=lambda v: f"{v:.4g}", na_rep="-"))  # '-': not in the plan
-    per = {"gain_per_gpu_hour": "GPU-hour of the run (p × predicted time)", "gain_per_cost": "unit of money",
-           "gain_per_hour": "hour of predicted wall time"}[rank]
-    print(f"ranked by {rank}: the narrowing of the target's interval (percentage points) per {per}; "
-          "target_halfwidth_pct: the half-width expected after measuring that configuration")
+    per = {
+        "gain_per_gpu_hour": "GPU-hour of the run (p × predicted time)",
+        "gain_per_cost": "unit of money",
+        "gain_per_hour": "hour of predicted wall time",
+    }[rank]
+    print(
+        f"ranked by {rank}: the narrowing of the target's interval (percentage points) per {per}; "
+        "target_halfwidth_pct: the half-width expected after measuring that configuration"
+    )
     if args.out:
         keep = table[table["in_plan"]] if args.budget is not None else table
         to_csv(keep, args.out)
-        print(f"wrote {len(keep)} configurations to {args.out} (run them with "
-              f"`{program_name()} sweep --plan {args.out}`)")
+        print(
+            f"wrote {len(keep)} configurations to {args.out} (run them with `{program_name()} sweep --plan {args.out}`)"
+        )
     return 0
 
 
@@ -511,8 +677,14 @@ def _main(argv: list[str] | None) -> int:
             from ..fitting.members import check_level
 
             args.interval = check_level(args.interval, "--interval")
-        handler = {"fit": _cmd_fit, "predict": _cmd_predict, "show": _cmd_show, "advise": _cmd_advise,
-                   "plan": plan_cli.run, "datasets": _cmd_datasets}.get(args.command)
+        handler = {
+            "fit": _cmd_fit,
+            "predict": _cmd_predict,
+            "show": _cmd_show,
+            "advise": _cmd_advise,
+            "plan": plan_cli.run,
+            "datasets": _cmd_datasets,
+        }.get(args.command)
         if handler is None:
             return sweep_cli.run_cli(args)
         return handler(args)

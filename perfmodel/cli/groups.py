@@ -15,8 +15,13 @@ from tqdm import tqdm
 from ..data import datasets
 from ..data.measurements import complete_roles, empty_columns, guess_roles
 from ..data.time_units import check_unit, time_in_seconds, unit_from_name
-from ..data.throughput import (guess_throughput, looks_per_worker, throughput_from_time, time_from_throughput,
-                               work_per_run)
+from ..data.throughput import (
+    guess_throughput,
+    looks_per_worker,
+    throughput_from_time,
+    time_from_throughput,
+    work_per_run,
+)
 from ..data.readers import read_table
 from ..errors import PerfModelError, did_you_mean
 from ..language.expression import parse_bounds, unmapped_name_notice, unmapped_names
@@ -32,8 +37,14 @@ def warn_unmapped(results) -> None:
         print(f"warning: {unmapped_name_notice(name)}", file=sys.stderr)
 
 
-def guessed_columns(frame: pd.DataFrame, time: str | None, factors: dict | None, throughput: str | None = None,
-                    work="1", time_unit: str | None = None) -> tuple[pd.DataFrame, str, dict, dict, str]:
+def guessed_columns(
+    frame: pd.DataFrame,
+    time: str | None,
+    factors: dict | None,
+    throughput: str | None = None,
+    work="1",
+    time_unit: str | None = None,
+) -> tuple[pd.DataFrame, str, dict, dict, str]:
     """``(frame, time, factors, rate, note)`` of a file's table: the time column (made from a throughput
     column when one is given, or when no column reads as a time and one reads as a rate), the factors,
     those not given guessed from the column names (:func:`perfmodel.data.measurements.complete_roles`),
@@ -63,18 +74,27 @@ def guessed_columns(frame: pd.DataFrame, time: str | None, factors: dict | None,
     if unit and unit != "s":
         read = time
         frame, time = time_in_seconds(frame, time, unit)
-        guessed.append(f"{read!r} in {unit}" + ("" if time_unit else " (from its name; --time-unit sets it)")
-                       + f", fitted in seconds as {time!r}")
+        guessed.append(
+            f"{read!r} in {unit}"
+            + ("" if time_unit else " (from its name; --time-unit sets it)")
+            + f", fitted in seconds as {time!r}"
+        )
     note = ""
     if guessed:
-        note = (f"note: guessed from the column names: {', '.join(guessed)} (set them with --time COL or "
-                "--throughput COL, and --factor SYM=COL)")
+        note = (
+            f"note: guessed from the column names: {', '.join(guessed)} (set them with --time COL or "
+            "--throughput COL, and --factor SYM=COL)"
+        )
     if rate:
-        note += ("\n" if note else "") + (f"note: fitted to the time {time!r}: the work per run over the job's "
-                                          f"whole rate {throughput!r} (--work sets the work per run)")
+        note += ("\n" if note else "") + (
+            f"note: fitted to the time {time!r}: the work per run over the job's "
+            f"whole rate {throughput!r} (--work sets the work per run)"
+        )
         if looks_per_worker(throughput):
-            note += (f"\nwarning: {throughput!r} reads as a rate per GPU or per worker: the time is the work over "
-                     "the whole job's rate, so multiply it by the workers first")
+            note += (
+                f"\nwarning: {throughput!r} reads as a rate per GPU or per worker: the time is the work over "
+                "the whole job's rate, so multiply it by the workers first"
+            )
     return frame, time, factors, rate, note
 
 
@@ -84,8 +104,10 @@ def add_rates(out: pd.DataFrame, frame: pd.DataFrame, rate: dict) -> None:
     work = rate["work"]
     if isinstance(work, str):
         if work not in frame.columns:
-            raise PerfModelError(f"the model was fitted to {work} / {rate['column']}: the data needs the "
-                                 f"column {work!r} to give the rate")
+            raise PerfModelError(
+                f"the model was fitted to {work} / {rate['column']}: the data needs the "
+                f"column {work!r} to give the rate"
+            )
         work = pd.to_numeric(frame[work], errors="coerce").to_numpy(float)
     col = f"predicted {rate['column']}"
     out[col] = throughput_from_time(out["predicted_time"], work)
@@ -110,9 +132,16 @@ class Table:
 _EXTRAP_COLUMNS = ("region", "metric", "repetition", "time")
 
 
-def load_table(data: str | None, dataset: str | None = None, time: str | None = None,
-               factors: dict | None = None, fmt: str | None = None, throughput: str | None = None,
-               work="1", time_unit: str | None = None) -> Table:
+def load_table(
+    data: str | None,
+    dataset: str | None = None,
+    time: str | None = None,
+    factors: dict | None = None,
+    fmt: str | None = None,
+    throughput: str | None = None,
+    work="1",
+    time_unit: str | None = None,
+) -> Table:
     """The table of a file (CSV or Extra-P text) or a bundled dataset, for :func:`fit_groups`.
 
     An Extra-P file's long table has ``region`` and ``metric`` columns (group by them to fit every
@@ -129,11 +158,19 @@ def load_table(data: str | None, dataset: str | None = None, time: str | None = 
     if name is not None:
         known = [d.name for d in datasets.list_datasets()]
         if name not in known:
-            raise PerfModelError(f"{name!r} is neither a file nor a bundled dataset{did_you_mean(name, known)}; "
-                                 f"datasets: {', '.join(known)}")
+            raise PerfModelError(
+                f"{name!r} is neither a file nor a bundled dataset{did_you_mean(name, known)}; "
+                f"datasets: {', '.join(known)}"
+            )
         ds = datasets.get_dataset(name)
-        return Table(datasets.load_frame(name), time or ds.time_column, factors or dict(ds.factors), ds.name,
-                     ds.terms, tuple(getattr(ds, "groups", ()) or ()))
+        return Table(
+            datasets.load_frame(name),
+            time or ds.time_column,
+            factors or dict(ds.factors),
+            ds.name,
+            ds.terms,
+            tuple(getattr(ds, "groups", ()) or ()),
+        )
     path = Path(data)
     frame = read_table(path, fmt)
     if set(_EXTRAP_COLUMNS) <= set(frame.columns) and list(frame.columns)[-1] == "time" and fmt != "csv":
@@ -152,6 +189,7 @@ TABLE_ROWS = 50
 def group_table(summary: pd.DataFrame, limit: int = TABLE_ROWS) -> str:
     """The terminal's per-group table: group, status, MAPE and cross-validated MAPE in %, and the
     formula (or why the group was skipped), one row per group (the first ``limit``)."""
+
     def pct(v) -> str:
         return "–" if v is None or pd.isna(v) else f"{v:.2f}"
 
@@ -162,9 +200,18 @@ def group_table(summary: pd.DataFrame, limit: int = TABLE_ROWS) -> str:
         poor = s == "ok" and judge({"mape": m, "r2": r2}, {"mape": cv}).poor
         return f"{s}, poor fit" if poor else str(s)
 
-    rows = [(str(g), status(s, m, cv, r2), pct(m), pct(cv), str(f) if s == "ok" else str(r))
-            for g, s, m, cv, r2, f, r in zip(column("group"), column("status"), column("mape"), column("cv_mape"),
-                                             column("r2"), column("formula"), column("reason"))][:limit]
+    rows = [
+        (str(g), status(s, m, cv, r2), pct(m), pct(cv), str(f) if s == "ok" else str(r))
+        for g, s, m, cv, r2, f, r in zip(
+            column("group"),
+            column("status"),
+            column("mape"),
+            column("cv_mape"),
+            column("r2"),
+            column("formula"),
+            column("reason"),
+        )
+    ][:limit]
     head = ("group", "status", "MAPE %", "CV MAPE %", "formula (or reason skipped)")
     widths = [max(len(x[i]) for x in [head, *rows]) for i in range(4)]
     lines = []
@@ -172,8 +219,10 @@ def group_table(summary: pd.DataFrame, limit: int = TABLE_ROWS) -> str:
         cells = [row[0].ljust(widths[0]), row[1].ljust(widths[1]), row[2].rjust(widths[2]), row[3].rjust(widths[3])]
         lines.append("  ".join([*cells, row[4]]).rstrip())
     if any(", poor fit" in row[1] for row in rows):
-        lines.append(f"(poor fit: CV MAPE above {POOR_MAPE:g} % or R² below {POOR_R2:g}, too poor to compare; "
-                     "group by more columns or change the terms)")
+        lines.append(
+            f"(poor fit: CV MAPE above {POOR_MAPE:g} % or R² below {POOR_R2:g}, too poor to compare; "
+            "group by more columns or change the terms)"
+        )
     return "\n".join(lines)
 
 
@@ -181,8 +230,9 @@ def run_cli(args) -> int:
     """``perfmodel fit DATA --group-by COL ... --out DIR`` (the arguments of ``fit``)."""
     if args.holdout:
         raise PerfModelError("--holdout is not available with --group-by; use --cv K")
-    table = load_table(args.data, args.dataset, args.time, dict(args.factor), args.format, args.throughput,
-                       args.work, args.time_unit)
+    table = load_table(
+        args.data, args.dataset, args.time, dict(args.factor), args.format, args.throughput, args.work, args.time_unit
+    )
     frame = table.frame
     for column, value in (("region", args.region), ("metric", args.metric)):
         if value is not None:
@@ -194,14 +244,30 @@ def run_cli(args) -> int:
     de = dict(strategy=args.strategy, popsize=args.popsize, maxiter=args.maxiter, tol=args.tol)
     cv = 5 if args.cv is None else int(args.cv)
     if args.auto:
-        how = dict(auto=True, lam=args.lam, loss=args.loss, penalty=args.penalty, seed=args.seed,
-                   max_terms=args.max_terms, final_de=de)
+        how = dict(
+            auto=True,
+            lam=args.lam,
+            loss=args.loss,
+            penalty=args.penalty,
+            seed=args.seed,
+            max_terms=args.max_terms,
+            final_de=de,
+        )
     else:
         terms = args.terms if args.terms is not None or args.preset is not None else table.terms
         if terms is None and args.preset is None:
             raise PerfModelError("choose the model: --terms 'SPEC', --preset NAME or --auto")
-        how = dict(terms=terms, preset=args.preset, lam=args.lam, penalty=args.penalty, loss=args.loss,
-                   bounds=parse_bounds(args.bounds) or None, nonneg=not args.allow_negative, seed=args.seed, **de)
+        how = dict(
+            terms=terms,
+            preset=args.preset,
+            lam=args.lam,
+            penalty=args.penalty,
+            loss=args.loss,
+            bounds=parse_bounds(args.bounds) or None,
+            nonneg=not args.allow_negative,
+            seed=args.seed,
+            **de,
+        )
     with contextlib.ExitStack() as stack:
         executor = "processes" if args.workers is None or args.workers > 1 else "serial"
         if args.dask:
@@ -209,18 +275,37 @@ def run_cli(args) -> int:
             link = dashboard_address(executor)
             if link:
                 print(f"Dask dashboard: {link}", file=sys.stderr)
-        bar = stack.enter_context(tqdm(total=None, unit="group", desc="fitting groups", file=sys.stderr,
-                                       disable=not sys.stderr.isatty(), dynamic_ncols=True))
+        bar = stack.enter_context(
+            tqdm(
+                total=None,
+                unit="group",
+                desc="fitting groups",
+                file=sys.stderr,
+                disable=not sys.stderr.isatty(),
+                dynamic_ncols=True,
+            )
+        )
 
         def progress(done: int, total: int) -> None:
             if bar.total != total:
                 bar.total = total
             bar.update(done - bar.n)
 
-        fits = fit_groups(frame, args.group_by, time=table.time, factors=table.factors, cv=cv,
-                          min_configurations=args.min_configurations, executor=executor, workers=args.workers,
-                          replicates=args.replicates, gpus_per_node=args.gpus_per_node,
-                          progress=progress, name=table.name, **how)
+        fits = fit_groups(
+            frame,
+            args.group_by,
+            time=table.time,
+            factors=table.factors,
+            cv=cv,
+            min_configurations=args.min_configurations,
+            executor=executor,
+            workers=args.workers,
+            replicates=args.replicates,
+            gpus_per_node=args.gpus_per_node,
+            progress=progress,
+            name=table.name,
+            **how,
+        )
         where = executor_name(executor)
     for o in fits.outcomes:
         if o.result is not None:
@@ -234,7 +319,9 @@ def run_cli(args) -> int:
     if fits.dropped:
         print(f"warning: {len(fits.dropped)} row(s) dropped (see the notes and reasons in {path})", file=sys.stderr)
     rate = len(fits) / fits.seconds if fits.seconds > 0 else float("inf")
-    print(f"fitted {fits.n_ok} of {len(fits)} group(s) by {', '.join(args.group_by)} ({len(skipped)} skipped) "
-          f"in {fits.seconds:.1f} s ({rate:.1f} groups/s, {where})")
+    print(
+        f"fitted {fits.n_ok} of {len(fits)} group(s) by {', '.join(args.group_by)} ({len(skipped)} skipped) "
+        f"in {fits.seconds:.1f} s ({rate:.1f} groups/s, {where})"
+    )
     print(f"saved {path} and {fits.n_ok} model file(s) in {args.out}")
     return 0

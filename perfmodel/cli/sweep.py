@@ -24,27 +24,50 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "sweep",
         help="run a command over a grid of configurations and record wall-clock times to a CSV",
-        description=("Run COMMAND once per configuration of the grid (one at a time), time the whole "
-                     "process, and append one row per run to --out. Rerun the same command to resume "
-                     "an interrupted sweep. Rows whose status is not 'ok' are kept but not fitted."),
-        epilog=('example: sweep --command "python examples/dp_sgd.py --workers {p} --batch-size {b}" '
-                "--grid p=1,2,4 --grid b=32,128 --repeat 3 --out timings.csv"),
+        description=(
+            "Run COMMAND once per configuration of the grid (one at a time), time the whole "
+            "process, and append one row per run to --out. Rerun the same command to resume "
+            "an interrupted sweep. Rows whose status is not 'ok' are kept but not fitted."
+        ),
+        epilog=(
+            'example: sweep --command "python examples/dp_sgd.py --workers {p} --batch-size {b}" '
+            "--grid p=1,2,4 --grid b=32,128 --repeat 3 --out timings.csv"
+        ),
     )
-    parser.add_argument("--command", dest="sweep_command", required=True, metavar="COMMAND",
-                        help="command template; {name} is replaced by the value of grid factor name "
-                             "(inside each argument after shell-like splitting; {{ }} = literal braces)")
-    parser.add_argument("--grid", action="append", default=[], metavar="NAME=v1,v2,...",
-                        help="a factor and its values; repeat for more factors (all combinations are run)")
-    parser.add_argument("--plan", metavar="CSV",
-                        help="run the configurations listed in CSV (one per row, a column per placeholder; "
-                             "e.g. the output of `advise --out`) instead of a --grid")
+    parser.add_argument(
+        "--command",
+        dest="sweep_command",
+        required=True,
+        metavar="COMMAND",
+        help="command template; {name} is replaced by the value of grid factor name "
+        "(inside each argument after shell-like splitting; {{ }} = literal braces)",
+    )
+    parser.add_argument(
+        "--grid",
+        action="append",
+        default=[],
+        metavar="NAME=v1,v2,...",
+        help="a factor and its values; repeat for more factors (all combinations are run)",
+    )
+    parser.add_argument(
+        "--plan",
+        metavar="CSV",
+        help="run the configurations listed in CSV (one per row, a column per placeholder; "
+        "e.g. the output of `advise --out`) instead of a --grid",
+    )
     parser.add_argument("--repeat", type=int, default=1, help="repetitions per configuration (default 1)")
     parser.add_argument("--out", default="timings.csv", help="output CSV (appended to; default timings.csv)")
     parser.add_argument("--warmup", action="store_true", help="one untimed warm-up run before the sweep")
-    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                        help="kill a run after this many seconds and record it as 'timeout'")
-    parser.add_argument("--shell", action="store_true",
-                        help="run the substituted command with /bin/sh (default: no shell)")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="kill a run after this many seconds and record it as 'timeout'",
+    )
+    parser.add_argument(
+        "--shell", action="store_true", help="run the substituted command with /bin/sh (default: no shell)"
+    )
     parser.set_defaults(func=run_cli)
     return parser
 
@@ -58,15 +81,19 @@ def _plan_rows(path: Path) -> tuple[list[str], list[list[str]]]:
             while header is not None and not any(f.strip() for f in header):
                 header = next(reader, None)
             if header is None:
-                raise PerfModelError(f"--plan {path}: the file is empty (expected a header row with a column "
-                                     "per placeholder, then one configuration per row)")
+                raise PerfModelError(
+                    f"--plan {path}: the file is empty (expected a header row with a column "
+                    "per placeholder, then one configuration per row)"
+                )
             rows = []
             for fields in reader:
                 if not any(f.strip() for f in fields):
                     continue
                 if len(fields) != len(header):
-                    raise PerfModelError(f"--plan {path}: row {len(rows) + 1} (line {reader.line_num}) has "
-                                         f"{len(fields)} fields, the header has {len(header)}")
+                    raise PerfModelError(
+                        f"--plan {path}: row {len(rows) + 1} (line {reader.line_num}) has "
+                        f"{len(fields)} fields, the header has {len(header)}"
+                    )
                 if len(rows) >= MAX_PLAN_ROWS:
                     raise PerfModelError(f"--plan {path}: more than {MAX_PLAN_ROWS:,} configurations")
                 rows.append(fields)
@@ -85,8 +112,9 @@ def read_plan(path: str | Path, names) -> tuple[dict[str, list[str]], list[dict[
     header, rows = _plan_rows(path)
     missing = [n for n in names if n not in header]
     if missing:
-        raise PerfModelError(f"--plan {path}: no column for placeholder {{{missing[0]}}} (columns: "
-                             f"{', '.join(header)})")
+        raise PerfModelError(
+            f"--plan {path}: no column for placeholder {{{missing[0]}}} (columns: {', '.join(header)})"
+        )
     col = {n: header.index(n) for n in [*names, "in_plan"] if n in header}
     if "in_plan" in col:  # advise's table: only the planned rows
         rows = [f for f in rows if f[col["in_plan"]].strip().lower() == "true"]
@@ -118,14 +146,25 @@ def run_cli(args: argparse.Namespace) -> int:
             if grid:
                 raise PerfModelError("give either --plan or --grid, not both")
             grid, plan = read_plan(args.plan, placeholders(args.sweep_command))
-        frame = run_sweep(args.sweep_command, grid, repeat=args.repeat, out=args.out, warmup=args.warmup,
-                          timeout=args.timeout, shell=args.shell, plan=plan)
+        frame = run_sweep(
+            args.sweep_command,
+            grid,
+            repeat=args.repeat,
+            out=args.out,
+            warmup=args.warmup,
+            timeout=args.timeout,
+            shell=args.shell,
+            plan=plan,
+        )
     except PerfModelError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except SweepInterrupted as exc:
-        print(f"sweep stopped by {exc}; the run in progress was stopped and recorded as 'interrupted'; "
-              f"rerun the same command to resume ({args.out})", file=sys.stderr)
+        print(
+            f"sweep stopped by {exc}; the run in progress was stopped and recorded as 'interrupted'; "
+            f"rerun the same command to resume ({args.out})",
+            file=sys.stderr,
+        )
         return 128 + exc.signum
     except KeyboardInterrupt:
         print(f"\nsweep interrupted; rerun the same command to resume ({args.out})", file=sys.stderr)

@@ -40,10 +40,37 @@ PRESET_SYMBOLS = {
 _GUESSES = {
     "time": ("time_s", "seconds", "time", "runtime", "wall", "duration", "elapsed", "minutes", "latency"),
     # world_size: PyTorch's processes; replicas: AdaptDL's and Kubernetes'; ntasks: SLURM's
-    "p": ("processors", "workers", "gpus", "accelerators", "ranks", "nodes", "cores", "procs", "devices", "np",
-          "gpu", "worker", "processes", "tpus", "chips", "world_size", "world size", "replicas", "ntasks"),
-    "N": ("samples", "data_size", "dataset_size", "data size", "dataset size", "n_samples", "input_fraction",
-          "fraction"),
+    "p": (
+        "processors",
+        "workers",
+        "gpus",
+        "accelerators",
+        "ranks",
+        "nodes",
+        "cores",
+        "procs",
+        "devices",
+        "np",
+        "gpu",
+        "worker",
+        "processes",
+        "tpus",
+        "chips",
+        "world_size",
+        "world size",
+        "replicas",
+        "ntasks",
+    ),
+    "N": (
+        "samples",
+        "data_size",
+        "dataset_size",
+        "data size",
+        "dataset size",
+        "n_samples",
+        "input_fraction",
+        "fraction",
+    ),
     "B": ("global_batch", "global batch", "total_batch", "total batch", "effective_batch", "global"),
     "b": ("batch_per_gpu", "per_worker_batch", "per-worker batch", "batch_size", "batch size", "batch", "local_batch"),
     "E": ("epochs", "epoch"),
@@ -56,8 +83,11 @@ _GUESSES = {
 def empty_columns(frame) -> list[str]:
     """The columns of a table (a DataFrame) with no value on any row (e.g. a ``global_batch`` column that
     only other series of a collection fill in): guessed as a factor, every row would be dropped."""
-    return [str(c) for c in frame.columns
-            if len(frame) and bool((frame[c].isna() | (frame[c].astype(str).str.strip() == "")).all())]
+    return [
+        str(c)
+        for c in frame.columns
+        if len(frame) and bool((frame[c].isna() | (frame[c].astype(str).str.strip() == "")).all())
+    ]
 
 
 def guess_roles(columns: Iterable[str], skip: Iterable[str] = ()) -> dict[str, str]:
@@ -79,8 +109,9 @@ def guess_roles(columns: Iterable[str], skip: Iterable[str] = ()) -> dict[str, s
             used.add(exact)
             continue
         for frag in fragments:
-            hit = next((c for c in pool if c not in used and (lower[c] == frag or
-                        (len(frag) > 2 and frag in lower[c]))), None)
+            hit = next(
+                (c for c in pool if c not in used and (lower[c] == frag or (len(frag) > 2 and frag in lower[c]))), None
+            )
             if hit:
                 out[role] = hit
                 used.add(hit)
@@ -88,8 +119,9 @@ def guess_roles(columns: Iterable[str], skip: Iterable[str] = ()) -> dict[str, s
     return out
 
 
-def complete_roles(columns: Iterable[str], time: str | None, factors: dict[str, str] | None,
-                   empty: Iterable[str] = ()) -> tuple[str, dict[str, str], list[str]]:
+def complete_roles(
+    columns: Iterable[str], time: str | None, factors: dict[str, str] | None, empty: Iterable[str] = ()
+) -> tuple[str, dict[str, str], list[str]]:
     """``(time, factors, guessed)``: the time column and the factors as given, each one not given
     taken from :func:`guess_roles` (the factors only when none is given), and what was guessed
     (``["time = 'time_s'", "p = 'gpus'"]``) for the caller to show. ``empty``: the columns with no
@@ -101,21 +133,24 @@ def complete_roles(columns: Iterable[str], time: str | None, factors: dict[str, 
     roles = guess_roles(cols, skip=empty)
     guessed: list[str] = []
     named = guess_roles(cols)  # what the names alone would have given
-    passed = [f"{col!r} (empty, not guessed as {sym})" for sym, col in named.items()
-              if col in empty and roles.get(sym) != col
-              and not (sym == "time" and time) and not (sym != "time" and factors)]
+    passed = [
+        f"{col!r} (empty, not guessed as {sym})"
+        for sym, col in named.items()
+        if col in empty and roles.get(sym) != col and not (sym == "time" and time) and not (sym != "time" and factors)
+    ]
     if not time:
         if "time" not in roles:
-            raise PerfModelError("no column looks like a time: name it with --time COL (columns: "
-                                 f"{', '.join(cols)})")
+            raise PerfModelError(f"no column looks like a time: name it with --time COL (columns: {', '.join(cols)})")
         time = roles["time"]
         guessed.append(f"time = {time!r}")
     factors = dict(factors or {})
     if not factors:
         factors = {sym: col for sym, col in roles.items() if sym != "time" and col != time}
         if not factors:
-            raise PerfModelError("no column looks like a factor (workers, data size, batch, epochs): map one "
-                                 f"with --factor SYM=COL, e.g. --factor p=COL (columns: {', '.join(cols)})")
+            raise PerfModelError(
+                "no column looks like a factor (workers, data size, batch, epochs): map one "
+                f"with --factor SYM=COL, e.g. --factor p=COL (columns: {', '.join(cols)})"
+            )
         guessed += [f"{sym} = {col!r}" for sym, col in factors.items()]
     return time, factors, guessed + passed
 
@@ -147,8 +182,14 @@ class Measurements:
     name: str = ""
 
     @classmethod
-    def from_frame(cls, frame: pd.DataFrame, time: str, factors: dict[str, str] | None = None,
-                   name: str = "", status_column: str | None = "status") -> "Measurements":
+    def from_frame(
+        cls,
+        frame: pd.DataFrame,
+        time: str,
+        factors: dict[str, str] | None = None,
+        name: str = "",
+        status_column: str | None = "status",
+    ) -> "Measurements":
         """Validate ``frame`` and keep the usable rows.
 
         Rows with a missing, non-numeric or infinite time/factor value, a time <= 0, or a
@@ -162,17 +203,21 @@ class Measurements:
         frame = frame.copy()
         frame.columns = columns
         if time not in columns:
-            raise PerfModelError(f"time column {time!r} not found{did_you_mean(time, columns)}; "
-                                 f"columns are: {', '.join(columns)}")
+            raise PerfModelError(
+                f"time column {time!r} not found{did_you_mean(time, columns)}; columns are: {', '.join(columns)}"
+            )
         for sym, col in factors.items():
             if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", str(sym)):
                 raise PerfModelError(f"symbol {sym!r} is not a valid name (a letter, then letters, digits, _)")
             if _keyword.iskeyword(str(sym)):
-                raise PerfModelError(f"symbol {sym!r} is a Python keyword, which a term cannot use; "
-                                     "choose another symbol")
+                raise PerfModelError(
+                    f"symbol {sym!r} is a Python keyword, which a term cannot use; choose another symbol"
+                )
             if col not in columns:
-                raise PerfModelError(f"column {col!r} for symbol {sym!r} not found"
-                                     f"{did_you_mean(col, columns)}; columns are: {', '.join(columns)}")
+                raise PerfModelError(
+                    f"column {col!r} for symbol {sym!r} not found"
+                    f"{did_you_mean(col, columns)}; columns are: {', '.join(columns)}"
+                )
             if col == time:
                 raise PerfModelError(f"column {col!r} is the time column; it cannot also be factor {sym!r}")
         from ..language.expression import FUNCTIONS
@@ -220,8 +265,9 @@ class Measurements:
         keep = frame.index.difference(list(bad))
         if len(keep) == 0:
             first = "; ".join(str(d) for d in dropped[:3])
-            raise PerfModelError(f"no usable rows: all {len(frame)} rows were dropped ({first}"
-                                 f"{'; ...' if len(dropped) > 3 else ''})")
+            raise PerfModelError(
+                f"no usable rows: all {len(frame)} rows were dropped ({first}{'; ...' if len(dropped) > 3 else ''})"
+            )
         kept = frame.loc[keep].copy()
         for col, values in numeric.items():
             kept[col] = values.loc[keep].to_numpy(dtype=float)
@@ -266,8 +312,7 @@ class Measurements:
 
     def subset(self, mask: np.ndarray) -> "Measurements":
         """The rows where ``mask`` is true (row numbers kept)."""
-        return Measurements(self.frame.loc[np.asarray(mask, bool)], self.time, dict(self.factors),
-                            [], self.name)
+        return Measurements(self.frame.loc[np.asarray(mask, bool)], self.time, dict(self.factors), [], self.name)
 
     def summary(self) -> dict:
         """Rows, configurations, repeats, factor ranges and noise (CV across repeats, %)."""
@@ -279,8 +324,10 @@ class Measurements:
             vals = y[cfg == g]
             vals = vals / vals.max()  # times near 1e308: the spread relative to the mean, without overflow
             cvs.append(vals.std(ddof=1) / vals.mean() * 100)
-        ranges = {sym: (float(self.values(sym).min()), float(self.values(sym).max()),
-                        int(len(np.unique(self.values(sym))))) for sym in self.factors}
+        ranges = {
+            sym: (float(self.values(sym).min()), float(self.values(sym).max()), int(len(np.unique(self.values(sym)))))
+            for sym in self.factors
+        }
         return {
             "rows": self.n_rows,
             "configurations": int(len(counts)),
@@ -294,16 +341,18 @@ class Measurements:
         }
 
 
-def measurements_from_extrap(frame: pd.DataFrame, region: str | None = None,
-                             metric: str | None = None, name: str = "") -> Measurements:
+def measurements_from_extrap(
+    frame: pd.DataFrame, region: str | None = None, metric: str | None = None, name: str = ""
+) -> Measurements:
     """Measurements for one (region, metric) of an Extra-P table; the PARAMETERs are the symbols."""
     pairs = frame[["region", "metric"]].drop_duplicates().itertuples(index=False)
     pairs = [(r, m) for r, m in pairs]
     if region is not None:
         pairs = [pm for pm in pairs if pm[0] == region]
         if not pairs:
-            raise PerfModelError(f"region {region!r} not in the file; regions: "
-                                 f"{', '.join(sorted(set(frame['region'])))}")
+            raise PerfModelError(
+                f"region {region!r} not in the file; regions: {', '.join(sorted(set(frame['region'])))}"
+            )
     if metric is not None:
         pairs = [pm for pm in pairs if pm[1] == metric]
         if not pairs:
@@ -311,5 +360,6 @@ def measurements_from_extrap(frame: pd.DataFrame, region: str | None = None,
     reg, met = pairs[0]
     sub = frame[(frame["region"] == reg) & (frame["metric"] == met)].reset_index(drop=True)
     params = [c for c in frame.columns if c not in ("region", "metric", "repetition", "time")]
-    return Measurements.from_frame(sub, time="time", factors={p: p for p in params},
-                                   name=name or f"{reg}/{met}".rstrip("/"))
+    return Measurements.from_frame(
+        sub, time="time", factors={p: p for p in params}, name=name or f"{reg}/{met}".rstrip("/")
+    )

@@ -72,8 +72,7 @@ def read_csv(source: Source, name: str | None = None, min_columns: int = 2) -> p
     except csv.Error:
         delimiter = ","
     try:
-        frame = pd.read_csv(io.StringIO(text), sep=delimiter, skipinitialspace=True, dtype=str,
-                            keep_default_na=False)
+        frame = pd.read_csv(io.StringIO(text), sep=delimiter, skipinitialspace=True, dtype=str, keep_default_na=False)
     except pd.errors.EmptyDataError:
         raise PerfModelError(f"{name}: no columns to read (only delimiters and line breaks)") from None
     except pd.errors.ParserError as exc:
@@ -94,8 +93,7 @@ def read_csv(source: Source, name: str | None = None, min_columns: int = 2) -> p
         raise PerfModelError(f"{name}: duplicate column name(s): {', '.join(map(repr, dupes))}")
     if frame.shape[1] < min_columns:
         need = "at least a factor and a time" if min_columns >= 2 else "at least one factor column"
-        raise PerfModelError(f"{name}: found {frame.shape[1]} column, need {need} "
-                             f"(delimiter detected: {delimiter!r})")
+        raise PerfModelError(f"{name}: found {frame.shape[1]} column, need {need} (delimiter detected: {delimiter!r})")
     frame = frame.apply(lambda col: col.str.strip())
     # Columns that are entirely numeric become numbers; the rest stay text for validation. In a file
     # delimited by ";" (a spreadsheet's export where "," is the decimal mark), "12,5" is 12.5.
@@ -137,7 +135,7 @@ def read_extrap(source: Source, name: str | None = None) -> pd.DataFrame:
             continue
         keyword, _, rest = line.partition(" ")
         keyword = keyword.split("\t")[0]
-        rest = line[len(keyword):].strip()
+        rest = line[len(keyword) :].strip()
         where = f"{name} line {lineno}"
         if keyword == "PARAMETER":
             if points:
@@ -146,8 +144,10 @@ def read_extrap(source: Source, name: str | None = None) -> pd.DataFrame:
                 if not pname.isidentifier() or _keyword.iskeyword(pname):
                     raise PerfModelError(f"{where}: parameter name {pname!r} is not an identifier")
                 if pname in EXTRAP_COLUMNS:
-                    raise PerfModelError(f"{where}: parameter name {pname!r} is reserved for the "
-                                         f"column of that name ({', '.join(EXTRAP_COLUMNS)}); rename it")
+                    raise PerfModelError(
+                        f"{where}: parameter name {pname!r} is reserved for the "
+                        f"column of that name ({', '.join(EXTRAP_COLUMNS)}); rename it"
+                    )
                 if pname in params:
                     raise PerfModelError(f"{where}: parameter {pname!r} is declared twice")
                 params.append(pname)
@@ -165,8 +165,10 @@ def read_extrap(source: Source, name: str | None = None) -> pd.DataFrame:
                 except ValueError:
                     raise PerfModelError(f"{where}: non-numeric coordinate in ({g.strip()})") from None
                 if len(coords) != len(params):
-                    raise PerfModelError(f"{where}: point ({g.strip()}) has {len(coords)} coordinate(s), "
-                                         f"expected {len(params)} ({' '.join(params)})")
+                    raise PerfModelError(
+                        f"{where}: point ({g.strip()}) has {len(coords)} coordinate(s), "
+                        f"expected {len(params)} ({' '.join(params)})"
+                    )
                 points.append(coords)
         elif keyword == "REGION":
             region = rest or "region"
@@ -179,8 +181,9 @@ def read_extrap(source: Source, name: str | None = None) -> pd.DataFrame:
             key = (region, metric)
             i = data_index.get(key, 0)
             if i >= len(points):
-                raise PerfModelError(f"{where}: more DATA lines than POINTS ({len(points)}) "
-                                     f"for region {region!r} metric {metric!r}")
+                raise PerfModelError(
+                    f"{where}: more DATA lines than POINTS ({len(points)}) for region {region!r} metric {metric!r}"
+                )
             values = rest.split()
             if not values:
                 raise PerfModelError(f"{where}: DATA line without values")
@@ -192,16 +195,18 @@ def read_extrap(source: Source, name: str | None = None) -> pd.DataFrame:
                 rows.append(row)
             data_index[key] = i + 1
         else:
-            raise PerfModelError(f"{where}: unknown keyword {keyword!r} "
-                                 "(expected PARAMETER, POINTS, REGION, METRIC or DATA)")
+            raise PerfModelError(
+                f"{where}: unknown keyword {keyword!r} (expected PARAMETER, POINTS, REGION, METRIC or DATA)"
+            )
     if not params:
         raise PerfModelError(f"{name}: no PARAMETER line; is this an Extra-P text file?")
     if not rows:
         raise PerfModelError(f"{name}: no DATA lines")
     for (reg, met), count in data_index.items():
         if count != len(points):
-            raise PerfModelError(f"{name}: region {reg!r} metric {met!r} has {count} DATA lines "
-                                 f"for {len(points)} POINTS")
+            raise PerfModelError(
+                f"{name}: region {reg!r} metric {met!r} has {count} DATA lines for {len(points)} POINTS"
+            )
     return pd.DataFrame(rows, columns=[*params, *EXTRAP_COLUMNS])
 
 

@@ -41,16 +41,37 @@ MODEL_SCHEMA: dict = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "perfmodel model file",
     "type": "object",
-    "required": ["format", "expression", "terms", "signs", "coefficients", "params", "param_bounds", "time",
-                 "factors", "settings", "cost", "loss", "penalty", "convergence", "metrics", "shares",
-                 "factor_ranges", "n_rows", "n_configurations"],
+    "required": [
+        "format",
+        "expression",
+        "terms",
+        "signs",
+        "coefficients",
+        "params",
+        "param_bounds",
+        "time",
+        "factors",
+        "settings",
+        "cost",
+        "loss",
+        "penalty",
+        "convergence",
+        "metrics",
+        "shares",
+        "factor_ranges",
+        "n_rows",
+        "n_configurations",
+    ],
     "properties": {
         "format": {"const": FORMAT},
         "expression": {"type": "string", "minLength": 1, "maxLength": 2000},
         "terms": {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1},
         "signs": {"type": "array", "items": {"enum": [1, -1]}, "minItems": 1},
-        "coefficients": {"type": "object", "propertyNames": {"pattern": "^c(0|[1-9][0-9]*)$"},
-                         "additionalProperties": _finite},
+        "coefficients": {
+            "type": "object",
+            "propertyNames": {"pattern": "^c(0|[1-9][0-9]*)$"},
+            "additionalProperties": _finite,
+        },
         "params": {"type": "object", "propertyNames": _symbol, "additionalProperties": _finite},
         "param_bounds": {"type": "object", "propertyNames": _symbol, "additionalProperties": _interval},
         "time": {"type": "string"},
@@ -62,16 +83,23 @@ MODEL_SCHEMA: dict = {
                 "lam": {"type": "number", "minimum": 0, "maximum": _FLOAT_MAX},
                 "penalty": {"type": "string"},
                 "loss": {"type": "string"},
-                "seed": {"type": "integer", "minimum": 0, "maximum": 2 ** 32 - 1},
+                "seed": {"type": "integer", "minimum": 0, "maximum": 2**32 - 1},
                 "terms": {"type": ["string", "null"]},
             },
         },
         "cost": _number,
         "loss": _number,
         "penalty": _number,
-        "convergence": {"type": "object", "properties": {
-            "nit": {"type": "integer"}, "nfev": {"type": "integer"}, "seconds": _number,
-            "cpu_seconds": _number, "message": {"type": "string"}}},
+        "convergence": {
+            "type": "object",
+            "properties": {
+                "nit": {"type": "integer"},
+                "nfev": {"type": "integer"},
+                "seconds": _number,
+                "cpu_seconds": _number,
+                "message": {"type": "string"},
+            },
+        },
         "metrics": {**_metrics, "required": ["mape", "r2"]},
         "shares": {"type": "object", "additionalProperties": _number},
         "factor_ranges": {"type": "object", "propertyNames": _symbol, "additionalProperties": _interval},
@@ -83,17 +111,25 @@ MODEL_SCHEMA: dict = {
         "validation": {"type": "object", "additionalProperties": _metrics},
         "version": {"type": "string"},
         "uncertainty": {"type": "object"},
-        "rate": {"type": "object", "additionalProperties": False,  # {} when the time was measured as a time
-                 "dependentRequired": {"column": ["work"], "work": ["column"]},
-                 "properties": {"column": {"type": "string", "minLength": 1},
-                                "work": {"type": ["string", "number"], "minLength": 1, "exclusiveMinimum": 0,
-                                         "maximum": _FLOAT_MAX}}},
-        "factor_span": {"type": "object", "additionalProperties": False,
-                        "dependentRequired": {"symbols": ["center", "directions"]},
-                        "properties": {"symbols": {"type": "array", "items": _symbol},
-                                       "center": {"type": "array", "items": _finite},
-                                       "directions": {"type": "array",
-                                                      "items": {"type": "array", "items": _finite}}}},
+        "rate": {
+            "type": "object",
+            "additionalProperties": False,  # {} when the time was measured as a time
+            "dependentRequired": {"column": ["work"], "work": ["column"]},
+            "properties": {
+                "column": {"type": "string", "minLength": 1},
+                "work": {"type": ["string", "number"], "minLength": 1, "exclusiveMinimum": 0, "maximum": _FLOAT_MAX},
+            },
+        },
+        "factor_span": {
+            "type": "object",
+            "additionalProperties": False,
+            "dependentRequired": {"symbols": ["center", "directions"]},
+            "properties": {
+                "symbols": {"type": "array", "items": _symbol},
+                "center": {"type": "array", "items": _finite},
+                "directions": {"type": "array", "items": {"type": "array", "items": _finite}},
+            },
+        },
         "ensemble": {"type": "object"},
     },
 }
@@ -103,7 +139,7 @@ _VALIDATOR = jsonschema.Draft202012Validator(MODEL_SCHEMA)
 
 def _short(value, limit: int = 60) -> str:
     text = repr(value)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _describe(error: jsonschema.ValidationError) -> str:
@@ -121,8 +157,10 @@ def _describe(error: jsonschema.ValidationError) -> str:
         side = "below the lowest" if v == "minimum" else "above the highest"
         return f"{where} is {_short(error.instance)}, {side} allowed value {error.validator_value:g}"
     if v in ("pattern", "not") and isinstance(error.instance, str):
-        return (f"{where} has the name {_short(error.instance)}, which is not allowed here (a symbol is an "
-                "identifier, not a Python keyword or function; coefficients are c0, c1, ...)")
+        return (
+            f"{where} has the name {_short(error.instance)}, which is not allowed here (a symbol is an "
+            "identifier, not a Python keyword or function; coefficients are c0, c1, ...)"
+        )
     if v == "const":
         return f"{where} must be {error.validator_value!r}, got {_short(error.instance)}"
     if v == "enum":

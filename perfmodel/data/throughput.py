@@ -73,8 +73,9 @@ def time_from_throughput(frame: pd.DataFrame, rate: str, work=1.0) -> tuple[pd.D
     negative time, each reported by row when the measurements are validated."""
     cols = [str(c) for c in frame.columns]
     if rate not in cols:
-        raise PerfModelError(f"throughput column {rate!r} not found{did_you_mean(rate, cols)}; "
-                             f"columns are: {', '.join(cols)}")
+        raise PerfModelError(
+            f"throughput column {rate!r} not found{did_you_mean(rate, cols)}; columns are: {', '.join(cols)}"
+        )
     w = work_per_run(work)
     if isinstance(w, str) and w not in cols:
         raise PerfModelError(f"work column {w!r} not found{did_you_mean(w, cols)}; columns are: {', '.join(cols)}")
@@ -82,6 +83,7 @@ def time_from_throughput(frame: pd.DataFrame, rate: str, work=1.0) -> tuple[pd.D
 
     def seconds(r, out):
         return (pd.to_numeric(out[w], errors="coerce") if isinstance(w, str) else w) / r
+
     return add_time_column(frame, rate, name, seconds), name
 
 

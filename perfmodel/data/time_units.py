@@ -47,8 +47,9 @@ def check_unit(unit: str) -> str:
     """``unit`` if it is one of :data:`TIME_UNITS` ("µs" is "us"), else a :class:`PerfModelError`."""
     u = "us" if unit in ("µs", "μs") else str(unit)
     if u not in TIME_UNITS:
-        raise PerfModelError(f"unknown time unit {unit!r}{did_you_mean(str(unit), list(TIME_UNITS))}; "
-                             f"known: {', '.join(TIME_UNITS)}")
+        raise PerfModelError(
+            f"unknown time unit {unit!r}{did_you_mean(str(unit), list(TIME_UNITS))}; known: {', '.join(TIME_UNITS)}"
+        )
     return u
 
 
@@ -64,8 +65,9 @@ def time_in_seconds(frame: pd.DataFrame, column: str, unit: str) -> tuple[pd.Dat
     unit = check_unit(unit)
     cols = [str(c) for c in frame.columns]
     if column not in cols:
-        raise PerfModelError(f"time column {column!r} not found{did_you_mean(column, cols)}; "
-                             f"columns are: {', '.join(cols)}")
+        raise PerfModelError(
+            f"time column {column!r} not found{did_you_mean(column, cols)}; columns are: {', '.join(cols)}"
+        )
     if unit == "s":
         return frame, column
     name = seconds_column(column)

@@ -12,5 +12,15 @@ from .model import DEFAULT_LAM, SEARCH_DE, DESettings, Model, exact_settings
 from .problem import Problem
 from .result import FitResult
 
-__all__ = ["Model", "DESettings", "FitResult", "Problem", "DEFAULT_LAM", "SEARCH_DE", "exact_settings",
-           "cross_validate", "holdout", "metrics"]
+__all__ = [
+    "Model",
+    "DESettings",
+    "FitResult",
+    "Problem",
+    "DEFAULT_LAM",
+    "SEARCH_DE",
+    "exact_settings",
+    "cross_validate",
+    "holdout",
+    "metrics",
+]

@@ -45,8 +45,10 @@ def term_category(result, k: int) -> str:
         return "start-up"
     if "p" not in result.factors or not re.search(r"(?<![A-Za-z0-9_])p(?![A-Za-z0-9_])", term):
         return "compute"
-    mid = {s: [float(np.sqrt(max(lo, 1e-12) * max(hi, 1e-12))) if lo > 0 else (lo + hi) / 2] * 2
-           for s, (lo, hi) in result.factor_ranges.items()}
+    mid = {
+        s: [float(np.sqrt(max(lo, 1e-12) * max(hi, 1e-12))) if lo > 0 else (lo + hi) / 2] * 2
+        for s, (lo, hi) in result.factor_ranges.items()
+    }
     lo, hi = result.factor_ranges["p"]
     mid["p"] = [max(lo, 1.0), max(hi, 2 * max(lo, 1.0))]
     try:
@@ -84,8 +86,7 @@ def library_matches(result) -> tuple[list, list]:
     symbols = list(result.factors)
     canon = library_canon(symbols)
     try:
-        expr, _ = parse_expression(result.expression, symbols,
-                                   {k: tuple(v) for k, v in result.param_bounds.items()})
+        expr, _ = parse_expression(result.expression, symbols, {k: tuple(v) for k, v in result.param_bounds.items()})
         term_params = [t.params for t in expr.terms]
         overlaps = expr.overlaps
     except PerfModelError:  # pragma: no cover - a FitResult holds a valid expression
@@ -100,7 +101,10 @@ def term_categories(result) -> list[str]:
     libs, overlaps = library_matches(result)
     out = []
     for k, lib in enumerate(libs):
-        category = lib.category if lib is not None else (overlap_category(overlaps, result.terms, k)
-                                                         or term_category(result, k))
+        category = (
+            lib.category
+            if lib is not None
+            else (overlap_category(overlaps, result.terms, k) or term_category(result, k))
+        )
         out.append(category if category in CATEGORIES else "other")
     return out

@@ -94,15 +94,20 @@ def _direction_warnings(result, env: dict) -> list[str]:
     at = ", ".join(f"{s} = {np.broadcast_to(np.atleast_1d(np.asarray(env[s], float)), len(off))[i]:g}" for s in syms)
     if len(moved) == 1:
         lo, hi = result.factor_ranges.get(moved[0], (None, None))
-        what = (f"{moved[0]}, which the measured runs held at {lo:g}" if lo is not None and lo == hi
-                else f"{moved[0]}, which the measured runs did not vary on its own")
+        what = (
+            f"{moved[0]}, which the measured runs held at {lo:g}"
+            if lo is not None and lo == hi
+            else f"{moved[0]}, which the measured runs did not vary on its own"
+        )
     elif len(moved) == 2:
         what = f"{moved[0]} and {moved[1]} apart, where the measured runs changed them together"
     else:
         what = f"{', '.join(moved)} in a combination the measured runs never had"
-    return [f"the target ({at}) changes {what}: it lies {off[i]:.2g} doublings off the directions the "
-            "measurements varied in, so the data cannot tell those factors' effects apart there and the "
-            "prediction rests on the formula's assumption about them"]
+    return [
+        f"the target ({at}) changes {what}: it lies {off[i]:.2g} doublings off the directions the "
+        "measurements varied in, so the data cannot tell those factors' effects apart there and the "
+        "prediction rests on the formula's assumption about them"
+    ]
 
 
 def dropped_terms(result) -> list[str]:
@@ -117,11 +122,16 @@ def fit_warnings(result, meas, term_matrix: np.ndarray) -> list[str]:
     dropped = dropped_terms(result)
     constant_only = all(t == "1" for t in result.terms if t not in dropped) and len(dropped) > 0
     if dropped and lam > 0 and constant_only:
-        out.append(f"every term but the constant was set to zero: λ = {lam:g} is too large for this data; "
-                   "choose a smaller λ (the λ path picks one by validation)")
+        out.append(
+            f"every term but the constant was set to zero: λ = {lam:g} is too large for this data; "
+            "choose a smaller λ (the λ path picks one by validation)"
+        )
     elif dropped:
-        why = f"set to zero by the penalty (λ = {lam:g}) or at their lower bound" if lam > 0 else \
-            "at their lower bound 0 (the data asks for a negative coefficient or none)"
+        why = (
+            f"set to zero by the penalty (λ = {lam:g}) or at their lower bound"
+            if lam > 0
+            else "at their lower bound 0 (the data asks for a negative coefficient or none)"
+        )
         out.append(f"dropped from the formula, {why}: {', '.join(dropped)}")
     terms = result._expression().terms
     for name in result.params:
@@ -131,13 +141,17 @@ def fit_warnings(result, meas, term_matrix: np.ndarray) -> list[str]:
     for sym in result.factors:
         vals = np.unique(meas.values(sym))
         if len(vals) == 1:
-            out.append(f"{sym} ({result.factors[sym]}) has one value in the data ({vals[0]:g}): the model cannot "
-                       f"tell how the time depends on it")
+            out.append(
+                f"{sym} ({result.factors[sym]}) has one value in the data ({vals[0]:g}): the model cannot "
+                f"tell how the time depends on it"
+            )
     groups = collinear_groups(term_matrix, result.terms)
     for g in groups:
-        out.append("collinear terms " + ", ".join(g) + ": on the measured configurations one is (nearly) a "
-                   "combination of the others, so the split of the time between them is arbitrary; "
-                   "remove one or measure configurations that tell them apart")
+        out.append(
+            "collinear terms " + ", ".join(g) + ": on the measured configurations one is (nearly) a "
+            "combination of the others, so the split of the time between them is arbitrary; "
+            "remove one or measure configurations that tell them apart"
+        )
     return out
 
 
@@ -148,7 +162,7 @@ def collinear_groups(T: np.ndarray, terms: list[str]) -> list[list[str]]:
     if K < 2:
         return []
     with np.errstate(all="ignore"):
-        norms = np.sqrt(np.sum(T ** 2, axis=1))
+        norms = np.sqrt(np.sum(T**2, axis=1))
         ok = np.isfinite(norms) & (norms > 0)
         if ok.sum() < 2:
             return []
@@ -176,8 +190,10 @@ def prediction_warnings(result, env: dict) -> list[str]:
         far_hi = x[x > FAR * hi] if hi > 0 else x[:0]
         far_lo = x[(x > 0) & (x < lo / FAR)] if lo > 0 else x[:0]
         if far_hi.size:
-            out.append(f"{sym} = {far_hi.max():g} is {far_hi.max() / hi:.3g}× the largest measured {sym} ({hi:g}): "
-                       "far beyond the measured range, where the interval rests on the extrapolation calibration")
+            out.append(
+                f"{sym} = {far_hi.max():g} is {far_hi.max() / hi:.3g}× the largest measured {sym} ({hi:g}): "
+                "far beyond the measured range, where the interval rests on the extrapolation calibration"
+            )
         if far_lo.size:
             out.append(f"{sym} = {far_lo.min():g} is far below the smallest measured {sym} ({lo:g})")
     out += _direction_warnings(result, env)
@@ -191,8 +207,10 @@ def prediction_warnings(result, env: dict) -> list[str]:
         per = np.asarray(env["B"], float) / np.asarray(env["p"], float)
         if np.any(per < 1):
             i = int(np.argmin(per))
-            out.append(f"per-worker batch B/p = {per[i]:.3g} is below one sample (global batch B = "
-                       f"{np.asarray(env['B'])[i]:g} on p = {np.asarray(env['p'])[i]:g} workers)")
+            out.append(
+                f"per-worker batch B/p = {per[i]:.3g} is below one sample (global batch B = "
+                f"{np.asarray(env['B'])[i]:g} on p = {np.asarray(env['p'])[i]:g} workers)"
+            )
     return out
 
 
@@ -219,11 +237,17 @@ def _structure_warnings(result, env: dict) -> list[str]:
         return []
     i = off[np.argmax(np.abs(np.log(ratio[off])))]
     names = ", ".join(m.label for m in unc.references)
-    return [f"beyond the measurements the formula and the reference structures ({names}) disagree: the "
-            f"prediction is {POINT_RULE_WORDS[unc.point_rule()]}, {ratio[i]:.3g}× the formula's own at the farthest such "
-            f"configuration ({len(off)} of {len(ratio)} configuration(s) differ by more than "
-            f"{STRUCTURE_NOTE:.0%})" + (f"; the interval reaches towards them by {g:.2g} × their spread from it "
-                                        "(the corpus's structure scale)" if (g := unc.structure_scale(0.9)) else "")]
+    return [
+        f"beyond the measurements the formula and the reference structures ({names}) disagree: the "
+        f"prediction is {POINT_RULE_WORDS[unc.point_rule()]}, {ratio[i]:.3g}× the formula's own at the farthest such "
+        f"configuration ({len(off)} of {len(ratio)} configuration(s) differ by more than "
+        f"{STRUCTURE_NOTE:.0%})"
+        + (
+            f"; the interval reaches towards them by {g:.2g} × their spread from it (the corpus's structure scale)"
+            if (g := unc.structure_scale(0.9))
+            else ""
+        )
+    ]
 
 
 def _crossing_warnings(result, env: dict) -> list[str]:
@@ -243,9 +267,14 @@ def _crossing_warnings(result, env: dict) -> list[str]:
         nodes = np.atleast_1d(np.asarray(env[topo["nodes_symbol"]], float))
     else:
         nodes = np.ceil(np.atleast_1d(np.asarray(env["p"], float)) / topo["gpus_per_node"])
-    per = "" if topo.get("nodes_symbol") else (f" at {topo['gpus_per_node']:g} GPUs per node"
-                                               + (" (a guess)" if topo.get("guessed") else ""))
+    per = (
+        ""
+        if topo.get("nodes_symbol")
+        else (f" at {topo['gpus_per_node']:g} GPUs per node" + (" (a guess)" if topo.get("guessed") else ""))
+    )
     kappa = f"; κ = {unc.kappa(0.9, 'crosses_nodes')[0]:.2f} per doubling" if unc.prior else ""
-    return [f"the target needs {nodes.max():g} nodes{per}, the measurements reach {topo['max_nodes']:g}: "
-            "a run across the node boundary adds inter-node communication that the measured runs cannot show; "
-            f"the interval is widened by the error real series showed at such crossings{kappa}"]
+    return [
+        f"the target needs {nodes.max():g} nodes{per}, the measurements reach {topo['max_nodes']:g}: "
+        "a run across the node boundary adds inter-node communication that the measured runs cannot show; "
+        f"the interval is widened by the error real series showed at such crossings{kappa}"
+    ]

@@ -48,14 +48,20 @@ def metrics(y: np.ndarray, pred: np.ndarray, n_params: int = 0) -> dict[str, flo
         pct = np.abs(err) / np.abs(y) * 100
         denom = np.abs(y) + np.abs(pred)
         smape = np.mean(np.where(denom > 0, 2 * np.abs(err) / np.where(denom > 0, denom, 1), 0)) * 100
-        ss_res = float(np.sum(err ** 2))
+        ss_res = float(np.sum(err**2))
         ss_tot = float(np.sum((y - y.mean()) ** 2))
-        rmse = float(np.sqrt(np.mean(err ** 2))) * unit
+        rmse = float(np.sqrt(np.mean(err**2))) * unit
     r2 = 1 - ss_res / ss_tot if ss_tot > 0 else float("nan")
     n = y.size
     adj = 1 - (1 - r2) * (n - 1) / (n - n_params - 1) if n - n_params - 1 > 0 else float("nan")
-    return {"mape": float(np.mean(pct)), "smape": float(smape), "rmse": rmse,
-            "r2": float(r2), "adj_r2": float(adj), "max_pct_error": float(np.max(pct))}
+    return {
+        "mape": float(np.mean(pct)),
+        "smape": float(smape),
+        "rmse": rmse,
+        "r2": float(r2),
+        "adj_r2": float(adj),
+        "max_pct_error": float(np.max(pct)),
+    }
 
 
 @dataclass
@@ -86,8 +92,10 @@ def fold_ids(meas: Measurements, method: str, k: int, seed: int) -> np.ndarray:
     if k < 2:
         raise PerfModelError("k-fold cross-validation needs k >= 2")
     if k > MAX_FOLDS:
-        raise PerfModelError(f"k = {k} folds is above the limit {MAX_FOLDS} (each fold is a refit; for one "
-                             "fold per configuration use leave-one-configuration-out)")
+        raise PerfModelError(
+            f"k = {k} folds is above the limit {MAX_FOLDS} (each fold is a refit; for one "
+            "fold per configuration use leave-one-configuration-out)"
+        )
     k = min(k, n_cfg)
     order = np.random.default_rng(seed).permutation(n_cfg)
     fold_of_cfg = np.empty(n_cfg, int)
@@ -95,8 +103,9 @@ def fold_ids(meas: Measurements, method: str, k: int, seed: int) -> np.ndarray:
     return fold_of_cfg[cfg]
 
 
-def cross_validate(model, meas: Measurements, method: str = "kfold", k: int = 5, seed: int = 0,
-                   progress: Callable | None = None) -> Validation:
+def cross_validate(
+    model, meas: Measurements, method: str = "kfold", k: int = 5, seed: int = 0, progress: Callable | None = None
+) -> Validation:
     """k-fold (``method="kfold"``) or leave-one-configuration-out (``"loco"``) validation.
 
     Each fold refits ``model`` (same settings) on the other configurations.
@@ -114,8 +123,7 @@ def cross_validate(model, meas: Measurements, method: str = "kfold", k: int = 5,
             raise PerfModelError(f"fold {i + 1} of {len(ids)}: {exc}") from None
         p = res.predict(meas.subset(test))
         pred[test] = p
-        out.append({"test_rows": meas.rows[test].tolist(),
-                    "metrics": metrics(meas.y[test], p)})
+        out.append({"test_rows": meas.rows[test].tolist(), "metrics": metrics(meas.y[test], p)})
         if progress is not None:
             progress(i + 1, len(ids))
     ok = np.isfinite(pred)
@@ -129,8 +137,14 @@ def holdout(model, meas: Measurements, query: str) -> tuple[object, Validation]:
     ``query`` is a comparison over symbols or columns, e.g. ``"p > 8"``. Returns
     ``(fit_result_on_train, validation_on_test)``.
     """
-    env = {**{c: meas.frame[c].to_numpy() for c in meas.frame.columns
-              if c.isidentifier() and pd.api.types.is_numeric_dtype(meas.frame[c])}, **meas.env()}
+    env = {
+        **{
+            c: meas.frame[c].to_numpy()
+            for c in meas.frame.columns
+            if c.isidentifier() and pd.api.types.is_numeric_dtype(meas.frame[c])
+        },
+        **meas.env(),
+    }
     mask = evaluate_query(query, env)
     if mask.all():
         raise PerfModelError(f"the hold-out query {query!r} selects every row; nothing is left to fit")
@@ -141,8 +155,12 @@ def holdout(model, meas: Measurements, query: str) -> tuple[object, Validation]:
     p = res.predict(test)
     pred = np.full(meas.n_rows, np.nan)
     pred[mask] = p
-    return res, Validation(f"hold-out ({query})", metrics(test.y, p), pred,
-                           [{"test_rows": test.rows.tolist(), "metrics": metrics(test.y, p)}])
+    return res, Validation(
+        f"hold-out ({query})",
+        metrics(test.y, p),
+        pred,
+        [{"test_rows": test.rows.tolist(), "metrics": metrics(test.y, p)}],
+    )
 
 
 def largest_scale_query(meas: Measurements, fraction: float = 0.3) -> str | None:

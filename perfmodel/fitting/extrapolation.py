@@ -55,7 +55,7 @@ def moderated_noise(sigma, df, prior_sigma: float, prior_df: float):
     variance is their degrees-of-freedom-weighted mean, on ``df + prior_df``. ``df`` 0 or NaN (no
     estimate: the stated prior noise): the population's own. Broadcasts over arrays."""
     s, d = np.asarray(sigma, float), np.nan_to_num(np.asarray(df, float), nan=0.0)
-    var = (prior_df * prior_sigma ** 2 + d * s ** 2) / (prior_df + d)
+    var = (prior_df * prior_sigma**2 + d * s**2) / (prior_df + d)
     if np.ndim(var) == 0:
         return float(np.sqrt(var)), float(prior_df + d)
     return np.sqrt(var), prior_df + d
@@ -68,7 +68,8 @@ POINT_RULE_WORDS = {
     "structures-median": "their median with it",
     "structures-only-median": "their median (the formula's own left out, as for series that had stopped scaling)",
     "backtest-best": "the one of them that extrapolated this series' own larger worker counts best",
-    "backtest-weighted": "their mean weighted by how well each extrapolated this series' own larger worker counts"}
+    "backtest-weighted": "their mean weighted by how well each extrapolated this series' own larger worker counts",
+}
 #: the smallest backtest error (log units) the ``backtest-weighted`` rule weighs by: about a run's own
 #: noise, below which two structures' errors on a few held-out points say nothing about which is better
 BACKTEST_FLOOR = 0.01
@@ -82,7 +83,7 @@ def series_evidence(points) -> tuple[float, int]:
         return 0.0, 0
     e, b_lo, b_hi, d = pts.T
     b = np.where(e > 0, b_hi, b_lo) / _Z90  # spreads of the un-widened bands
-    return float(np.sum(np.maximum(e ** 2 - b ** 2, 0.0) / d ** 2)), len(pts)
+    return float(np.sum(np.maximum(e**2 - b**2, 0.0) / d**2)), len(pts)
 
 
 def combined_kappa(kappa_population: float, pseudo_configurations: float, evidence: float, n: int) -> float:
@@ -93,7 +94,7 @@ def combined_kappa(kappa_population: float, pseudo_configurations: float, eviden
     n0 = max(float(pseudo_configurations), 0.0)
     if n0 + n <= 0:
         return float(kappa_population)
-    return math.sqrt((n0 * kappa_population ** 2 + evidence) / (n0 + n))
+    return math.sqrt((n0 * kappa_population**2 + evidence) / (n0 + n))
 
 
 def scaling_shortfall(p, y) -> float | None:
@@ -109,18 +110,22 @@ def scaling_shortfall(p, y) -> float | None:
         return None
     with np.errstate(all="ignore"):
         top, prev = float(np.mean(y[p == vals[-1]])), float(np.mean(y[p == vals[-2]]))
-        slope = (math.log(top) - math.log(prev)) / (math.log(vals[-1]) - math.log(vals[-2])) \
-            if top > 0 and prev > 0 else float("nan")
+        slope = (
+            (math.log(top) - math.log(prev)) / (math.log(vals[-1]) - math.log(vals[-2]))
+            if top > 0 and prev > 0
+            else float("nan")
+        )
     return float(min(max(1.0 + slope, 0.0), 2.0)) if math.isfinite(slope) else None
 
 
 def widen_band(half: np.ndarray, kappa: np.ndarray, d: np.ndarray, level: float) -> np.ndarray:
     """A band's log half-width ``half`` widened for extrapolation: ``sqrt(half² + (z·κ·d)²)``."""
-    return np.sqrt(half ** 2 + (normal_quantile(level) * kappa * d) ** 2)
+    return np.sqrt(half**2 + (normal_quantile(level) * kappa * d) ** 2)
 
 
-def structure_terms(shifts: np.ndarray, rule: str, scores: np.ndarray | None = None
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def structure_terms(
+    shifts: np.ndarray, rule: str, scores: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(shift, below, above), shape (n,) each, from the reference structures' shifts (J, n) around the
     model's prediction (NaN: a structure left out at that configuration): the point's log shift by
     ``rule`` (:data:`POINT_RULES`) and how far the structures, the model among them, reach below and

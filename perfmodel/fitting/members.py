@@ -17,14 +17,25 @@ import numpy as np
 from scipy.special import stdtrit  # Student-t quantiles (scipy.stats costs 0.6 s to import)
 from ..errors import PerfModelError
 from ..language.expression import Expression, parse_expression
-from .extrapolation import (CROSSINGS, DEFAULT_LEVEL, POINT_RULES, _Z90, beyond_p, combined_kappa,
-                            crossings, few_noise_dof, moderated_noise, normal_quantile, OWN_NOISE_SOURCES, series_evidence,
-                            structure_terms, widen_band)
+from .extrapolation import (
+    CROSSINGS,
+    DEFAULT_LEVEL,
+    POINT_RULES,
+    _Z90,
+    beyond_p,
+    combined_kappa,
+    crossings,
+    few_noise_dof,
+    moderated_noise,
+    normal_quantile,
+    OWN_NOISE_SOURCES,
+    series_evidence,
+    structure_terms,
+    widen_band,
+)
 
 
 FORMAT = "perfmodel.intervals/1"
-
-
 
 
 DEFAULT_REPLICATES = 200
@@ -48,8 +59,6 @@ PRIOR_SIGMA = 0.05
 PRIOR_KAPPA = 0.1
 
 
-
-
 @dataclass
 class Member:
     """One expression with its point fit and bootstrap replicates.
@@ -70,8 +79,9 @@ class Member:
     label: str = ""
 
     def parsed(self) -> Expression:
-        expr, _ = parse_expression(self.expression, list(self.factors),
-                                   {k: tuple(v) for k, v in self.param_bounds.items()})
+        expr, _ = parse_expression(
+            self.expression, list(self.factors), {k: tuple(v) for k, v in self.param_bounds.items()}
+        )
         return expr
 
     def predict(self, env: dict, coefficients: np.ndarray, params: np.ndarray) -> np.ndarray:
@@ -83,19 +93,26 @@ class Member:
         out = np.zeros((coefficients.shape[0], n))
         with np.errstate(all="ignore"):
             if expr.overlaps:
-                parts = np.stack([coefficients[:, k:k + 1] * np.broadcast_to(v, out.shape)
-                                  for k, v in enumerate(vals)])
+                parts = np.stack(
+                    [coefficients[:, k : k + 1] * np.broadcast_to(v, out.shape) for k, v in enumerate(vals)]
+                )
                 return expr.predict_from(parts, params.T)
             for k, v in enumerate(vals):
-                out += coefficients[:, k:k + 1] * np.broadcast_to(v, out.shape)
+                out += coefficients[:, k : k + 1] * np.broadcast_to(v, out.shape)
         return out
 
     def to_dict(self) -> dict:
-        return {"expression": self.expression, "param_bounds": {k: list(v) for k, v in self.param_bounds.items()},
-                "factors": list(self.factors), "weight": float(self.weight), "score": _num(self.score),
-                "label": self.label,
-                "point": {"coefficients": self.point_coefficients.tolist(), "params": self.point_params.tolist()},
-                "coefficients": self.coefficients.tolist(), "params": self.params.tolist()}
+        return {
+            "expression": self.expression,
+            "param_bounds": {k: list(v) for k, v in self.param_bounds.items()},
+            "factors": list(self.factors),
+            "weight": float(self.weight),
+            "score": _num(self.score),
+            "label": self.label,
+            "point": {"coefficients": self.point_coefficients.tolist(), "params": self.point_params.tolist()},
+            "coefficients": self.coefficients.tolist(),
+            "params": self.params.tolist(),
+        }
 
     @classmethod
     def from_dict(cls, d: dict) -> "Member":
@@ -105,21 +122,27 @@ class Member:
             M = len(point["params"])
             coefs = np.asarray(d["coefficients"], float).reshape(-1, K)
             params = np.asarray(d["params"], float).reshape(len(coefs), M)
-            m = cls(expression=str(d["expression"]), param_bounds=dict(d.get("param_bounds") or {}),
-                    factors=list(d["factors"]), weight=float(d["weight"]),
-                    point_coefficients=np.asarray(point["coefficients"], float).reshape(K),
-                    point_params=np.asarray(point["params"], float).reshape(M),
-                    coefficients=coefs, params=params,
-                    score=float("nan") if d.get("score") is None else float(d["score"]),
-                    label=str(d.get("label", "")))
+            m = cls(
+                expression=str(d["expression"]),
+                param_bounds=dict(d.get("param_bounds") or {}),
+                factors=list(d["factors"]),
+                weight=float(d["weight"]),
+                point_coefficients=np.asarray(point["coefficients"], float).reshape(K),
+                point_params=np.asarray(point["params"], float).reshape(M),
+                coefficients=coefs,
+                params=params,
+                score=float("nan") if d.get("score") is None else float(d["score"]),
+                label=str(d.get("label", "")),
+            )
             if not all(isinstance(f, str) for f in m.factors):
                 raise ValueError("a member's factors must be names")
         except (KeyError, TypeError, ValueError, OverflowError) as exc:
             raise PerfModelError(f"the model file's intervals are malformed ({exc})") from None
         R = len(m.coefficients)
         if not 1 <= R <= MAX_STORED_REPLICATES:
-            raise PerfModelError(f"the model file's intervals: a member has {R} replicates; from 1 to "
-                                 f"{MAX_STORED_REPLICATES:,}")
+            raise PerfModelError(
+                f"the model file's intervals: a member has {R} replicates; from 1 to {MAX_STORED_REPLICATES:,}"
+            )
         if not (math.isfinite(m.weight) and m.weight >= 0):
             raise PerfModelError(f"the model file's intervals: a member's weight is {m.weight!r}, not a number >= 0")
         if not (np.isfinite(m.point_coefficients).all() and np.isfinite(m.point_params).all()):
@@ -157,13 +180,18 @@ class Noise:
         (:func:`perfmodel.fitting.extrapolation.moderated_noise`; the stated prior noise, which the data did
         not give, replaced by the population's)."""
         own = self.source in OWN_NOISE_SOURCES and self.df
-        sigma, df = moderated_noise(self.sigma if own else 0.0, self.df if own else 0.0,
-                                    float(prior["sigma"]), float(prior["df"]))
+        sigma, df = moderated_noise(
+            self.sigma if own else 0.0, self.df if own else 0.0, float(prior["sigma"]), float(prior["df"])
+        )
         return Noise(sigma, df, self.source, (self.sigma, self.df))
 
     def to_dict(self) -> dict:
-        return {"sigma": self.sigma, "df": self.df, "source": self.source,
-                **({"own": list(self.own)} if self.own else {})}
+        return {
+            "sigma": self.sigma,
+            "df": self.df,
+            "source": self.source,
+            **({"own": list(self.own)} if self.own else {}),
+        }
 
 
 #: what :func:`valid_noise_prior` asks of a prior on the noise, for its messages
@@ -214,8 +242,6 @@ def distance(factor_ranges: dict, env: dict) -> np.ndarray:
     return d
 
 
-
-
 @dataclass
 class Uncertainty:
     """What a fit needs to give intervals: members, noise, calibration and the predictor choice."""
@@ -262,27 +288,42 @@ class Uncertainty:
                 pop = max(pop, float(self.prior["corpus_kappa"][crossing]))
             n0 = float(self.prior["pseudo_configurations"])
             evidence, n = series_evidence(self.calibration)
-            what = {"same_nodes": "", "crosses_nodes": " for a target on more nodes than measured",
-                    "unknown": ""}[crossing]
+            what = {"same_nodes": "", "crosses_nodes": " for a target on more nodes than measured", "unknown": ""}[
+                crossing
+            ]
             eta, u = float(self.prior.get("shortfall_scale", 0.0)), float(self.scaling_shortfall or 0.0)
             c = self.prior.get("scaling_class")
             if c and pop > own:  # the whole corpus's, larger than the class's: a network the class cannot speak for
-                why = ("a first run across nodes" if crossing == "crosses_nodes"
-                       else "a target of unknown topology, which may cross nodes")
-                whose = (f"{self.prior.get('n_series', '?')} real series; for {why}, the whole corpus's, larger than "
-                         f"its class's {own:.3g}: how a series scales inside one node says nothing about the network")
+                why = (
+                    "a first run across nodes"
+                    if crossing == "crosses_nodes"
+                    else "a target of unknown topology, which may cross nodes"
+                )
+                whose = (
+                    f"{self.prior.get('n_series', '?')} real series; for {why}, the whole corpus's, larger than "
+                    f"its class's {own:.3g}: how a series scales inside one node says nothing about the network"
+                )
             elif c:  # perfmodel.uncertainty.prior.for_series chose it
-                span = (f"{100 * c['efficiency_min']:.0f} % or more" if c.get("efficiency_below") is None
-                        else f"{100 * c['efficiency_min']:.0f}-{100 * c['efficiency_below']:.0f} %")
-                whose = (f"{c.get('n_series', '?')} real series whose last measured doubling ran at {span} parallel "
-                         f"efficiency, as this one's {100 * c['efficiency']:.0f} %")
+                span = (
+                    f"{100 * c['efficiency_min']:.0f} % or more"
+                    if c.get("efficiency_below") is None
+                    else f"{100 * c['efficiency_min']:.0f}-{100 * c['efficiency_below']:.0f} %"
+                )
+                whose = (
+                    f"{c.get('n_series', '?')} real series whose last measured doubling ran at {span} parallel "
+                    f"efficiency, as this one's {100 * c['efficiency']:.0f} %"
+                )
             else:
                 whose = f"{self.prior.get('n_series', '?')} real series"
-            how = (f"the population's {pop:.3g} per doubling{what} ({whose}) "
-                   f"weighed as {n0:g} configurations against this series' {n} larger-scale configuration(s)")
+            how = (
+                f"the population's {pop:.3g} per doubling{what} ({whose}) "
+                f"weighed as {n0:g} configurations against this series' {n} larger-scale configuration(s)"
+            )
             if eta and u:
-                how += (f", × {1 + eta * u:.3g} as its last measured doubling fell {100 * u:.0f} % short of "
-                        "halving the time")
+                how += (
+                    f", × {1 + eta * u:.3g} as its last measured doubling fell {100 * u:.0f} % short of "
+                    "halving the time"
+                )
             return combined_kappa(pop, n0, evidence, n) * (1 + eta * u), how
         z = normal_quantile(level)
         pts = np.asarray(self.calibration, float).reshape(-1, 4)
@@ -293,9 +334,9 @@ class Uncertainty:
         b = np.where(e > 0, b_hi, b_lo) / _Z90  # spreads of the un-widened bands
         rank = math.ceil((n + 1) * level)
         if rank <= n:
-            need = np.sqrt(np.maximum(e ** 2 - (z * b) ** 2, 0.0)) / (z * d)
+            need = np.sqrt(np.maximum(e**2 - (z * b) ** 2, 0.0)) / (z * d)
             return float(np.sort(need)[rank - 1]), f"conformal quantile of {n} larger-scale configurations"
-        k2 = (PRIOR_KAPPA ** 2 + float(np.sum(np.maximum(e ** 2 - b ** 2, 0.0) / d ** 2))) / (1 + n)
+        k2 = (PRIOR_KAPPA**2 + float(np.sum(np.maximum(e**2 - b**2, 0.0) / d**2))) / (1 + n)
         return math.sqrt(k2), f"{n} larger-scale configurations, shrunk towards the prior {PRIOR_KAPPA:g}"
 
     def beyond_class(self, crossing: str, topology: dict | None = None) -> bool:
@@ -309,8 +350,9 @@ class Uncertainty:
         if crossing == "unknown":
             return True
         topo = self.topology if topology is None else topology
-        return bool(crossing == "crosses_nodes" and topo and topo.get("max_nodes") is not None
-                    and float(topo["max_nodes"]) <= 1)
+        return bool(
+            crossing == "crosses_nodes" and topo and topo.get("max_nodes") is not None and float(topo["max_nodes"]) <= 1
+        )
 
     def band_scale(self) -> float:
         """How much wider (> 1) or narrower the members' and the noise's band must be to cover as often
@@ -326,8 +368,9 @@ class Uncertainty:
     def few_dof_band(self) -> bool:
         """True when :meth:`band_scale` is the prior's ``few_dof_band_scale``: the prior has one and
         the noise rests on few degrees of freedom (:func:`perfmodel.fitting.extrapolation.few_noise_dof`)."""
-        return bool(self.prior and "few_dof_band_scale" in self.prior
-                    and few_noise_dof(self.noise.source, self.noise.df))
+        return bool(
+            self.prior and "few_dof_band_scale" in self.prior and few_noise_dof(self.noise.source, self.noise.df)
+        )
 
     def structure_scale(self, level: float) -> float:
         """How much of the reference structures' disagreement the interval at ``level`` takes in: the
@@ -341,8 +384,9 @@ class Uncertainty:
         """log(reference / t) of each reference structure at ``env``, shape (J, n) (NaN where a
         structure gives no positive prediction or ``t`` is not positive)."""
         with np.errstate(all="ignore"):
-            refs = np.vstack([m.predict(env, m.point_coefficients[None], m.point_params[None])[0]
-                              for m in self.references])
+            refs = np.vstack(
+                [m.predict(env, m.point_coefficients[None], m.point_params[None])[0] for m in self.references]
+            )
             ok = np.isfinite(refs) & (refs > 0) & (np.asarray(t) > 0)[None, :]
             return np.where(ok, np.log(np.where(ok, refs, 1.0) / np.where(t > 0, t, 1.0)[None, :]), np.nan)
 
@@ -423,8 +467,9 @@ class Uncertainty:
             return w @ points / w.sum()
         return points[0]
 
-    def interval(self, env: dict, level: float = DEFAULT_LEVEL, widen: bool = True, predictions=None
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def interval(
+        self, env: dict, level: float = DEFAULT_LEVEL, widen: bool = True, predictions=None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(point, low, high) predictions, each shape (n,); ``widen=False`` leaves out the calibration.
         ``predictions``: :meth:`member_predictions` at ``env``, when the caller has them already."""
         _check_level(level)
@@ -448,8 +493,8 @@ class Uncertainty:
             g = self.structure_scale(level) if widen else 0.0
             # the members' and the noise's band around the model's prediction, moved with the point
             lt = lt + shift
-            low = np.exp(lt - np.hypot(widen_band(s * np.sqrt(hl ** 2 + q ** 2), kappa, d, level), g * below))
-            high = np.exp(lt + np.hypot(widen_band(s * np.sqrt(hu ** 2 + q ** 2), kappa, d, level), g * above))
+            low = np.exp(lt - np.hypot(widen_band(s * np.sqrt(hl**2 + q**2), kappa, d, level), g * below))
+            high = np.exp(lt + np.hypot(widen_band(s * np.sqrt(hu**2 + q**2), kappa, d, level), g * above))
             t = np.exp(lt)
         bad = ~(t > 0)
         low = np.where(bad, np.nan, low)
@@ -494,8 +539,9 @@ class Uncertainty:
             out[name] = _holding(np.quantile(m.params[:, j], [a, 1 - a]), m.point_params[j])
         return out
 
-    def shares(self, terms: list, level: float = DEFAULT_LEVEL, estimates: dict | None = None
-               ) -> dict[str, tuple[float, float]]:
+    def shares(
+        self, terms: list, level: float = DEFAULT_LEVEL, estimates: dict | None = None
+    ) -> dict[str, tuple[float, float]]:
         """{term: (low, high)} of each term's share of the measured time over the replicates (holding
         ``estimates[term]``, the fit's own share, when given)."""
         _check_level(level)
@@ -508,24 +554,38 @@ class Uncertainty:
 
     # -- serialisation ------------------------------------------------------------------------
     def to_dict(self) -> dict:
-        return {"format": FORMAT, "method": self.method, "replicates": int(self.replicates), "seed": int(self.seed),
-                "seconds": float(self.seconds), "predictor": self.predictor, "predictor_note": self.predictor_note,
-                "noise": self.noise.to_dict(), "factor_ranges": {k: list(v) for k, v in self.factor_ranges.items()},
-                "calibration": {"points": [[float(v) for v in pt] for pt in self.calibration],
-                                "splits": self.splits or []},
-                "members": [m.to_dict() for m in self.members],
-                "share_replicates": self.share_replicates or [],
-                **({"prior": self.prior} if self.prior else {}),
-                **({"topology": self.topology} if self.topology else {}),
-                **({"references": [m.to_dict() for m in self.references],
-                    "reference_misfit": [float(v) for v in self.reference_misfit or []]} if self.references else {}),
-                **({"backtest": {k: float(v) for k, v in self.backtest.items()}} if self.backtest else {}),
-                **({"scaling_shortfall": float(self.scaling_shortfall)} if self.scaling_shortfall is not None else {})}
+        return {
+            "format": FORMAT,
+            "method": self.method,
+            "replicates": int(self.replicates),
+            "seed": int(self.seed),
+            "seconds": float(self.seconds),
+            "predictor": self.predictor,
+            "predictor_note": self.predictor_note,
+            "noise": self.noise.to_dict(),
+            "factor_ranges": {k: list(v) for k, v in self.factor_ranges.items()},
+            "calibration": {"points": [[float(v) for v in pt] for pt in self.calibration], "splits": self.splits or []},
+            "members": [m.to_dict() for m in self.members],
+            "share_replicates": self.share_replicates or [],
+            **({"prior": self.prior} if self.prior else {}),
+            **({"topology": self.topology} if self.topology else {}),
+            **(
+                {
+                    "references": [m.to_dict() for m in self.references],
+                    "reference_misfit": [float(v) for v in self.reference_misfit or []],
+                }
+                if self.references
+                else {}
+            ),
+            **({"backtest": {k: float(v) for k, v in self.backtest.items()}} if self.backtest else {}),
+            **({"scaling_shortfall": float(self.scaling_shortfall)} if self.scaling_shortfall is not None else {}),
+        }
 
     @classmethod
     def from_dict(cls, d: dict) -> "Uncertainty":
         if not isinstance(d, dict) or d.get("format") != FORMAT:
             raise PerfModelError(f"the model file's intervals are not in the format {FORMAT!r}")
+
         def text(block, key, default=None):  # shown to the user as it is: text, and short
             value = block.get(key, default) if default is not None else block[key]
             if not isinstance(value, str) or len(value) > 2000:
@@ -535,25 +595,37 @@ class Uncertainty:
         try:
             nz = d["noise"]
             own = nz.get("own")
-            noise = Noise(float(nz["sigma"]), None if nz.get("df") is None else float(nz["df"]), text(nz, "source"),
-                          None if own is None else (float(own[0]), None if own[1] is None else float(own[1])))
+            noise = Noise(
+                float(nz["sigma"]),
+                None if nz.get("df") is None else float(nz["df"]),
+                text(nz, "source"),
+                None if own is None else (float(own[0]), None if own[1] is None else float(own[1])),
+            )
             cal = d["calibration"]
             members = [Member.from_dict(m) for m in d["members"]]
             points = [[float(v) for v in pt] for pt in cal["points"]]
             if any(len(pt) != 4 for pt in points):
                 raise ValueError("a calibration point needs 4 numbers")
-            out = cls(members=members, noise=noise, calibration=points,
-                      factor_ranges={str(k): (float(v[0]), float(v[1])) for k, v in d["factor_ranges"].items()},
-                      predictor=text(d, "predictor", "best"), predictor_note=text(d, "predictor_note", ""),
-                      replicates=int(d.get("replicates", 0)), seed=int(d.get("seed", 0)),
-                      seconds=float(d.get("seconds", 0.0)), method=text(d, "method", ""),
-                      share_replicates=d.get("share_replicates") or None, splits=cal.get("splits") or None,
-                      prior=d.get("prior") or None, topology=d.get("topology") or None,
-                      references=[Member.from_dict(m) for m in d.get("references") or []] or None,
-                      reference_misfit=[float(v) for v in d.get("reference_misfit") or []] or None,
-                      backtest={text({"label": k}, "label"): float(v) for k, v in (d.get("backtest") or {}).items()}
-                      or None,
-                      scaling_shortfall=None if d.get("scaling_shortfall") is None else float(d["scaling_shortfall"]))
+            out = cls(
+                members=members,
+                noise=noise,
+                calibration=points,
+                factor_ranges={str(k): (float(v[0]), float(v[1])) for k, v in d["factor_ranges"].items()},
+                predictor=text(d, "predictor", "best"),
+                predictor_note=text(d, "predictor_note", ""),
+                replicates=int(d.get("replicates", 0)),
+                seed=int(d.get("seed", 0)),
+                seconds=float(d.get("seconds", 0.0)),
+                method=text(d, "method", ""),
+                share_replicates=d.get("share_replicates") or None,
+                splits=cal.get("splits") or None,
+                prior=d.get("prior") or None,
+                topology=d.get("topology") or None,
+                references=[Member.from_dict(m) for m in d.get("references") or []] or None,
+                reference_misfit=[float(v) for v in d.get("reference_misfit") or []] or None,
+                backtest={text({"label": k}, "label"): float(v) for k, v in (d.get("backtest") or {}).items()} or None,
+                scaling_shortfall=None if d.get("scaling_shortfall") is None else float(d["scaling_shortfall"]),
+            )
         except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as exc:
             raise PerfModelError(f"the model file's intervals are malformed ({exc})") from None
         if not members:
@@ -565,6 +637,7 @@ class Uncertainty:
 
     def _validate(self) -> None:
         """Refuse values the formulas cannot use (one line each, naming the field)."""
+
         def bad(field, why):
             raise PerfModelError(f"the model file's intervals: {field} {why}")
 
@@ -572,12 +645,18 @@ class Uncertainty:
             bad("members", f"has {len(self.members)} entries; at most {MAX_MEMBERS}")
         if self.references and len(self.references) > MAX_MEMBERS:
             bad("references", f"has {len(self.references)} entries; at most {MAX_MEMBERS}")
-        if self.references and self.reference_misfit is not None and (
+        if (
+            self.references
+            and self.reference_misfit is not None
+            and (
                 len(self.reference_misfit) != len(self.references)
-                or not all(math.isfinite(v) and v >= 0 for v in self.reference_misfit)):
+                or not all(math.isfinite(v) and v >= 0 for v in self.reference_misfit)
+            )
+        ):
             bad("reference_misfit", "must hold one finite number >= 0 per reference")
-        if self.backtest is not None and (len(self.backtest) > MAX_MEMBERS + 1
-                                          or not all(math.isfinite(v) and v >= 0 for v in self.backtest.values())):
+        if self.backtest is not None and (
+            len(self.backtest) > MAX_MEMBERS + 1 or not all(math.isfinite(v) and v >= 0 for v in self.backtest.values())
+        ):
             bad("backtest", "must hold at most one finite error >= 0 per structure")
         if self.scaling_shortfall is not None and not 0 <= self.scaling_shortfall <= 2:
             bad("scaling_shortfall", f"is {self.scaling_shortfall!r}; a number from 0 to 2")
@@ -589,8 +668,9 @@ class Uncertainty:
         if df is not None and not (0 < df < 1e12):
             bad("noise.df", f"is {df!r}; a positive number of degrees of freedom")
         own = self.noise.own
-        if own is not None and not (len(own) == 2 and 0 <= own[0] <= MAX_SIGMA
-                                    and (own[1] is None or 0 < own[1] < 1e12)):
+        if own is not None and not (
+            len(own) == 2 and 0 <= own[0] <= MAX_SIGMA and (own[1] is None or 0 < own[1] < 1e12)
+        ):
             bad("noise.own", f"is {own!r}; the fit's own relative noise and its degrees of freedom")
         pts = np.asarray(self.calibration, float).reshape(-1, 4)
         if not np.isfinite(pts).all() or (pts[:, 3] <= 0).any() or (pts[:, 1:3] < 0).any():
@@ -606,23 +686,35 @@ class Uncertainty:
             if not isinstance(rows, list) or len(rows) > MAX_STORED_REPLICATES:
                 bad("share_replicates", f"must be a list of at most {MAX_STORED_REPLICATES:,} rows")
             for i, row in enumerate(rows):
-                if not isinstance(row, list) or len(row) != K or not all(
-                        isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isinf(v) for v in row):
+                if (
+                    not isinstance(row, list)
+                    or len(row) != K
+                    or not all(
+                        isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isinf(v) for v in row
+                    )
+                ):
                     bad("share_replicates", f"row {i + 1} is not {K} numbers (one per term)")
         if self.prior:
             try:
                 vals = [float(self.prior["kappa"][c]) for c in CROSSINGS] + [float(self.prior["pseudo_configurations"])]
             except (KeyError, TypeError, ValueError, OverflowError):
                 vals = [float("nan")]
-            for key, default in (("structure_scale", 0.0), ("shortfall_scale", 0.0), ("band_scale", 1.0),
-                                 ("few_dof_band_scale", 1.0)):
+            for key, default in (
+                ("structure_scale", 0.0),
+                ("shortfall_scale", 0.0),
+                ("band_scale", 1.0),
+                ("few_dof_band_scale", 1.0),
+            ):
                 try:
                     vals.append(float(self.prior.get(key, default)))
                 except (TypeError, ValueError, OverflowError):
                     vals.append(float("nan"))
             if not all(math.isfinite(v) and 0 <= v < 1e6 for v in vals):
-                bad("prior", "needs finite κ >= 0 for same_nodes, crosses_nodes and unknown, pseudo_configurations, "
-                    "structure_scale, shortfall_scale, band_scale and few_dof_band_scale")
+                bad(
+                    "prior",
+                    "needs finite κ >= 0 for same_nodes, crosses_nodes and unknown, pseudo_configurations, "
+                    "structure_scale, shortfall_scale, band_scale and few_dof_band_scale",
+                )
             if "noise" in self.prior and not valid_noise_prior(self.prior["noise"]):
                 bad("prior.noise", NOISE_PRIOR_NEEDS)
             ck = self.prior.get("corpus_kappa")
@@ -636,9 +728,11 @@ class Uncertainty:
             c = self.prior.get("scaling_class")
             if c is not None:
                 try:
-                    ok = isinstance(c, dict) and all(
-                        math.isfinite(float(c[k])) for k in ("efficiency_min", "efficiency")) and (
-                        c.get("efficiency_below") is None or math.isfinite(float(c["efficiency_below"])))
+                    ok = (
+                        isinstance(c, dict)
+                        and all(math.isfinite(float(c[k])) for k in ("efficiency_min", "efficiency"))
+                        and (c.get("efficiency_below") is None or math.isfinite(float(c["efficiency_below"])))
+                    )
                 except (KeyError, TypeError, ValueError, OverflowError):
                     ok = False
                 if not ok:
@@ -676,8 +770,10 @@ def check_level(level, what: str = "the interval level") -> float:
         ok = False
     if not ok:
         lo, hi = LEVEL_RANGE
-        raise PerfModelError(f"{what} must be a number between 0 and 1, from {lo:g} to {hi:g} (e.g. 0.9; outside "
-                             f"that range the interval's quantiles are not finite), got {level!r}")
+        raise PerfModelError(
+            f"{what} must be a number between 0 and 1, from {lo:g} to {hi:g} (e.g. 0.9; outside "
+            f"that range the interval's quantiles are not finite), got {level!r}"
+        )
     return value
 
 

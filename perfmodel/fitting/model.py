@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
 LOSSES = ("relative", "absolute", "log")
 PENALTIES = ("l1", "l2")
-MAX_SEED = 2 ** 32 - 1  # numpy's seeds are unsigned 32-bit integers
+MAX_SEED = 2**32 - 1  # numpy's seeds are unsigned 32-bit integers
 MAX_LAMBDA = 1e6  # at λ = 1 a term carrying the whole mean time already costs as much as a 100 % error
 
 #: The default regularisation weight of the library, the CLI and the app. Any λ > 0 makes a fit with
@@ -93,10 +93,22 @@ class Model:
     The constructor only stores its arguments; :meth:`fit` validates them.
     """
 
-    def __init__(self, terms: str | None = None, *, preset: str | None = None, lam: float = DEFAULT_LAM,
-                 penalty: str = "l1", loss: str = "relative", bounds=None, nonneg: bool = True,
-                 seed: int = 0, exact_init: bool = True, vectorized: bool = True, penalty_reach: str | None = None,
-                 **de):
+    def __init__(
+        self,
+        terms: str | None = None,
+        *,
+        preset: str | None = None,
+        lam: float = DEFAULT_LAM,
+        penalty: str = "l1",
+        loss: str = "relative",
+        bounds=None,
+        nonneg: bool = True,
+        seed: int = 0,
+        exact_init: bool = True,
+        vectorized: bool = True,
+        penalty_reach: str | None = None,
+        **de,
+    ):
         self.terms = terms
         self.preset = preset
         self.lam = lam
@@ -119,10 +131,20 @@ class Model:
 
     def get_params(self) -> dict:
         """Constructor arguments, JSON-ready (scikit-learn's convention)."""
-        return {"terms": self.terms, "preset": self.preset, "lam": self.lam, "penalty": self.penalty,
-                "penalty_reach": self.penalty_reach, "loss": self.loss, "bounds": parse_bounds(self.bounds or {}), "nonneg": self.nonneg,
-                "seed": self.seed, "exact_init": self.exact_init, "vectorized": self.vectorized,
-                **asdict(self.de)}
+        return {
+            "terms": self.terms,
+            "preset": self.preset,
+            "lam": self.lam,
+            "penalty": self.penalty,
+            "penalty_reach": self.penalty_reach,
+            "loss": self.loss,
+            "bounds": parse_bounds(self.bounds or {}),
+            "nonneg": self.nonneg,
+            "seed": self.seed,
+            "exact_init": self.exact_init,
+            "vectorized": self.vectorized,
+            **asdict(self.de),
+        }
 
     def clone(self, **changes) -> "Model":
         params = {**self.get_params(), **changes}
@@ -151,14 +173,17 @@ class Model:
         defaults = preset_bounds(self.preset, symbols) if self.preset is not None else {}
         unknown = [n for n in leftover if n not in names and n not in defaults]
         if unknown:
-            raise PerfModelError(f"bounds given for {unknown[0]!r}, which is neither a free parameter "
-                                 f"({', '.join(expr.params) or 'none'}) nor a coefficient "
-                                 f"({', '.join(names)})")
+            raise PerfModelError(
+                f"bounds given for {unknown[0]!r}, which is neither a free parameter "
+                f"({', '.join(expr.params) or 'none'}) nor a coefficient "
+                f"({', '.join(names)})"
+            )
         cbounds = {n: b for n, b in leftover.items() if n in names}
         return expr, cbounds
 
-    def fit(self, data, time: str | None = None, factors: dict | None = None, *,
-            progress: Callable | None = None) -> "FitResult":
+    def fit(
+        self, data, time: str | None = None, factors: dict | None = None, *, progress: Callable | None = None
+    ) -> "FitResult":
         """Fit to ``data`` (Measurements, or a DataFrame with ``time`` and ``factors``).
 
         ``progress(generation, maxiter, best_cost)`` is called once per DE generation; a
@@ -177,9 +202,11 @@ class Model:
             raise PerfModelError(
                 f"{n_cfg} distinct configuration(s) cannot determine {n_par} fitted parameters "
                 f"({', '.join(names)}) at λ = 0; set λ > 0 (the penalty makes such a fit well-posed, "
-                f"e.g. the default {DEFAULT_LAM:g}), remove terms or measure more configurations")
-        problem = Problem(expr, meas, self.loss, self.penalty, float(self.lam), cbounds, self.nonneg,
-                          self.reach_env(meas))
+                f"e.g. the default {DEFAULT_LAM:g}), remove terms or measure more configurations"
+            )
+        problem = Problem(
+            expr, meas, self.loss, self.penalty, float(self.lam), cbounds, self.nonneg, self.reach_env(meas)
+        )
         t0, c0 = _time.perf_counter(), _time.thread_time()
         z, info = problem.minimise(self.de, self.seed, self.exact_init, self.vectorized, progress)
         if n_cfg < n_par:
@@ -210,8 +237,9 @@ class Model:
         if not (math.isfinite(lam) and lam >= 0):
             raise PerfModelError(f"λ must be a finite number >= 0, got {self.lam!r}")
         if lam > MAX_LAMBDA:
-            raise PerfModelError(f"λ = {lam:g} is too large (limit {MAX_LAMBDA:g}; already λ = 1 drives "
-                                 "every penalised term towards 0)")
+            raise PerfModelError(
+                f"λ = {lam:g} is too large (limit {MAX_LAMBDA:g}; already λ = 1 drives every penalised term towards 0)"
+            )
         if not isinstance(self.seed, (int, np.integer)) or isinstance(self.seed, bool):
             raise PerfModelError(f"seed must be an integer, got {self.seed!r}")
         if not 0 <= int(self.seed) <= MAX_SEED:
@@ -228,15 +256,19 @@ def _check_usable(result, meas: Measurements) -> None:
     hint = "check the terms" + (f" and the bounds ({free})" if free else "")
     mape, cost = result.metrics.get("mape", float("nan")), result.cost
     if not (math.isfinite(mape) and math.isfinite(cost) and cost < BIG):
-        raise PerfModelError(f"the fit of {result.expression} has no finite error (MAPE {mape:g}, cost {cost:g}): "
-                             f"its predictions are not finite positive times for the data; {hint}")
+        raise PerfModelError(
+            f"the fit of {result.expression} has no finite error (MAPE {mape:g}, cost {cost:g}): "
+            f"its predictions are not finite positive times for the data; {hint}"
+        )
     with np.errstate(all="ignore"):
         pred = np.asarray(result.predict(meas), float)
     bad = np.flatnonzero(~(np.isfinite(pred) & (pred > 0)))
     if bad.size:
         row = meas.rows[bad[0]]
-        raise PerfModelError(f"the fit of {result.formula()} predicts a time that is not positive at {bad.size} of "
-                             f"{pred.size} measured rows (row {row}: {pred[bad[0]]:g} s); {hint}")
+        raise PerfModelError(
+            f"the fit of {result.formula()} predicts a time that is not positive at {bad.size} of "
+            f"{pred.size} measured rows (row {row}: {pred[bad[0]]:g} s); {hint}"
+        )
 
 
 def as_measurements(data, time: str | None = None, factors: dict | None = None) -> Measurements:

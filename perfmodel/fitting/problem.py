@@ -41,8 +41,10 @@ def time_scale(y: np.ndarray) -> float:
     if _PLAIN_TIMES[0] <= lo and hi <= _PLAIN_TIMES[1]:
         return 1.0
     if hi / lo > _MAX_TIME_SPAN or not math.isfinite(hi / lo):
-        raise PerfModelError(f"the times span from {lo:g} to {hi:g} s, more than {math.log10(_MAX_TIME_SPAN):.0f} "
-                             "orders of magnitude; check the time column's unit")
+        raise PerfModelError(
+            f"the times span from {lo:g} to {hi:g} s, more than {math.log10(_MAX_TIME_SPAN):.0f} "
+            "orders of magnitude; check the time column's unit"
+        )
     return math.ldexp(1.0, min(1023, max(-1022, math.floor((math.log2(lo) + math.log2(hi)) / 2))))
 
 
@@ -56,8 +58,17 @@ class Problem:
     (v = y for the relative and absolute losses, v = log y for the log loss).
     """
 
-    def __init__(self, expr: Expression, meas: Measurements, loss: str, penalty: str, lam: float,
-                 cbounds: dict, nonneg: bool, reach_env: dict | None = None):
+    def __init__(
+        self,
+        expr: Expression,
+        meas: Measurements,
+        loss: str,
+        penalty: str,
+        lam: float,
+        cbounds: dict,
+        nonneg: bool,
+        reach_env: dict | None = None,
+    ):
         self.expr = expr
         self.yscale = time_scale(meas.y)
         y = meas.y / self.yscale  # in an internal unit where the times are near 1 (see time_scale)
@@ -81,9 +92,9 @@ class Problem:
         self.env = {s: v[first] for s, v in full_env.items()}
         self.counts = np.bincount(cfg).astype(float)
         if loss == "relative":
-            w2, v = 1.0 / y ** 2, y
+            w2, v = 1.0 / y**2, y
         elif loss == "absolute":
-            w2, v = np.full(self.n, 1.0 / self.ybar ** 2), y
+            w2, v = np.full(self.n, 1.0 / self.ybar**2), y
         else:
             w2, v = np.ones(self.n), np.log(y)
         self.A = np.bincount(cfg, weights=w2)
@@ -96,15 +107,17 @@ class Problem:
         self.dynamic = [k for k, t in enumerate(expr.terms) if t.params]
         G = len(self.counts)
         values = expr.term_values(self.env, np.zeros(self.M), only=fixed) if fixed else []
-        self.fixed_matrix = np.vstack([np.broadcast_to(values[k], (G,)).astype(float) for k in fixed]) \
-            if fixed else np.zeros((0, G))
+        self.fixed_matrix = (
+            np.vstack([np.broadcast_to(values[k], (G,)).astype(float) for k in fixed]) if fixed else np.zeros((0, G))
+        )
         for k, v in zip(fixed, self.fixed_matrix):
             if not np.all(np.isfinite(v)):
                 i = int(np.flatnonzero(~np.isfinite(v))[0])
                 raise PerfModelError(f"term {expr.terms[k].text!r} is not finite at row {self.rows_of_group[i]}")
             if not np.any(v != 0):
-                raise PerfModelError(f"term {expr.terms[k].text!r} is 0 on every row, so its coefficient "
-                                     "cannot be fitted; remove it")
+                raise PerfModelError(
+                    f"term {expr.terms[k].text!r} is 0 on every row, so its coefficient cannot be fitted; remove it"
+                )
         self.fixed_scales = self._weighted_scale(self.fixed_matrix)
         # The penalty weighs a term by its effect where measured and at the horizon beyond (reach_env:
         # perfmodel.fitting.reach; None: where measured only): a weight >= 1 per term on its |u|.
@@ -114,8 +127,10 @@ class Problem:
         if self.reach_env is not None and fixed:
             with np.errstate(all="ignore"):
                 at = expr.term_values(self.reach_env, np.zeros(self.M), only=fixed)
-                self.fixed_reach = reach_weights(self.fixed_scales, np.vstack(
-                    [np.broadcast_to(np.asarray(at[k], float), (self.n_reach,)) for k in fixed]))
+                self.fixed_reach = reach_weights(
+                    self.fixed_scales,
+                    np.vstack([np.broadcast_to(np.asarray(at[k], float), (self.n_reach,)) for k in fixed]),
+                )
         self.U = 2.0 if nonneg else 10.0
 
     def _weighted_scale(self, T: np.ndarray) -> np.ndarray:
@@ -156,8 +171,9 @@ class Problem:
             with np.errstate(all="ignore"):
                 at = self.expr.term_values(self.reach_env, np.asarray(theta, float), only=self.dynamic)
                 for k in self.dynamic:
-                    out[k] = reach_weights(self._weighted_scale(T[k]),
-                                           np.broadcast_to(np.asarray(at[k], float), (self.n_reach,)))
+                    out[k] = reach_weights(
+                        self._weighted_scale(T[k]), np.broadcast_to(np.asarray(at[k], float), (self.n_reach,))
+                    )
         return out
 
     def de_bounds(self, u_extra: float = 0.0) -> list[tuple[float, float]]:
@@ -175,10 +191,10 @@ class Problem:
     def natural(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """DE vector -> (coefficients (K,), free parameters (M,))."""
         z = np.asarray(z, float)
-        theta = z[self.K:]
+        theta = z[self.K :]
         with np.errstate(all="ignore"):
             T = self.term_matrix(theta)
-            c = z[:self.K] * self.ybar / self.scales(T)
+            c = z[: self.K] * self.ybar / self.scales(T)
         return np.clip(c, self.clo, self.chi), theta
 
     # -- cost ---------------------------------------------------------------
@@ -187,7 +203,7 @@ class Problem:
         z = np.asarray(z, float)
         single = z.ndim == 1
         Z = z[:, None] if single else z
-        u, theta = Z[:self.K], Z[self.K:]
+        u, theta = Z[: self.K], Z[self.K :]
         S = Z.shape[1]
         with np.errstate(all="ignore"):
             c = np.empty((S, self.K))
@@ -227,7 +243,7 @@ class Problem:
             loss = self._loss(pred)
             if self.lam:
                 un = (c * scale / self.ybar * (1.0 if rho is None else rho))[:, self.penalised]
-                pen = np.abs(un).sum(axis=1) if self.penalty == "l1" else (un ** 2).sum(axis=1)
+                pen = np.abs(un).sum(axis=1) if self.penalty == "l1" else (un**2).sum(axis=1)
                 loss = loss + self.lam * pen
         out = np.where(np.isfinite(loss), loss, BIG)
         return float(out[0]) if single else out
@@ -253,7 +269,7 @@ class Problem:
             T = self.term_matrix(theta)
             loss = float(self._loss(self.predict(c, theta, T)[None])[0])
             un = (c * self.scales(T) / self.ybar * self.reach(theta, T))[self.penalised]
-        pen = float(np.abs(un).sum() if self.penalty == "l1" else (un ** 2).sum())
+        pen = float(np.abs(un).sum() if self.penalty == "l1" else (un**2).sum())
         return loss, pen
 
     # -- exact coefficients at fixed exponents ------------------------------
@@ -304,16 +320,16 @@ class Problem:
             calls[0] += 2 * len(x) + 1
             return _central_gradient(self.cost, np.clip(x, lo, hi), lo, hi, vectorized)
 
-        res = minimize(fun, z, jac=True, method="L-BFGS-B", bounds=list(zip(lo, hi)),
-                       options={"maxiter": 200})
+        res = minimize(fun, z, jac=True, method="L-BFGS-B", bounds=list(zip(lo, hi)), options={"maxiter": 200})
         x = np.clip(res.x, lo, hi)
         cost = float(self.cost(x))
         if np.isfinite(cost) and cost < best:
             return x, cost, calls[0]
         return z, best, calls[0]
 
-    def minimise(self, de: DESettings, seed: int, exact_init: bool, vectorized: bool,
-                 progress: Callable | None) -> tuple[np.ndarray, dict]:
+    def minimise(
+        self, de: DESettings, seed: int, exact_init: bool, vectorized: bool, progress: Callable | None
+    ) -> tuple[np.ndarray, dict]:
         info: dict = {}
         x0 = None
         u_extra = 0.0
@@ -337,20 +353,38 @@ class Problem:
             return False
 
         res = differential_evolution(
-            self.cost, bounds, strategy=de.strategy, popsize=int(de.popsize), mutation=de.mutation,
-            recombination=float(de.recombination), maxiter=int(de.maxiter), tol=float(de.tol),
-            polish=False, init=de.init, seed=int(seed), x0=x0,
-            vectorized=vectorized, updating="deferred", callback=callback)
+            self.cost,
+            bounds,
+            strategy=de.strategy,
+            popsize=int(de.popsize),
+            mutation=de.mutation,
+            recombination=float(de.recombination),
+            maxiter=int(de.maxiter),
+            tol=float(de.tol),
+            polish=False,
+            init=de.init,
+            seed=int(seed),
+            x0=x0,
+            vectorized=vectorized,
+            updating="deferred",
+            callback=callback,
+        )
         z, best = np.array(res.x, float), float(res.fun)
-        info.update(de_cost=best, success=bool(res.success), message=str(res.message),
-                    nit=int(res.nit), nfev=int(res.nfev), stopped=stopped[0])
+        info.update(
+            de_cost=best,
+            success=bool(res.success),
+            message=str(res.message),
+            nit=int(res.nit),
+            nfev=int(res.nfev),
+            stopped=stopped[0],
+        )
         if de.polish and not stopped[0]:
             z, best, nfev = self.polish(z, best, bounds, vectorized)
             info["nfev"] += nfev
         # Exact coefficients at the exponents DE found; kept when better.
-        u = self.exact_u(z[self.K:])
+        u = self.exact_u(z[self.K :])
         if u is not None:
-            cand = np.concatenate([u, z[self.K:]])
+            cand = np.concatenate([u, z[self.K :]])
             cost = float(self.cost(cand))
             if cost < best:
                 z, best = cand, cost
@@ -370,12 +404,19 @@ def _central_gradient(cost, z: np.ndarray, lo: np.ndarray, hi: np.ndarray, vecto
     pts[np.arange(D), 1 + D + np.arange(D)] = minus
     vals = cost(pts) if vectorized else np.array([cost(pts[:, i]) for i in range(pts.shape[1])])
     step = plus - minus
-    grad = np.where(step > 0, (vals[1:D + 1] - vals[D + 1:]) / np.where(step > 0, step, 1), 0.0)
+    grad = np.where(step > 0, (vals[1 : D + 1] - vals[D + 1 :]) / np.where(step > 0, step, 1), 0.0)
     return float(vals[0]), grad
 
 
-def _l1_box_qp(A: np.ndarray, t: np.ndarray, lam: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-               iters: int = 20000, tol: float = 1e-15) -> np.ndarray:
+def _l1_box_qp(
+    A: np.ndarray,
+    t: np.ndarray,
+    lam: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    iters: int = 20000,
+    tol: float = 1e-15,
+) -> np.ndarray:
     """min ||A u − t||² + Σ lam_k |u_k| subject to lo <= u <= hi.
 
     Where every penalised u_k has one sign (the usual non-negative coefficients), Σ lam_k |u_k|
@@ -400,8 +441,9 @@ def _l1_box_qp(A: np.ndarray, t: np.ndarray, lam: np.ndarray, lo: np.ndarray, hi
     return _fista(A, t, lam, lo, hi, iters, tol)
 
 
-def _fista(A: np.ndarray, t: np.ndarray, lam: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-           iters: int, tol: float) -> np.ndarray:
+def _fista(
+    A: np.ndarray, t: np.ndarray, lam: np.ndarray, lo: np.ndarray, hi: np.ndarray, iters: int, tol: float
+) -> np.ndarray:
     """:func:`_fista_scaled` on unit-norm columns (u = z/s): the same problem, better conditioned
     when terms differ by orders of magnitude."""
     s = np.linalg.norm(A, axis=0)
@@ -410,8 +452,9 @@ def _fista(A: np.ndarray, t: np.ndarray, lam: np.ndarray, lo: np.ndarray, hi: np
     return z / s
 
 
-def _fista_scaled(A: np.ndarray, t: np.ndarray, lam: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                  iters: int, tol: float) -> np.ndarray:
+def _fista_scaled(
+    A: np.ndarray, t: np.ndarray, lam: np.ndarray, lo: np.ndarray, hi: np.ndarray, iters: int, tol: float
+) -> np.ndarray:
     """Accelerated proximal gradient for the L1 box QP (any signs), with the gradient-based adaptive
     restart of O'Donoghue and Candès (2015): the momentum is reset whenever it points uphill, which
     keeps the linear convergence of the strongly convex case instead of oscillating for thousands
@@ -464,20 +507,36 @@ class DESettings:
         if int(self.maxiter) < 1:
             raise PerfModelError("maxiter must be at least 1")
         if int(self.popsize) > MAX_POPSIZE:
-            raise PerfModelError(f"popsize {int(self.popsize)} is above the limit {MAX_POPSIZE} (a fit would run for hours)")
+            raise PerfModelError(
+                f"popsize {int(self.popsize)} is above the limit {MAX_POPSIZE} (a fit would run for hours)"
+            )
         if int(self.maxiter) > MAX_MAXITER:
-            raise PerfModelError(f"maxiter {int(self.maxiter)} is above the limit {MAX_MAXITER} (a fit would run for hours)")
+            raise PerfModelError(
+                f"maxiter {int(self.maxiter)} is above the limit {MAX_MAXITER} (a fit would run for hours)"
+            )
         if int(self.popsize) * int(self.maxiter) > MAX_DE_WORK:
-            raise PerfModelError(f"popsize × maxiter = {int(self.popsize) * int(self.maxiter)} is above the limit "
-                                 f"{MAX_DE_WORK} (a fit would run for hours)")
+            raise PerfModelError(
+                f"popsize × maxiter = {int(self.popsize) * int(self.maxiter)} is above the limit "
+                f"{MAX_DE_WORK} (a fit would run for hours)"
+            )
         if not 0 <= float(self.recombination) <= 1:
             raise PerfModelError("recombination must be within [0, 1]")
         if not float(self.tol) >= 0:
             raise PerfModelError("tol must be >= 0")
 
 
-STRATEGIES = ("best1bin", "best1exp", "rand1bin", "rand1exp", "rand2bin", "rand2exp",
-              "randtobest1bin", "currenttobest1bin", "best2bin", "best2exp")
+STRATEGIES = (
+    "best1bin",
+    "best1exp",
+    "rand1bin",
+    "rand1exp",
+    "rand2bin",
+    "rand2exp",
+    "randtobest1bin",
+    "currenttobest1bin",
+    "best2bin",
+    "best2exp",
+)
 
 
 #: Largest DE settings accepted: beyond them one fit runs for hours (popsize × maxiter bounds the

@@ -87,17 +87,26 @@ class FitResult:
         for name, (lo, hi) in expr.bounds.items():
             v = params[name]
             if name in gammas and min(v - lo, hi - v) <= 1e-3 * (hi - lo):
-                warnings.append(f"{name} = {v:.4g}, the overlap's " + (
-                    "lower limit: its two sides add up (no time hidden)" if v - lo <= hi - v else
-                    "upper limit: the time is about the larger side's, the smaller one is hidden"))
+                warnings.append(
+                    f"{name} = {v:.4g}, the overlap's "
+                    + (
+                        "lower limit: its two sides add up (no time hidden)"
+                        if v - lo <= hi - v
+                        else "upper limit: the time is about the larger side's, the smaller one is hidden"
+                    )
+                )
             elif min(v - lo, hi - v) <= 1e-3 * (hi - lo):
-                warnings.append(f"{name} = {v:.4g} is at its bound [{lo:g}, {hi:g}]; widen the bounds of {name} "
-                                "if that is not intended")
+                warnings.append(
+                    f"{name} = {v:.4g} is at its bound [{lo:g}, {hi:g}]; widen the bounds of {name} "
+                    "if that is not intended"
+                )
         if info.get("underdetermined"):
             n_cfg, n_par = info["underdetermined"]
-            warnings.append(f"{n_par} fitted parameters from {n_cfg} configurations: more unknowns than "
-                            f"measurements, so the penalty (λ = {model.lam:g}) decides between models that fit "
-                            "equally well; treat the split between terms with care, the intervals are wide")
+            warnings.append(
+                f"{n_par} fitted parameters from {n_cfg} configurations: more unknowns than "
+                f"measurements, so the penalty (λ = {model.lam:g}) decides between models that fit "
+                "equally well; treat the split between terms with care, the intervals are wide"
+            )
         if not info.get("success", True) and not info.get("stopped"):
             warnings.append(f"differential evolution did not converge: {info.get('message')}")
         if info.get("stopped"):
@@ -105,17 +114,29 @@ class FitResult:
         settings = model.get_params()
         settings["terms"] = expr.spec if model.terms is not None else None
         res = cls(
-            expression=expr.text(), terms=[t.text for t in expr.terms], signs=[t.sign for t in expr.terms],
-            coefficients=coefficients, params=params,
+            expression=expr.text(),
+            terms=[t.text for t in expr.terms],
+            signs=[t.sign for t in expr.terms],
+            coefficients=coefficients,
+            params=params,
             param_bounds={k: list(v) for k, v in expr.bounds.items()},
-            time=meas.time, factors=dict(meas.factors), settings=settings,
-            cost=float(info["cost"]), loss=loss, penalty=pen,
+            time=meas.time,
+            factors=dict(meas.factors),
+            settings=settings,
+            cost=float(info["cost"]),
+            loss=loss,
+            penalty=pen,
             convergence={k: v for k, v in info.items() if k != "cost"},
-            metrics={}, shares={},
+            metrics={},
+            shares={},
             factor_ranges={s: [float(meas.values(s).min()), float(meas.values(s).max())] for s in meas.factors},
-            n_rows=meas.n_rows, n_configurations=meas.n_configurations, dataset=meas.name,
-            dropped=[str(d) for d in meas.dropped], warnings=warnings,
-            factor_span=factor_span(meas.env()))
+            n_rows=meas.n_rows,
+            n_configurations=meas.n_configurations,
+            dataset=meas.name,
+            dropped=[str(d) for d in meas.dropped],
+            warnings=warnings,
+            factor_span=factor_span(meas.env()),
+        )
         pred = res.predict(meas)
         res.metrics = compute_metrics(meas.y, pred, res.n_params)
         contrib = res.contributions(meas)
@@ -133,8 +154,9 @@ class FitResult:
         return len(self.coefficients) + len(self.params)
 
     def _expression(self) -> Expression:
-        expr, _ = parse_expression(self.expression, list(self.factors),
-                                   {k: tuple(v) for k, v in self.param_bounds.items()})
+        expr, _ = parse_expression(
+            self.expression, list(self.factors), {k: tuple(v) for k, v in self.param_bounds.items()}
+        )
         return expr
 
     def _env(self, data) -> dict[str, np.ndarray]:
@@ -151,14 +173,14 @@ class FitResult:
         for sym, col in self.factors.items():
             name = col if col in data.columns else sym if sym in data.columns else None
             if name is None:
-                raise PerfModelError(f"column {col!r} (symbol {sym}) is missing; the data has: "
-                                     f"{', '.join(map(str, data.columns))}")
+                raise PerfModelError(
+                    f"column {col!r} (symbol {sym}) is missing; the data has: {', '.join(map(str, data.columns))}"
+                )
             values = pd.to_numeric(data[name], errors="coerce").to_numpy(dtype=float)
             bad = ~np.isfinite(values)
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
-                raise PerfModelError(f"row {i + 1}, column {name!r}: not a finite number "
-                                     f"({data[name].iloc[i]!r})")
+                raise PerfModelError(f"row {i + 1}, column {name!r}: not a finite number ({data[name].iloc[i]!r})")
             env[sym] = values
         return env
 
@@ -235,14 +257,18 @@ class FitResult:
                 bad = ~np.isfinite(np.broadcast_to(np.asarray(v, float), (n,)))
                 if bad.any():
                     i = int(np.flatnonzero(bad)[0])
-                    raise PerfModelError(f"{describe(i)}: term {expr.terms[k].text!r} is undefined there ({at(i)}), "
-                                         "so the model predicts no time")
+                    raise PerfModelError(
+                        f"{describe(i)}: term {expr.terms[k].text!r} is undefined there ({at(i)}), "
+                        "so the model predicts no time"
+                    )
             t = np.asarray(self.predict(data), float)
         bad = ~(t > 0) | ~np.isfinite(t)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise PerfModelError(f"{describe(i)}: the predicted time is {t[i]:.4g} s, not a positive time ({at(i)}); "
-                                 "the model does not hold there")
+            raise PerfModelError(
+                f"{describe(i)}: the predicted time is {t[i]:.4g} s, not a positive time ({at(i)}); "
+                "the model does not hold there"
+            )
 
     # -- uncertainty --------------------------------------------------------
     @property
@@ -252,8 +278,10 @@ class FitResult:
     def _uncertainty(self, required: bool = False):
         if not self.uncertainty:
             if required:
-                raise PerfModelError("this fit carries no intervals: call perfmodel.compute_intervals(result, data) with "
-                                     "the measurements it was fitted on (the CLI's fit does this)")
+                raise PerfModelError(
+                    "this fit carries no intervals: call perfmodel.compute_intervals(result, data) with "
+                    "the measurements it was fitted on (the CLI's fit does this)"
+                )
             return None
         cached = self.__dict__.get("_unc_cache")
         if cached is None or cached[0] is not self.uncertainty:
@@ -314,8 +342,13 @@ class FitResult:
                 out += (("-" if neg else "") if i == 0 else (" - " if neg else " + ")) + text
             return out or "0"
 
-        body = assemble(self._expression().overlaps, len(self.terms), pieces, join,
-                        lambda a, b, g: (False, f"overlap({a}, {b}; {g})"))
+        body = assemble(
+            self._expression().overlaps,
+            len(self.terms),
+            pieces,
+            join,
+            lambda a, b, g: (False, f"overlap({a}, {b}; {g})"),
+        )
         out = "T = " + body
         for name, v in self.params.items():
             out = _replace_name(out, name, _fmt(v, digits))
@@ -334,8 +367,13 @@ class FitResult:
             c = _literal(term.sign * float(self.coefficients[f"c{k}"]))
             parts.append(c if term.text == "1" else f"{c} * ({term.text})")
         # overlap(A, B; g) = (A^g + B^g)^(1/g), a side below zero counting as zero (perfmodel.language.overlap)
-        text = assemble(expr.overlaps, len(expr.terms), parts, lambda items: " + ".join(items) or "0.0",
-                        lambda a, b, g: f"(max(({a}), 0) ^ {g} + max(({b}), 0) ^ {g}) ^ (1 / {g})")
+        text = assemble(
+            expr.overlaps,
+            len(expr.terms),
+            parts,
+            lambda items: " + ".join(items) or "0.0",
+            lambda a, b, g: f"(max(({a}), 0) ^ {g} + max(({b}), 0) ^ {g}) ^ (1 / {g})",
+        )
         text = text.replace("^", "**")
         for name in expr.params:
             text = _replace_name(text, name, f"({_literal(float(self.params[name]))})")
@@ -361,23 +399,27 @@ class FitResult:
     def report(self) -> str:
         """A sectioned, lmfit-style text report."""
         s = self.settings
-        lines = ["[[Model]]", f"    T = {self.expression}",
-                 f"    factors: {', '.join(f'{k}={v}' for k, v in self.factors.items()) or 'none'}; "
-                 f"time: {self.time}",
-                 "[[Fit Statistics]]",
-                 f"    rows: {self.n_rows} ({self.n_configurations} configurations); parameters: {self.n_params}",
-                 f"    loss: {s['loss']}; penalty: {s['penalty']}; lambda: {s['lam']:g}; seed: {s['seed']}",
-                 f"    cost: {self.cost:.6g} = loss {self.loss:.6g} + {s['lam']:g} x penalty {self.penalty:.6g}",
-                 f"    DE: {self.convergence.get('nit')} generations, {self.convergence.get('nfev')} evaluations, "
-                 f"{self.convergence.get('seconds', float('nan')):.2f} s, {self.convergence.get('message')}"]
+        lines = [
+            "[[Model]]",
+            f"    T = {self.expression}",
+            f"    factors: {', '.join(f'{k}={v}' for k, v in self.factors.items()) or 'none'}; time: {self.time}",
+            "[[Fit Statistics]]",
+            f"    rows: {self.n_rows} ({self.n_configurations} configurations); parameters: {self.n_params}",
+            f"    loss: {s['loss']}; penalty: {s['penalty']}; lambda: {s['lam']:g}; seed: {s['seed']}",
+            f"    cost: {self.cost:.6g} = loss {self.loss:.6g} + {s['lam']:g} x penalty {self.penalty:.6g}",
+            f"    DE: {self.convergence.get('nit')} generations, {self.convergence.get('nfev')} evaluations, "
+            f"{self.convergence.get('seconds', float('nan')):.2f} s, {self.convergence.get('message')}",
+        ]
         for key, val in self.metrics.items():
             lines.append(f"    {key}: {val:.6g}")
         for method, vm in self.validation.items():
             lines.append(f"    {method}: " + ", ".join(f"{k} {v:.4g}" for k, v in vm.items()))
         lines.append("[[Variables]]")
         for k, term in enumerate(self.terms):
-            lines.append(f"    c{k}: {self.coefficients[f'c{k}']:<14.8g} term {'-' if self.signs[k] < 0 else ''}"
-                         f"{term}  (share {self.shares.get(term, float('nan')) * 100:5.1f} %)")
+            lines.append(
+                f"    c{k}: {self.coefficients[f'c{k}']:<14.8g} term {'-' if self.signs[k] < 0 else ''}"
+                f"{term}  (share {self.shares.get(term, float('nan')) * 100:5.1f} %)"
+            )
         for name, v in self.params.items():
             lo, hi = self.param_bounds[name]
             lines.append(f"    {name}: {v:<14.8g} bounds [{lo:g}, {hi:g}]")
@@ -396,25 +438,59 @@ class FitResult:
         unc = self._uncertainty(required=True)
         nz = unc.noise
         pn = (unc.prior or {}).get("noise") if nz.own else None
-        moderated = "" if not pn else (
-            f"; the corpus's prior {pn['sigma'] * 100:.2g} % on {pn['df']:.3g} pseudo-degrees of freedom combined with "
-            + (f"this fit's own {nz.own[0] * 100:.2g} % on {nz.own[1]:g}" if nz.source != "prior"
-               else "no estimate of its own"))
-        facts = [("method", f"{unc.method}; {sum(m.coefficients.shape[0] for m in unc.members)} replicates over "
-                            f"{len(unc.members)} model(s); seed {unc.seed}"),
-                 ("noise of one run", f"{nz.sigma * 100:.2g} % ({nz.source}"
-                                      + (f", {nz.df:.3g} degrees of freedom" if nz.df else "") + moderated + ")")]
+        moderated = (
+            ""
+            if not pn
+            else (
+                f"; the corpus's prior {pn['sigma'] * 100:.2g} % on {pn['df']:.3g} pseudo-degrees of freedom combined with "
+                + (
+                    f"this fit's own {nz.own[0] * 100:.2g} % on {nz.own[1]:g}"
+                    if nz.source != "prior"
+                    else "no estimate of its own"
+                )
+            )
+        )
+        facts = [
+            (
+                "method",
+                f"{unc.method}; {sum(m.coefficients.shape[0] for m in unc.members)} replicates over "
+                f"{len(unc.members)} model(s); seed {unc.seed}",
+            ),
+            (
+                "noise of one run",
+                f"{nz.sigma * 100:.2g} % ({nz.source}"
+                + (f", {nz.df:.3g} degrees of freedom" if nz.df else "")
+                + moderated
+                + ")",
+            ),
+        ]
         if unc.prior:
-            facts.append(("band scale", f"× {unc.band_scale():.3g}: the members' and the noise's band as the corpus's "
-                                        "held-out runs needed it" + (f" where the noise rests on fewer than {FEW_NOISE_DOF} "
-                                                                     "degrees of freedom" if unc.few_dof_band() else "")))
+            facts.append(
+                (
+                    "band scale",
+                    f"× {unc.band_scale():.3g}: the members' and the noise's band as the corpus's "
+                    "held-out runs needed it"
+                    + (
+                        f" where the noise rests on fewer than {FEW_NOISE_DOF} degrees of freedom"
+                        if unc.few_dof_band()
+                        else ""
+                    ),
+                )
+            )
         # the widening that applies here: on the measured nodes and across them when the topology is known
-        where = ((("same_nodes", "on the measured nodes"), ("crosses_nodes", "on more nodes"))
-                 if unc.prior and unc.topology else (("unknown", ""),))
+        where = (
+            (("same_nodes", "on the measured nodes"), ("crosses_nodes", "on more nodes"))
+            if unc.prior and unc.topology
+            else (("unknown", ""),)
+        )
         for crossing, label in where:
             kappa, how = unc.kappa(level, crossing)
-            facts.append(("extrapolation" + (f", {label}" if label else ""),
-                          f"widens by {kappa * 100:.3g} % per doubling beyond the measured range ({how})"))
+            facts.append(
+                (
+                    "extrapolation" + (f", {label}" if label else ""),
+                    f"widens by {kappa * 100:.3g} % per doubling beyond the measured range ({how})",
+                )
+            )
         if unc.predictor_note:
             facts.append(("predictor", unc.predictor_note))
         return facts
@@ -424,7 +500,8 @@ class FitResult:
         unc = self._uncertainty(required=True)
         facts = self.interval_facts(level)
         lines = ["[[Intervals]]", f"    {facts[0][1]}"] + [
-            f"    {what}: {text}" if what != "predictor" else f"    {text}" for what, text in facts[1:]]
+            f"    {what}: {text}" if what != "predictor" else f"    {text}" for what, text in facts[1:]
+        ]
         for name, (lo, hi) in unc.constants(level).items():
             value = self.coefficients.get(name, self.params.get(name))
             lines.append(f"    {name}: {value:<14.8g} {level:.0%} interval [{lo:.6g}, {hi:.6g}]")
@@ -448,27 +525,38 @@ class FitResult:
         res = cls(**fields)
         expr = res._expression()  # validates the stored expression with the same safe parser
         names = [f"c{k}" for k in range(len(expr.terms))]
-        if [t.text for t in expr.terms] != list(res.terms) or list(res.coefficients) != names \
-                or set(res.params) != set(expr.params) or set(res.param_bounds) != set(expr.params):
-            raise PerfModelError("model file is inconsistent: its terms, coefficients and parameters "
-                                 "do not match its expression")
+        if (
+            [t.text for t in expr.terms] != list(res.terms)
+            or list(res.coefficients) != names
+            or set(res.params) != set(expr.params)
+            or set(res.param_bounds) != set(expr.params)
+        ):
+            raise PerfModelError(
+                "model file is inconsistent: its terms, coefficients and parameters do not match its expression"
+            )
         signs = [t.sign for t in expr.terms]
         if list(res.signs) != signs:
-            raise PerfModelError(f"model file is inconsistent: signs {[int(v) for v in res.signs]} do not "
-                                 f"match the signs of the expression's terms {[int(v) for v in signs]}")
+            raise PerfModelError(
+                f"model file is inconsistent: signs {[int(v) for v in res.signs]} do not "
+                f"match the signs of the expression's terms {[int(v) for v in signs]}"
+            )
         bad = [k for k, v in res.coefficients.items() if not math.isfinite(v)]
         bad += [k for k, v in res.params.items() if not math.isfinite(v)]
         if bad:
             raise PerfModelError(f"model file: {bad[0]} is not a finite number")
         unknown = sorted((set(res.factor_ranges) | set(res.factor_span.get("symbols", []))) - set(res.factors))
         if unknown:
-            raise PerfModelError(f"model file: factor_ranges or factor_span names {unknown[0]!r}, which is not a factor")
+            raise PerfModelError(
+                f"model file: factor_ranges or factor_span names {unknown[0]!r}, which is not a factor"
+            )
         if res.uncertainty:
             unc = Uncertainty.from_dict(res.uncertainty)
             best = unc.members[0]
             if [t.text for t in best.parsed().terms] != list(res.terms) or list(best.factors) != list(res.factors):
-                raise PerfModelError(f"model file: the intervals' first member {best.expression!r} is not the "
-                                     f"model's expression {res.expression!r}")
+                raise PerfModelError(
+                    f"model file: the intervals' first member {best.expression!r} is not the "
+                    f"model's expression {res.expression!r}"
+                )
             other = [f for m in unc.members for f in m.factors if f not in res.factors]
             if other:
                 raise PerfModelError(f"model file: an interval member uses {other[0]!r}, which is not a factor")

@@ -61,16 +61,28 @@ FUNCTIONS: dict[str, tuple] = {
 }
 _DOMAIN = {"log2": "> 0", "log": "> 0", "log10": "> 0", "sqrt": ">= 0"}
 
-_BINOPS = {ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply,
-           ast.Div: np.divide, ast.Pow: np.power}
+_BINOPS = {ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply, ast.Div: np.divide, ast.Pow: np.power}
 _OP_TEXT = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "^"}
-_FORBIDDEN_NAMES = {ast.Attribute: "attribute access ('.')", ast.Lambda: "lambda",
-                    ast.ListComp: "comprehensions", ast.GeneratorExp: "comprehensions",
-                    ast.SetComp: "comprehensions", ast.DictComp: "comprehensions",
-                    ast.Subscript: "indexing ('[...]')", ast.IfExp: "'if' expressions",
-                    ast.Compare: "comparisons", ast.BoolOp: "'and'/'or'", ast.Starred: "'*' unpacking",
-                    ast.NamedExpr: "':=' assignment", ast.Await: "await", ast.Dict: "dicts",
-                    ast.List: "lists", ast.Tuple: "tuples", ast.Set: "sets", ast.JoinedStr: "f-strings"}
+_FORBIDDEN_NAMES = {
+    ast.Attribute: "attribute access ('.')",
+    ast.Lambda: "lambda",
+    ast.ListComp: "comprehensions",
+    ast.GeneratorExp: "comprehensions",
+    ast.SetComp: "comprehensions",
+    ast.DictComp: "comprehensions",
+    ast.Subscript: "indexing ('[...]')",
+    ast.IfExp: "'if' expressions",
+    ast.Compare: "comparisons",
+    ast.BoolOp: "'and'/'or'",
+    ast.Starred: "'*' unpacking",
+    ast.NamedExpr: "':=' assignment",
+    ast.Await: "await",
+    ast.Dict: "dicts",
+    ast.List: "lists",
+    ast.Tuple: "tuples",
+    ast.Set: "sets",
+    ast.JoinedStr: "f-strings",
+}
 _ALLOWED_CHARS = re.compile(r"[A-Za-z0-9_\s+\-*/^().,;]")
 
 
@@ -99,9 +111,11 @@ def _lex_check(spec: str) -> str:
         raise PerfModelError(f"name {m.group(0)!r} is not allowed (names may not start with '_')")
     for i, ch in enumerate(spec):
         if not _ALLOWED_CHARS.fullmatch(ch):
-            raise PerfModelError(f"character {ch!r} at position {i + 1} is not allowed; use numbers, "
-                                 "names, + - * / ^ ( ) and the functions "
-                                 f"{', '.join(FUNCTIONS)}, overlap(A, B; g)")
+            raise PerfModelError(
+                f"character {ch!r} at position {i + 1} is not allowed; use numbers, "
+                "names, + - * / ^ ( ) and the functions "
+                f"{', '.join(FUNCTIONS)}, overlap(A, B; g)"
+            )
     if "**" in spec:
         raise PerfModelError("write powers as 'x^2', not 'x**2'")
     return _ov.pretokenise(spec).replace("^", "**")
@@ -149,7 +163,7 @@ def _const_value_of(node: ast.AST) -> float | None:
             if abs(b) > MAX_CONST_EXPONENT:
                 return math.inf
             try:
-                return float(a ** b) if not (a < 0 and b != int(b)) else math.nan
+                return float(a**b) if not (a < 0 and b != int(b)) else math.nan
             except (OverflowError, ZeroDivisionError):
                 return math.inf
         try:
@@ -179,8 +193,11 @@ def _validate(tree: ast.AST, source: str) -> None:
                 e = _const_value(node.right)
                 if e is not None and (not math.isfinite(e) or abs(e) > MAX_CONST_EXPONENT):
                     raise _fail(f"exponent too large (limit {MAX_CONST_EXPONENT:g})", source, node)
-                if isinstance(node.right, ast.BinOp) and isinstance(node.right.op, ast.Pow) and \
-                        _const_value(node.right) is not None:
+                if (
+                    isinstance(node.right, ast.BinOp)
+                    and isinstance(node.right.op, ast.Pow)
+                    and _const_value(node.right) is not None
+                ):
                     raise _fail("stacked constant powers like 9^9^9 are not allowed", source, node)
             continue
         if isinstance(node, ast.UnaryOp):
@@ -203,8 +220,12 @@ def _validate(tree: ast.AST, source: str) -> None:
                 _validate_overlap(node, source)
                 continue
             if name not in FUNCTIONS:
-                raise _fail(f"function {name!r} is not allowed{did_you_mean(name, list(FUNCTIONS))}; "
-                            f"allowed: {', '.join(FUNCTIONS)}", source, node)
+                raise _fail(
+                    f"function {name!r} is not allowed{did_you_mean(name, list(FUNCTIONS))}; "
+                    f"allowed: {', '.join(FUNCTIONS)}",
+                    source,
+                    node,
+                )
             if node.keywords:
                 raise _fail(f"{name}() takes no keyword arguments", source, node)
             _, lo, hi, _ = FUNCTIONS[name]
@@ -217,12 +238,19 @@ def _validate(tree: ast.AST, source: str) -> None:
 
 def _validate_overlap(node: ast.Call, source: str) -> None:
     if node.keywords or len(node.args) != 3:
-        raise _fail(f"overlap() takes three arguments, overlap(A, B; g), got {len(node.args) + len(node.keywords)}",
-                    source, node)
+        raise _fail(
+            f"overlap() takes three arguments, overlap(A, B; g), got {len(node.args) + len(node.keywords)}",
+            source,
+            node,
+        )
     g = node.args[2]
     if not isinstance(g, ast.Name):
-        raise _fail(f"the last argument of overlap() must be a parameter name such as g, got "
-                    f"{to_display(ast.get_source_segment(source, g) or '?')!r}", source, node)
+        raise _fail(
+            f"the last argument of overlap() must be a parameter name such as g, got "
+            f"{to_display(ast.get_source_segment(source, g) or '?')!r}",
+            source,
+            node,
+        )
     for side in node.args[:2]:
         for inner in ast.walk(side):
             if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == _ov.NAME:
@@ -248,8 +276,9 @@ def _overlap_piece(node: ast.AST, source: str):
             if _is_overlap(call) and not _contains_overlap(other):
                 return call, other
     if _contains_overlap(node):
-        raise _fail("overlap(A, B; g) must be a term of its own, optionally times a factor "
-                    "(I*overlap(A, B; g))", source, node)
+        raise _fail(
+            "overlap(A, B; g) must be a term of its own, optionally times a factor (I*overlap(A, B; g))", source, node
+        )
     return None
 
 
@@ -366,8 +395,9 @@ class Expression:
     def text(self) -> str:
         """The normalised expression in user syntax."""
         pieces = [(t.sign < 0, t.text) for t in self.terms]
-        return _ov.assemble(self.overlaps, len(self.terms), pieces, _ov.join_signed,
-                            lambda a, b, g: (False, f"overlap({a}, {b}; {g})"))
+        return _ov.assemble(
+            self.overlaps, len(self.terms), pieces, _ov.join_signed, lambda a, b, g: (False, f"overlap({a}, {b}; {g})")
+        )
 
     def combine(self, parts: np.ndarray, theta) -> np.ndarray:
         """Contributions (K, ...) from the terms' plain values ``parts`` = c_k·term_k (K, ...):
@@ -379,8 +409,9 @@ class Expression:
         return self.combine(parts, theta).sum(axis=0)
 
     # -- evaluation ----------------------------------------------------------
-    def term_values(self, env: dict[str, np.ndarray], theta: np.ndarray | None = None,
-                    only: list[int] | None = None) -> list[np.ndarray]:
+    def term_values(
+        self, env: dict[str, np.ndarray], theta: np.ndarray | None = None, only: list[int] | None = None
+    ) -> list[np.ndarray]:
         """Values of each term (sign included).
 
         ``env`` maps symbols to arrays of shape (n,). ``theta`` holds the free parameters
@@ -424,7 +455,8 @@ class Expression:
                     raise PerfModelError(
                         f"{_render(node)} needs its argument {_DOMAIN[node.func.id]}, but it is "
                         f"{arg[i]:g} at row {rows[i]} (term {term.text!r}); "
-                        f"{int(bad.sum())} row(s) affected")
+                        f"{int(bad.sum())} row(s) affected"
+                    )
 
 
 def with_iterations(env: dict[str, np.ndarray], symbols) -> dict[str, np.ndarray]:
@@ -438,9 +470,11 @@ def with_iterations(env: dict[str, np.ndarray], symbols) -> dict[str, np.ndarray
         return env
     missing = [s for s in ("N", "b") if s not in env]
     if missing:
-        raise PerfModelError(f"'I' (iterations = E·ceil(N/(p·b))) needs the symbol(s) "
-                             f"{', '.join(m if m != 'b' else 'b (or the global batch B)' for m in missing)} "
-                             "mapped to columns")
+        raise PerfModelError(
+            f"'I' (iterations = E·ceil(N/(p·b))) needs the symbol(s) "
+            f"{', '.join(m if m != 'b' else 'b (or the global batch B)' for m in missing)} "
+            "mapped to columns"
+        )
     n = len(env["N"])
     p = env.get("p", np.ones(n))
     e = env.get("E", np.ones(n))
@@ -469,8 +503,7 @@ def _evaluate(node: ast.AST, env: dict, pvals: dict):
     raise PerfModelError(f"cannot evaluate {type(node).__name__}")  # pragma: no cover
 
 
-def parse_expression(spec: str, symbols, bounds: dict | None = None,
-                     columns: list[str] | None = None) -> Expression:
+def parse_expression(spec: str, symbols, bounds: dict | None = None, columns: list[str] | None = None) -> Expression:
     """Parse and validate ``spec`` for the given factor ``symbols``.
 
     Returns ``(expression, leftover)``: ``leftover`` holds the entries of ``bounds`` that
@@ -509,9 +542,11 @@ def parse_expression(spec: str, symbols, bounds: dict | None = None,
                     used.append(name)
             else:
                 if columns is not None and name in columns:
-                    raise PerfModelError(f"{name!r} in term {to_display(ast.get_source_segment(source, node))!r}"
-                                         f" is a data column, not a mapped symbol; map it "
-                                         f"(e.g. {name}={name}) or use its symbol")
+                    raise PerfModelError(
+                        f"{name!r} in term {to_display(ast.get_source_segment(source, node))!r}"
+                        f" is a data column, not a mapped symbol; map it "
+                        f"(e.g. {name}={name}) or use its symbol"
+                    )
                 if name not in params:
                     params.append(name)
         const = _const_value(node)
@@ -530,25 +565,33 @@ def parse_expression(spec: str, symbols, bounds: dict | None = None,
         if index in last_of_group:
             gname = last_of_group[index]
             if gname in params:
-                raise PerfModelError(f"overlap parameter {gname!r} is also used by another term; "
-                                     "give each overlap its own parameter name")
+                raise PerfModelError(
+                    f"overlap parameter {gname!r} is also used by another term; "
+                    "give each overlap its own parameter name"
+                )
             if columns is not None and gname in columns:
                 raise PerfModelError(f"overlap parameter {gname!r} is a data column; use another name such as g")
             params.append(gname)
-    overlaps = [_ov.Overlap(tuple(a), tuple(b), g) for g, a, b in
-                ((grp[0], grp[1][:grp[2]], grp[1][grp[2]:]) for grp in groups)]
+    overlaps = [
+        _ov.Overlap(tuple(a), tuple(b), g)
+        for g, a, b in ((grp[0], grp[1][: grp[2]], grp[1][grp[2] :]) for grp in groups)
+    ]
     inner = {p for grp in overlaps for k in grp.terms for p in terms[k].params}
     for grp in overlaps:
         if grp.param in inner or any(grp.param in t.names for t in terms):
-            raise PerfModelError(f"overlap parameter {grp.param!r} is also used by another term; "
-                                 "give each overlap its own parameter name")
+            raise PerfModelError(
+                f"overlap parameter {grp.param!r} is also used by another term; "
+                "give each overlap its own parameter name"
+            )
     for t in terms:
         if any(n in symbols or n == ITERATIONS for n in t.names):
             continue
         if t.names:
-            raise PerfModelError(f"term {t.text!r} uses no factor symbol, only free parameter(s) "
-                                 f"{', '.join(sorted(t.names))}: it would be a constant; "
-                                 f"known symbols: {', '.join(sorted(symbols)) or 'none mapped'}")
+            raise PerfModelError(
+                f"term {t.text!r} uses no factor symbol, only free parameter(s) "
+                f"{', '.join(sorted(t.names))}: it would be a constant; "
+                f"known symbols: {', '.join(sorted(symbols)) or 'none mapped'}"
+            )
     all_bounds: dict[str, tuple] = {}
     bounds = dict(bounds or {})
     gammas = {grp.param for grp in overlaps}
@@ -560,8 +603,9 @@ def parse_expression(spec: str, symbols, bounds: dict | None = None,
         all_bounds[name] = (lo, hi)
         if name in gammas and lo < 0:
             raise PerfModelError(f"bounds of overlap parameter {name!r} must be >= 0, got {lo:g}:{hi:g}")
-    return Expression(spec=spec, terms=terms, symbols=tuple(used), params=tuple(params),
-                      bounds=all_bounds, overlaps=overlaps), bounds
+    return Expression(
+        spec=spec, terms=terms, symbols=tuple(used), params=tuple(params), bounds=all_bounds, overlaps=overlaps
+    ), bounds
 
 
 def _expand_overlaps(pieces: list, source: str, symbols: set) -> tuple[list, list]:
@@ -579,14 +623,11 @@ def _expand_overlaps(pieces: list, source: str, symbols: set) -> tuple[list, lis
             raise _fail("an overlap cannot be subtracted", source, node)
         gname = call.args[2].id
         if gname in symbols or gname == ITERATIONS:
-            raise _fail(f"the overlap parameter {gname!r} is a factor symbol; use a free name such as g",
-                        source, call)
+            raise _fail(f"the overlap parameter {gname!r} is a factor symbol; use a free name such as g", source, call)
         if gname in FUNCTIONS or gname == _ov.NAME:
-            raise _fail(f"the overlap parameter {gname!r} is a function name; use a free name such as g",
-                        source, call)
+            raise _fail(f"the overlap parameter {gname!r} is a function name; use a free name such as g", source, call)
         if any(gname == g for g, _, _ in groups):
-            raise _fail(f"overlap parameter {gname!r} is used by two overlaps; give each its own name",
-                        source, call)
+            raise _fail(f"overlap parameter {gname!r} is used by two overlaps; give each its own name", source, call)
         idx = []
         sides = [_split_terms(call.args[0]), _split_terms(call.args[1])]
         for side in sides:
@@ -617,8 +658,14 @@ def parse_bounds(items) -> dict[str, tuple[float, float]]:
 
 
 # -- queries (hold-out splits): comparisons over symbols, parsed the same safe way ----------
-_CMP = {ast.Gt: np.greater, ast.GtE: np.greater_equal, ast.Lt: np.less, ast.LtE: np.less_equal,
-        ast.Eq: np.equal, ast.NotEq: np.not_equal}
+_CMP = {
+    ast.Gt: np.greater,
+    ast.GtE: np.greater_equal,
+    ast.Lt: np.less,
+    ast.LtE: np.less_equal,
+    ast.Eq: np.equal,
+    ast.NotEq: np.not_equal,
+}
 
 
 def evaluate_query(query: str, env: dict[str, np.ndarray]) -> np.ndarray:
@@ -672,8 +719,9 @@ def evaluate_query(query: str, env: dict[str, np.ndarray]) -> np.ndarray:
         _validate(sub, source)
         for name in _names(node):
             if name not in env:
-                raise PerfModelError(f"unknown name {name!r} in the query{did_you_mean(name, list(env))}; "
-                                     f"known: {', '.join(env)}")
+                raise PerfModelError(
+                    f"unknown name {name!r} in the query{did_you_mean(name, list(env))}; known: {', '.join(env)}"
+                )
         with np.errstate(all="ignore"):
             return _evaluate(node, env, {})
 

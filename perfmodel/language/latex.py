@@ -10,8 +10,7 @@ import ast
 from .expression import Expression
 from .overlap import assemble
 
-_FUNC = {"log2": r"\log_2", "log": r"\ln", "log10": r"\log_{10}", "exp": r"\exp",
-         "min": r"\min", "max": r"\max"}
+_FUNC = {"log2": r"\log_2", "log": r"\ln", "log10": r"\log_{10}", "exp": r"\exp", "min": r"\min", "max": r"\max"}
 
 
 def _num(v: float, digits: int) -> str:
@@ -105,7 +104,9 @@ def to_latex(expr: Expression, coefficients=None, params: dict | None = None, di
 
     def group(a, b, g):  # overlap(A, B; g) = (A^g + B^g)^(1/g)
         gl = _num(params[g], digits) if params and g in params else _sym(g)
-        return False, (rf"\left( \left({a}\right)^{{{gl}}} + \left({b}\right)^{{{gl}}} "
-                       rf"\right)^{{1/{gl}}}")
+        return False, (
+            rf"\left( \left({a}\right)^{{{gl}}} + \left({b}\right)^{{{gl}}} "
+            rf"\right)^{{1/{gl}}}"
+        )
 
     return "T = " + assemble(expr.overlaps, len(expr.terms), pieces, join, group)

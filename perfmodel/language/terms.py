@@ -70,29 +70,51 @@ def library(symbols) -> list[LibraryTerm]:
     when the global batch B is)."""
     it = iterations(symbols)
     s = set(effective_symbols(symbols))
-    out = [LibraryTerm("constant", "1", "start-up",
-                       "fixed start-up/initialisation cost (Hashemi et al.: it dominates at scale)")]
+    out = [
+        LibraryTerm(
+            "constant", "1", "start-up", "fixed start-up/initialisation cost (Hashemi et al.: it dominates at scale)"
+        )
+    ]
     if it is not None:
-        out.append(LibraryTerm("iterations", it, "compute",
-                               "fixed cost per iteration; I = E·ceil(N/(p·b)) iterations"))
+        out.append(LibraryTerm("iterations", it, "compute", "fixed cost per iteration; I = E·ceil(N/(p·b)) iterations"))
     if "b" in s:
-        out.append(LibraryTerm("compute", _times(it, "b^e_b"), "compute",
-                               "per-iteration compute, batch^e (e < 1: larger batches are more efficient)"))
+        out.append(
+            LibraryTerm(
+                "compute",
+                _times(it, "b^e_b"),
+                "compute",
+                "per-iteration compute, batch^e (e < 1: larger batches are more efficient)",
+            )
+        )
     if "N" in s or "p" in s:
         work = "*".join(x for x in ("E", "N") if x in s) or "1"
         dp = f"{work}/p" if "p" in s else work
-        out.append(LibraryTerm("data-parallel", dp, "compute",
-                               "data-parallel compute: the samples split evenly over p workers"))
+        out.append(
+            LibraryTerm(
+                "data-parallel", dp, "compute", "data-parallel compute: the samples split evenly over p workers"
+            )
+        )
     if "p" in s:
         out += [
-            LibraryTerm("tree-allreduce", _times(it, "log2(p)"), "communication",
-                        "per-iteration tree all-reduce: latency grows with log2(p)"),
-            LibraryTerm("ring-allreduce", _times(it, "(p-1)/p"), "communication",
-                        "per-iteration ring all-reduce: bandwidth term 2(p-1)/p of the gradient size"),
-            LibraryTerm("parameter-server", _times(it, "p"), "communication",
-                        "per-iteration central parameter server: its link carries p workers' traffic"),
-            LibraryTerm("worker-startup", "p", "start-up",
-                        "per-worker start-up: launching and connecting each worker"),
+            LibraryTerm(
+                "tree-allreduce",
+                _times(it, "log2(p)"),
+                "communication",
+                "per-iteration tree all-reduce: latency grows with log2(p)",
+            ),
+            LibraryTerm(
+                "ring-allreduce",
+                _times(it, "(p-1)/p"),
+                "communication",
+                "per-iteration ring all-reduce: bandwidth term 2(p-1)/p of the gradient size",
+            ),
+            LibraryTerm(
+                "parameter-server",
+                _times(it, "p"),
+                "communication",
+                "per-iteration central parameter server: its link carries p workers' traffic",
+            ),
+            LibraryTerm("worker-startup", "p", "start-up", "per-worker start-up: launching and connecting each worker"),
         ]
     return out
 
@@ -123,13 +145,13 @@ def _num(v) -> str:
 #: name -> one-line description
 PRESETS = {
     "data-parallel": "generic data-parallel DL model: start-up + per-iteration compute I·b^e + "
-                     "tree all-reduce I·log2(p) + per-worker start-up p",
+    "tree all-reduce I·log2(p) + per-worker start-up p",
     "ernest": "Ernest (Venkataraman et al., NSDI'16): θ0 + θ1·N/p + θ2·log(p) + θ3·p",
     "pmnf": "Extra-P style: constant + one x^i·log2(x)^j block per factor, exponents free",
     "pollux": "Pollux (Qiao et al., OSDI'21; AdaptDL goodput.py): iterations × (T_acc^γ + T_net^γ)^(1/γ), "
-              "T_acc = α_c + β_c·b, T_net = α + β·max(p−2, 0) within one node or across nodes (symbol nodes)",
+    "T_acc = α_c + β_c·b, T_net = α + β·max(p−2, 0) within one node or across nodes (symbol nodes)",
     "optimus": "Optimus (Peng et al., EuroSys'18; scheduler/estimator.py): iterations × (a·b + b0 + c·p/servers "
-               "+ d·p + e·servers) with parameter servers (symbol servers), a·b + b0 + d·p without",
+    "+ d·p + e·servers) with parameter servers (symbol servers), a·b + b0 + d·p without",
 }
 
 #: The symbol of the number of machines the workers are spread over (Pollux's inter-node terms).
@@ -191,8 +213,9 @@ def _per_step(it: str | None, terms: list[str]) -> list[str]:
     """Per-step terms times the iteration count (``1`` becomes the count itself)."""
     if it is None:
         return terms
-    return [it if t == "1" else f"{it}/{t[2:]}" if t.startswith("1/") and "/" not in it else _times(it, t)
-            for t in terms]
+    return [
+        it if t == "1" else f"{it}/{t[2:]}" if t.startswith("1/") and "/" not in it else _times(it, t) for t in terms
+    ]
 
 
 def _varying_b(s: list[str], vary: set) -> set:
@@ -234,9 +257,15 @@ def pollux_spec(symbols, vary: set, env=None) -> str:
         if NODES in s:
             intra = regime(None if nodes is None else nodes <= 1)
             inter = regime(None if nodes is None else nodes > 1)
-            for keep, term in zip(intra + inter, ("min(p - 1, 1)*max(2 - nodes, 0)",
-                                                  "max(p - 2, 0)*max(2 - nodes, 0)",
-                                                  "min(nodes - 1, 1)", "max(p - 2, 0)*min(nodes - 1, 1)")):
+            for keep, term in zip(
+                intra + inter,
+                (
+                    "min(p - 1, 1)*max(2 - nodes, 0)",
+                    "max(p - 2, 0)*max(2 - nodes, 0)",
+                    "min(nodes - 1, 1)",
+                    "max(p - 2, 0)*min(nodes - 1, 1)",
+                ),
+            ):
                 if keep:
                     network.append(term)
         else:

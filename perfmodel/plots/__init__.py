@@ -23,31 +23,80 @@ import plotly.graph_objects as go
 
 from ..data import Measurements
 from .bands import add_band, interval_at, parity_intervals, scaling_interval
-from .contributions import (ContributionData, ShareData, contribution_data, contributions_figure, share_data,
-                            shares_figure)
+from .contributions import (
+    ContributionData,
+    ShareData,
+    contribution_data,
+    contributions_figure,
+    share_data,
+    shares_figure,
+)
 from .overview import OverviewData, overview_data, overview_figure
 from .parity import ParityData, add_parity_guides, parity_data, parity_figure, square_log_axes
 from .residuals import ResidualData, residual_data, residuals_figure
-from .scaling import (ScalingData, SpeedupData, scaling_contributions_figure, scaling_data, scaling_figure,
-                      scaling_grid, speedup_data, speedup_figure, typical_value)
+from .scaling import (
+    ScalingData,
+    SpeedupData,
+    scaling_contributions_figure,
+    scaling_data,
+    scaling_figure,
+    scaling_grid,
+    speedup_data,
+    speedup_figure,
+    typical_value,
+)
 from .style import _log_axis, log_scale_default, view_unit
-from .style import (BAND, BAND_PCT, CATEGORY_COLORS, CATEGORY_ORDER, CONTINUOUS, DISCRETE, EXTRAP_FILL, EXTRAP_TEXT,
-                    FACTOR_WORDS, IDEAL, MEASURED, PREDICTED, TERM_LABELS, TIME_UNIT, TermStyle, config_label,
-                    empty_figure, factor_title, fmt_num, fmt_seconds, log_ticks, nice_ticks, set_log_ticks, style,
-                    term_styles, time_title, time_unit)
+from .style import (
+    BAND,
+    BAND_PCT,
+    CATEGORY_COLORS,
+    CATEGORY_ORDER,
+    CONTINUOUS,
+    DISCRETE,
+    EXTRAP_FILL,
+    EXTRAP_TEXT,
+    FACTOR_WORDS,
+    IDEAL,
+    MEASURED,
+    PREDICTED,
+    TERM_LABELS,
+    TIME_UNIT,
+    TermStyle,
+    config_label,
+    empty_figure,
+    factor_title,
+    fmt_num,
+    fmt_seconds,
+    log_ticks,
+    nice_ticks,
+    set_log_ticks,
+    style,
+    term_styles,
+    time_title,
+    time_unit,
+)
 
 
-def report_figures(result, meas: Measurements, symbol: str | None = None, fixed: dict | None = None,
-                   cv_predicted=None, x_max: float | None = None, log_x: bool | None = None,
-                   log_y: bool | None = None) -> dict[str, go.Figure]:
+def report_figures(
+    result,
+    meas: Measurements,
+    symbol: str | None = None,
+    fixed: dict | None = None,
+    cv_predicted=None,
+    x_max: float | None = None,
+    log_x: bool | None = None,
+    log_y: bool | None = None,
+) -> dict[str, go.Figure]:
     """The figures of a report, by title: parity, shares, contributions, residuals and the scaling
     view (along ``symbol``, default p, the others at ``fixed``, up to ``x_max``). ``log_x`` and
     ``log_y`` default to the dashboard's defaults: log x when the factor's measured range spans 8×
     (1 to 8 workers), log y when the curve spans a decade."""
-    figs = {"Predicted against measured": parity_figure(result, meas, cv_predicted=cv_predicted),
-            "Share of total predicted time": shares_figure(result),
-            "Where the time goes, per configuration": contributions_figure(result, meas),
-            "Residuals against each factor": residuals_figure(result, meas)}
+    figs = {
+        "Predicted against measured": parity_figure(result, meas, cv_predicted=cv_predicted),
+        "Share of total predicted time": shares_figure(result),
+        "Where the time goes, per configuration": contributions_figure(result, meas),
+        "Residuals against each factor": residuals_figure(result, meas),
+    }
     if result.factors:
         symbol = symbol if symbol in result.factors else ("p" if "p" in result.factors else next(iter(result.factors)))
         d = scaling_data(result, symbol, fixed, meas, x_max)
@@ -55,8 +104,9 @@ def report_figures(result, meas: Measurements, symbol: str | None = None, fixed:
         log_y = log_scale_default(d.total) if log_y is None else log_y
         unit = view_unit(d.total, d.high, d.points_y)  # as the Scaling page: one unit for both charts
         figs["Scaling"] = scaling_figure(result, symbol, meas=meas, log_x=log_x, log_y=log_y, data=d, unit=unit)
-        figs["Scaling: term contributions"] = scaling_contributions_figure(result, symbol, meas=meas, log_x=log_x,
-                                                                           data=d, unit=unit)
+        figs["Scaling: term contributions"] = scaling_contributions_figure(
+            result, symbol, meas=meas, log_x=log_x, data=d, unit=unit
+        )
         if symbol == "p":
             figs["Speedup and parallel efficiency"] = speedup_figure(result, meas=meas, log_x=log_x, data=d)
     return figs

@@ -38,24 +38,69 @@ def scaling_interval(result, data, level: float = DEFAULT_LEVEL):
 BAND_SWATCH = "rgba(31, 119, 180, 0.45)"
 
 
-def add_band(fig: go.Figure, x, low, high, *, level: float = DEFAULT_LEVEL, name: str | None = None,
-             row=None, col=None, below: bool = True, legend: bool = True, fill: str = BAND_FILL,
-             hover: str = "%{x:.4g}: %{customdata[0]:.4g} – %{customdata[1]:.4g} s") -> None:
+def add_band(
+    fig: go.Figure,
+    x,
+    low,
+    high,
+    *,
+    level: float = DEFAULT_LEVEL,
+    name: str | None = None,
+    row=None,
+    col=None,
+    below: bool = True,
+    legend: bool = True,
+    fill: str = BAND_FILL,
+    hover: str = "%{x:.4g}: %{customdata[0]:.4g} – %{customdata[1]:.4g} s",
+) -> None:
     """A shaded band between ``low`` and ``high`` (colour ``fill``), drawn beneath the other traces by
     default; its legend entry (``legend``) is a square swatch in a stronger shade of the band."""
     name = name or f"{level * 100:.0f} % interval"
     kw = dict(row=row, col=col) if row is not None else {}
     n_before = len(fig.data)
-    fig.add_trace(go.Scatter(x=x, y=high, mode="lines", line=dict(width=0, color=BAND_LINE), showlegend=False,
-                             hoverinfo="skip", name=name, legendgroup=name), **kw)
-    fig.add_trace(go.Scatter(x=x, y=low, mode="lines", line=dict(width=0, color=BAND_LINE), fill="tonexty",
-                             fillcolor=fill, name=name, showlegend=False, legendgroup=name,
-                             customdata=np.column_stack([low, high]),
-                             hovertemplate=hover + "<extra>" + name + "</extra>"), **kw)
+    fig.add_trace(
+        go.Scatter(
+            x=x,
+            y=high,
+            mode="lines",
+            line=dict(width=0, color=BAND_LINE),
+            showlegend=False,
+            hoverinfo="skip",
+            name=name,
+            legendgroup=name,
+        ),
+        **kw,
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=x,
+            y=low,
+            mode="lines",
+            line=dict(width=0, color=BAND_LINE),
+            fill="tonexty",
+            fillcolor=fill,
+            name=name,
+            showlegend=False,
+            legendgroup=name,
+            customdata=np.column_stack([low, high]),
+            hovertemplate=hover + "<extra>" + name + "</extra>",
+        ),
+        **kw,
+    )
     if legend:
         swatch = BAND_SWATCH if fill == BAND_FILL else fill.rsplit(",", 1)[0] + ", 0.45)"
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name, legendgroup=name, hoverinfo="skip",
-                                 marker=dict(symbol="square", size=15, color=swatch)), **kw)
+        fig.add_trace(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="markers",
+                name=name,
+                legendgroup=name,
+                hoverinfo="skip",
+                marker=dict(symbol="square", size=15, color=swatch),
+            ),
+            **kw,
+        )
     if below and n_before:
         fig.data = fig.data[n_before:] + fig.data[:n_before]
 
@@ -66,8 +111,7 @@ def parity_intervals(result, meas: Measurements, level: float = DEFAULT_LEVEL):
     return None if got is None else (got[1], got[2])
 
 
-def speedup_interval(result, p0: float, x: np.ndarray, fixed: dict, level: float = DEFAULT_LEVEL,
-                     symbol: str = "p"):
+def speedup_interval(result, p0: float, x: np.ndarray, fixed: dict, level: float = DEFAULT_LEVEL, symbol: str = "p"):
     """(low, high) of the speedup T(p0)/T(p) along ``x``, or None: the weighted quantiles of each
     member replicate's own ratio (numerator and denominator from the same replicate, so their common
     uncertainty cancels), widened by the extrapolation error at p (κ·d, as the time's interval) and by

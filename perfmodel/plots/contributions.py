@@ -17,14 +17,14 @@ from .style import note_html
 # -- results: per-term contributions -------------------------------------------------------------
 @dataclass
 class ContributionData:
-    labels: list                  # configuration label per bar ("p = 1, b = 16")
-    factors: pd.DataFrame         # factor values per configuration (symbols as columns)
-    contributions: pd.DataFrame   # (n_cfg, K), columns = term texts
+    labels: list  # configuration label per bar ("p = 1, b = 16")
+    factors: pd.DataFrame  # factor values per configuration (symbols as columns)
+    contributions: pd.DataFrame  # (n_cfg, K), columns = term texts
     measured_mean: np.ndarray
     measured_min: np.ndarray
     measured_max: np.ndarray
-    styles: list                  # TermStyle per term
-    ticks: list = field(default_factory=list)    # compact tick labels ("1 · 16")
+    styles: list  # TermStyle per term
+    ticks: list = field(default_factory=list)  # compact tick labels ("1 · 16")
     varying: list = field(default_factory=list)  # the symbols that vary between configurations
     sorted_by_time: bool = False  # many configurations are ordered by predicted time
 
@@ -59,8 +59,9 @@ def contribution_data(result, meas: Measurements, sort_above: int = 40) -> Contr
     return ContributionData(labels, factors, contrib, mean, mn, mx, styles, ticks, varying, many)
 
 
-def contributions_figure(result, meas: Measurements, title: str | None = "Where the time goes, per configuration",
-                         max_labels: int = 40) -> go.Figure:
+def contributions_figure(
+    result, meas: Measurements, title: str | None = "Where the time goes, per configuration", max_labels: int = 40
+) -> go.Figure:
     """Stacked bars (``barmode="relative"``) of each term's contribution per configuration, with
     the measured mean (and min–max of the repeats) as markers."""
     d = contribution_data(result, meas)
@@ -73,16 +74,39 @@ def contributions_figure(result, meas: Measurements, title: str | None = "Where 
     for st_, term in zip(d.styles, d.contributions.columns):
         vals = d.contributions[term].to_numpy()
         share = np.divide(vals, total, out=np.full_like(vals, np.nan), where=total != 0) * 100
-        fig.add_trace(go.Bar(x=x, y=vals, name=st_.legend, marker=dict(color=st_.color, line=dict(width=0)),
-                             customdata=np.stack([share, total], axis=1), hovertext=d.labels,
-                             hovertemplate=f"<b>{st_.label}</b> ({st_.formula})<br>%{{hovertext}}<br>"
-                                           "%{y:.4g} s = %{customdata[0]:.1f} % of %{customdata[1]:.4g} s"
-                                           + note_html(st_) + "<extra></extra>"))
-    err = dict(type="data", symmetric=False, array=d.measured_max - d.measured_mean,
-               arrayminus=d.measured_mean - d.measured_min, color=MEASURED, thickness=1.2, width=3)
-    fig.add_trace(go.Scatter(x=x, y=d.measured_mean, mode="markers", name="measured (mean, min–max)",
-                             marker=dict(symbol="diamond", size=8, color=MEASURED), error_y=err, hovertext=d.labels,
-                             hovertemplate="%{hovertext}<br>measured mean %{y:.4g} s<extra></extra>"))
+        fig.add_trace(
+            go.Bar(
+                x=x,
+                y=vals,
+                name=st_.legend,
+                marker=dict(color=st_.color, line=dict(width=0)),
+                customdata=np.stack([share, total], axis=1),
+                hovertext=d.labels,
+                hovertemplate=f"<b>{st_.label}</b> ({st_.formula})<br>%{{hovertext}}<br>"
+                "%{y:.4g} s = %{customdata[0]:.1f} % of %{customdata[1]:.4g} s" + note_html(st_) + "<extra></extra>",
+            )
+        )
+    err = dict(
+        type="data",
+        symmetric=False,
+        array=d.measured_max - d.measured_mean,
+        arrayminus=d.measured_mean - d.measured_min,
+        color=MEASURED,
+        thickness=1.2,
+        width=3,
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=x,
+            y=d.measured_mean,
+            mode="markers",
+            name="measured (mean, min–max)",
+            marker=dict(symbol="diamond", size=8, color=MEASURED),
+            error_y=err,
+            hovertext=d.labels,
+            hovertemplate="%{hovertext}<br>measured mean %{y:.4g} s<extra></extra>",
+        )
+    )
     show = len(x) <= max_labels
     fig.update_layout(barmode="relative", bargap=0.15)
     if d.sorted_by_time:
@@ -92,8 +116,14 @@ def contributions_figure(result, meas: Measurements, title: str | None = "Where 
     else:
         x_title = f"configuration ({' · '.join(d.varying)})" + ("" if show else " (hover for values)")
     angle = -45 if show and len(x) * max(len(t) for t in d.ticks) > 90 else 0
-    fig.update_xaxes(title_text=x_title, tickmode="array", tickvals=x if show else [],
-                     ticktext=d.ticks if show else [], tickangle=angle, showgrid=False)
+    fig.update_xaxes(
+        title_text=x_title,
+        tickmode="array",
+        tickvals=x if show else [],
+        ticktext=d.ticks if show else [],
+        tickangle=angle,
+        showgrid=False,
+    )
     fig.update_yaxes(title_text=y_title, rangemode="tozero")
     if len(x) > max_labels:
         for tr in fig.data:
@@ -106,7 +136,7 @@ def contributions_figure(result, meas: Measurements, title: str | None = "Where 
 class ShareData:
     labels: list
     formulas: list
-    shares: np.ndarray   # percent of total predicted time over the data
+    shares: np.ndarray  # percent of total predicted time over the data
     colors: list
     categories: list
 
@@ -115,8 +145,13 @@ def share_data(result) -> ShareData:
     styles = term_styles(result)
     shares = np.array([float(result.shares.get(s.text, float("nan"))) * 100 for s in styles])
     order = np.argsort(-np.nan_to_num(shares, nan=-1e9), kind="stable")
-    return ShareData([styles[i].label for i in order], [styles[i].formula for i in order], shares[order],
-                     [styles[i].color for i in order], [styles[i].category for i in order])
+    return ShareData(
+        [styles[i].label for i in order],
+        [styles[i].formula for i in order],
+        shares[order],
+        [styles[i].color for i in order],
+        [styles[i].category for i in order],
+    )
 
 
 def shares_figure(result, title: str | None = "Share of total predicted time") -> go.Figure:
@@ -125,12 +160,23 @@ def shares_figure(result, title: str | None = "Share of total predicted time") -
     x_title = "share of total predicted time (%)"
     if not d.labels:
         return empty_figure("The model has no terms", x_title, "", title)
-    names = [f"{lab}  " if lab == f or f == "1" else
-             f"{lab}<br><span style='font-size:12px;color:#6b7280'>{f}</span>  "
-             for lab, f in zip(d.labels, d.formulas)]
-    fig = go.Figure(go.Bar(x=d.shares, y=names, orientation="h", marker=dict(color=d.colors),
-                           text=[f"{v:.1f} %" for v in d.shares], textposition="outside", cliponaxis=False,
-                           hovertemplate="%{y}: %{x:.2f} %<extra></extra>", showlegend=False))
+    names = [
+        f"{lab}  " if lab == f or f == "1" else f"{lab}<br><span style='font-size:12px;color:#6b7280'>{f}</span>  "
+        for lab, f in zip(d.labels, d.formulas)
+    ]
+    fig = go.Figure(
+        go.Bar(
+            x=d.shares,
+            y=names,
+            orientation="h",
+            marker=dict(color=d.colors),
+            text=[f"{v:.1f} %" for v in d.shares],
+            textposition="outside",
+            cliponaxis=False,
+            hovertemplate="%{y}: %{x:.2f} %<extra></extra>",
+            showlegend=False,
+        )
+    )
     fig.update_yaxes(autorange="reversed", showgrid=False, ticks="")
     hi = float(np.nanmax(np.abs(d.shares))) if np.isfinite(d.shares).any() else 100.0
     lo = float(min(0.0, np.nanmin(d.shares))) if np.isfinite(d.shares).any() else 0.0

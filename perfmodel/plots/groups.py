@@ -26,8 +26,23 @@ import plotly.graph_objects as go
 from ..errors import PerfModelError
 from ..groups import GroupFits
 from .bands import add_band, speedup_interval
-from .style import (CATEGORY_COLORS, CATEGORY_ORDER, GROUP_COLORS, IDEAL, TIME_UNIT, empty_figure, factor_title, fmt_num,
-                    set_log_ticks, style, term_styles, text_html, time_title, translucent, unit_seconds)
+from .style import (
+    CATEGORY_COLORS,
+    CATEGORY_ORDER,
+    GROUP_COLORS,
+    IDEAL,
+    TIME_UNIT,
+    empty_figure,
+    factor_title,
+    fmt_num,
+    set_log_ticks,
+    style,
+    term_styles,
+    text_html,
+    time_title,
+    translucent,
+    unit_seconds,
+)
 from .scaling import scaling_data, typical_value
 
 
@@ -69,9 +84,16 @@ def group_quality_table(fits: GroupFits) -> pd.DataFrame:
     """One row per group: status, configurations, errors, the time split by category (%) and the
     reason a group was skipped or the notes on its fit (without the :func:`common_notes`)."""
     s = fits.summary
-    cols = {"group": "group", "status": "status", "configurations": "configurations", "mape": "MAPE (%)",
-            "cv_mape": "CV MAPE (%)", "startup_share": "start-up (%)", "compute_share": "compute (%)",
-            "communication_share": "communication (%)"}
+    cols = {
+        "group": "group",
+        "status": "status",
+        "configurations": "configurations",
+        "mape": "MAPE (%)",
+        "cv_mape": "CV MAPE (%)",
+        "startup_share": "start-up (%)",
+        "compute_share": "compute (%)",
+        "communication_share": "communication (%)",
+    }
     out = s[[c for c in cols if c in s.columns]].rename(columns=cols)
     for c in ("start-up (%)", "compute (%)", "communication (%)"):
         if c in out.columns:
@@ -106,11 +128,11 @@ def group_constants_table(fits: GroupFits, unit: str = TIME_UNIT) -> pd.DataFram
 # -- time split at one configuration ----------------------------------------------------------------
 @dataclass
 class SplitData:
-    labels: list               # group labels (bars), in fits order
-    at: list                   # per group: {symbol: value} the prediction is made at
-    parts: dict                # category -> seconds per group, shape (n_groups,)
-    total: np.ndarray          # seconds per group
-    outside: np.ndarray        # bool per group: the configuration lies outside its measured range
+    labels: list  # group labels (bars), in fits order
+    at: list  # per group: {symbol: value} the prediction is made at
+    parts: dict  # category -> seconds per group, shape (n_groups,)
+    total: np.ndarray  # seconds per group
+    outside: np.ndarray  # bool per group: the configuration lies outside its measured range
     winner: dict = field(default_factory=dict)  # category -> label of the group spending least on it
 
 
@@ -139,8 +161,14 @@ def group_split_data(fits: GroupFits, at: dict | None = None, labels=None) -> Sp
     return SplitData(names, where, arrays, np.asarray(total, float), np.array(outside, bool), winner)
 
 
-def group_split_figure(fits: GroupFits, at: dict | None = None, labels=None, title: str | None = None,
-                       data: SplitData | None = None, unit: str = TIME_UNIT) -> go.Figure:
+def group_split_figure(
+    fits: GroupFits,
+    at: dict | None = None,
+    labels=None,
+    title: str | None = None,
+    data: SplitData | None = None,
+    unit: str = TIME_UNIT,
+) -> go.Figure:
     """Stacked horizontal bars: start-up, compute and communication time per group, in ``unit``
     (the view's, :func:`perfmodel.plots.style.view_unit`)."""
     d = data or group_split_data(fits, at, labels)
@@ -155,15 +183,26 @@ def group_split_figure(fits: GroupFits, at: dict | None = None, labels=None, tit
         if not np.any(v != 0):
             continue
         share = np.divide(v, d.total, out=np.zeros_like(v), where=d.total != 0) * 100
-        fig.add_trace(go.Bar(y=ticks, x=v / k, orientation="h", name=c, marker_color=CATEGORY_COLORS[c][0],
-                             customdata=share, hovertemplate=f"%{{y}}<br>{c}: %{{x:.4g}} {unit} (%{{customdata:.1f}} %)"
-                                                             "<extra></extra>"))
+        fig.add_trace(
+            go.Bar(
+                y=ticks,
+                x=v / k,
+                orientation="h",
+                name=c,
+                marker_color=CATEGORY_COLORS[c][0],
+                customdata=share,
+                hovertemplate=f"%{{y}}<br>{c}: %{{x:.4g}} {unit} (%{{customdata:.1f}} %)<extra></extra>",
+            )
+        )
     fig.update_layout(barmode="stack")
     fig.update_yaxes(title_text="", autorange="reversed", type="category")
     fig.update_xaxes(title_text=time_title("predicted time", unit), rangemode="tozero")
     common = {k: v for k, v in d.at[0].items() if all(w.get(k) == v for w in d.at)}
-    sub = ("at " + ", ".join(f"{k} = {fmt_num(v)}" for k, v in common.items())) if common else \
-        "each group at its most frequent measured configuration"
+    sub = (
+        ("at " + ", ".join(f"{k} = {fmt_num(v)}" for k, v in common.items()))
+        if common
+        else "each group at its most frequent measured configuration"
+    )
     if d.outside.any():
         sub += "; * outside that group's measured range (extrapolated)"
     fig = style(fig, title, sub, height=max(320, 46 * len(d.labels) + 160), legend="top")
@@ -176,13 +215,13 @@ def group_split_figure(fits: GroupFits, at: dict | None = None, labels=None, tit
 class GroupCurve:
     label: str
     x: np.ndarray
-    y: np.ndarray           # predicted time (s) or speedup
-    inside: np.ndarray      # bool: within this group's measured range
-    points_x: np.ndarray    # measured runs at the curve's fixed values
+    y: np.ndarray  # predicted time (s) or speedup
+    inside: np.ndarray  # bool: within this group's measured range
+    points_x: np.ndarray  # measured runs at the curve's fixed values
     points_y: np.ndarray
     fixed: dict
-    x0: float               # the group's smallest measured value of the symbol (speedup base)
-    low: np.ndarray | None = None   # the 90 % interval of y (None: the group's fit has no intervals)
+    x0: float  # the group's smallest measured value of the symbol (speedup base)
+    low: np.ndarray | None = None  # the 90 % interval of y (None: the group's fit has no intervals)
     high: np.ndarray | None = None
 
     def range_at(self, at: float) -> tuple[float, float | None, float | None]:
@@ -196,8 +235,9 @@ class GroupCurve:
 MODES = ("time", "speedup")
 
 
-def group_scaling_data(fits: GroupFits, symbol: str = "p", mode: str = "time", extend: float = 2.0,
-                       labels=None) -> list[GroupCurve]:
+def group_scaling_data(
+    fits: GroupFits, symbol: str = "p", mode: str = "time", extend: float = 2.0, labels=None
+) -> list[GroupCurve]:
     """Each fitted group's curve along ``symbol`` from its smallest measured value to ``extend`` ×
     the largest measured value over all groups. ``mode="speedup"``: T(x0)/T(x) with x0 the group's
     smallest measured value (its measured runs likewise, against the model's T(x0))."""
@@ -218,20 +258,35 @@ def group_scaling_data(fits: GroupFits, symbol: str = "p", mode: str = "time", e
             py = t0 / d.points_y if d.points_y.size else d.points_y
             band = speedup_interval(o.result, x0, d.x, d.fixed, symbol=symbol) if x0 > 0 else None
             low, high = band if band is not None else (None, None)
-        out.append(GroupCurve(o.label, d.x, np.asarray(y, float), d.inside, d.points_x, np.asarray(py, float),
-                              d.fixed, x0, low, high))
+        out.append(
+            GroupCurve(
+                o.label, d.x, np.asarray(y, float), d.inside, d.points_x, np.asarray(py, float), d.fixed, x0, low, high
+            )
+        )
     return out
 
 
-def group_scaling_figure(fits: GroupFits, symbol: str = "p", mode: str = "time", extend: float = 2.0,
-                         labels=None, log_x: bool = True, log_y: bool | None = None, title: str | None = None,
-                         curves: list | None = None, unit: str = TIME_UNIT) -> go.Figure:
+def group_scaling_figure(
+    fits: GroupFits,
+    symbol: str = "p",
+    mode: str = "time",
+    extend: float = 2.0,
+    labels=None,
+    log_x: bool = True,
+    log_y: bool | None = None,
+    title: str | None = None,
+    curves: list | None = None,
+    unit: str = TIME_UNIT,
+) -> go.Figure:
     """The groups' predicted time (in ``unit``, the view's) or speedup along ``symbol``, one colour
     per group."""
     curves = curves if curves is not None else group_scaling_data(fits, symbol, mode, extend, labels)
     what = "speedup" if mode == "speedup" else "predicted time"
-    title = title if title is not None else ("Which group scales better" if mode == "speedup"
-                                             else "Run time of each group as it scales")
+    title = (
+        title
+        if title is not None
+        else ("Which group scales better" if mode == "speedup" else "Run time of each group as it scales")
+    )
     x_title = factor_title(symbol)
     y_title = "speedup over the smallest measured " + symbol if mode == "speedup" else time_title(what, unit)
     if not curves:
@@ -245,31 +300,74 @@ def group_scaling_figure(fits: GroupFits, symbol: str = "p", mode: str = "time",
         if c.low is not None:
             color = GROUP_COLORS[i % len(GROUP_COLORS)]
             label = text_html(c.label)  # user text: never markup in a chart
-            add_band(fig, c.x, c.low, c.high, name=f"{label}: 90 % interval", legend=False, below=False,
-                     fill=translucent(color, 0.16), hover=f"<b>{label}</b><br>%{{x:.4g}}: %{{customdata[0]:.4g}} – "
-                                                         f"%{{customdata[1]:.4g}}{suffix}")
+            add_band(
+                fig,
+                c.x,
+                c.low,
+                c.high,
+                name=f"{label}: 90 % interval",
+                legend=False,
+                below=False,
+                fill=translucent(color, 0.16),
+                hover=f"<b>{label}</b><br>%{{x:.4g}}: %{{customdata[0]:.4g}} – %{{customdata[1]:.4g}}{suffix}",
+            )
     for i, c in enumerate(curves):
         color = GROUP_COLORS[i % len(GROUP_COLORS)]
         solid = np.where(c.inside, c.y, np.nan)
         dashed = np.where(~c.inside | _edges(c.inside), c.y, np.nan)
         name = text_html(c.label)
         hover = f"<b>{name}</b><br>{symbol} = %{{x:.4g}}<br>{what} %{{y:.4g}}{suffix}"
-        fig.add_trace(go.Scatter(x=c.x, y=solid, mode="lines", name=name, legendgroup=name,
-                                 line=dict(color=color, width=3), hovertemplate=hover + "<extra></extra>"))
-        fig.add_trace(go.Scatter(x=c.x, y=dashed, mode="lines", name=name, legendgroup=name, showlegend=False,
-                                 line=dict(color=color, width=2, dash="dash"),
-                                 hovertemplate=hover + " (extrapolated)<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=c.x,
+                y=solid,
+                mode="lines",
+                name=name,
+                legendgroup=name,
+                line=dict(color=color, width=3),
+                hovertemplate=hover + "<extra></extra>",
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=c.x,
+                y=dashed,
+                mode="lines",
+                name=name,
+                legendgroup=name,
+                showlegend=False,
+                line=dict(color=color, width=2, dash="dash"),
+                hovertemplate=hover + " (extrapolated)<extra></extra>",
+            )
+        )
         if c.points_x.size:
-            fig.add_trace(go.Scatter(x=c.points_x, y=c.points_y, mode="markers", name=name, legendgroup=name,
-                                     showlegend=False, marker=dict(color=color, size=8, line=dict(width=1, color="white")),
-                                     hovertemplate=f"<b>{name}</b><br>measured: {symbol} = %{{x:.4g}}, "
-                                                   f"%{{y:.4g}}{suffix}<extra></extra>"))
+            fig.add_trace(
+                go.Scatter(
+                    x=c.points_x,
+                    y=c.points_y,
+                    mode="markers",
+                    name=name,
+                    legendgroup=name,
+                    showlegend=False,
+                    marker=dict(color=color, size=8, line=dict(width=1, color="white")),
+                    hovertemplate=f"<b>{name}</b><br>measured: {symbol} = %{{x:.4g}}, "
+                    f"%{{y:.4g}}{suffix}<extra></extra>",
+                )
+            )
     if mode == "speedup":
         x0 = min(c.x0 for c in curves)
         xs = np.unique(np.concatenate([c.x for c in curves]))
         if x0 > 0:
-            fig.add_trace(go.Scatter(x=xs, y=xs / x0, mode="lines", name="ideal (linear)",
-                                     line=dict(color=IDEAL, width=1.5, dash="dot"), hoverinfo="skip"))
+            fig.add_trace(
+                go.Scatter(
+                    x=xs,
+                    y=xs / x0,
+                    mode="lines",
+                    name="ideal (linear)",
+                    line=dict(color=IDEAL, width=1.5, dash="dot"),
+                    hoverinfo="skip",
+                )
+            )
     fig.update_xaxes(title_text=x_title, type="log" if log_x else "linear")
     fig.update_yaxes(title_text=y_title, type="log" if log_y else "linear")
     xs = np.concatenate([c.x for c in curves])
@@ -280,14 +378,15 @@ def group_scaling_figure(fits: GroupFits, symbol: str = "p", mode: str = "time",
     if log_y and ys.size:
         set_log_ticks(fig, "y", float(ys.min()), float(ys.max()))
     sub = "solid: within each group's measured range; dashed: extrapolated; dots: measured runs" + (
-        "; shaded: each group's 90 % interval" if any(c.low is not None for c in curves) else "")
+        "; shaded: each group's 90 % interval" if any(c.low is not None for c in curves) else ""
+    )
     return style(fig, title, sub, height=520, legend="right")
 
 
 def _in_unit(c: GroupCurve, unit: str) -> GroupCurve:
     """A time curve (its line, band and measured runs) in ``unit`` instead of seconds."""
     k = unit_seconds(unit)
-    scale = (lambda a: None if a is None else np.asarray(a, float) / k)
+    scale = lambda a: None if a is None else np.asarray(a, float) / k
     return dataclasses.replace(c, y=c.y / k, points_y=c.points_y / k, low=scale(c.low), high=scale(c.high))
 
 
@@ -305,7 +404,11 @@ def common_range_end(curves: list[GroupCurve]) -> float | None:
     """The largest value of the symbol inside every curve's measured range (None if they do not overlap)."""
     if not curves:
         return None
-    lo = max(float(c.x[c.inside].min()) for c in curves if c.inside.any()) if all(c.inside.any() for c in curves) else None
+    lo = (
+        max(float(c.x[c.inside].min()) for c in curves if c.inside.any())
+        if all(c.inside.any() for c in curves)
+        else None
+    )
     hi = min(float(c.x[c.inside].max()) for c in curves if c.inside.any()) if lo is not None else None
     return hi if lo is not None and hi >= lo else None
 

@@ -17,10 +17,10 @@ from .style import factor_axes, factor_grid
 @dataclass
 class OverviewData:
     symbols: list
-    x: dict            # symbol -> values (n,)
-    y: np.ndarray      # measured time (n,)
-    hover: list        # configuration text per row
-    log_x: dict        # symbol -> bool
+    x: dict  # symbol -> values (n,)
+    y: np.ndarray  # measured time (n,)
+    hover: list  # configuration text per row
+    log_x: dict  # symbol -> bool
     log_y: bool
 
 
@@ -29,10 +29,12 @@ def overview_data(meas: Measurements | None) -> OverviewData:
         return OverviewData([], {}, np.zeros(0), [], {}, False)
     syms = meas.varying() or list(meas.factors)
     env = meas.env()
-    hover = [f"row {r}<br>" + config_label({s: env[s][i] for s in meas.factors}, "<br>")
-             for i, r in enumerate(meas.rows)]
-    return OverviewData(syms, {s: env[s] for s in syms}, meas.y, hover,
-                        {s: _log_axis(env[s]) for s in syms}, _log_axis(meas.y))
+    hover = [
+        f"row {r}<br>" + config_label({s: env[s][i] for s in meas.factors}, "<br>") for i, r in enumerate(meas.rows)
+    ]
+    return OverviewData(
+        syms, {s: env[s] for s in syms}, meas.y, hover, {s: _log_axis(env[s]) for s in syms}, _log_axis(meas.y)
+    )
 
 
 def overview_figure(meas: Measurements | None, title: str | None = "Measured time against each factor") -> go.Figure:
@@ -43,11 +45,20 @@ def overview_figure(meas: Measurements | None, title: str | None = "Measured tim
     fig, rows, cols = factor_grid(len(d.symbols), 3)
     for i, s in enumerate(d.symbols):
         r, c = i // cols + 1, i % cols + 1
-        fig.add_trace(go.Scatter(x=d.x[s], y=d.y, mode="markers", name=s, showlegend=False,
-                                 marker=dict(color=PREDICTED, size=8, opacity=0.7,
-                                             line=dict(width=0.5, color="white")),
-                                 text=d.hover, hovertemplate="%{text}<br>time %{y:.4g} s<extra></extra>"),
-                      row=r, col=c)
+        fig.add_trace(
+            go.Scatter(
+                x=d.x[s],
+                y=d.y,
+                mode="markers",
+                name=s,
+                showlegend=False,
+                marker=dict(color=PREDICTED, size=8, opacity=0.7, line=dict(width=0.5, color="white")),
+                text=d.hover,
+                hovertemplate="%{text}<br>time %{y:.4g} s<extra></extra>",
+            ),
+            row=r,
+            col=c,
+        )
         factor_axes(fig, d, s, meas, r, c, time_title("measured time"))
     fig.update_yaxes(type="log" if d.log_y else "linear")
     if d.log_y:

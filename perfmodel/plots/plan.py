@@ -18,14 +18,13 @@ import plotly.graph_objects as go
 
 from ..plan import efficient, fmt_cost, fmt_duration
 from .bands import BAND_FILL, BAND_LINE
-from .style import (EXTRAP_FILL, EXTRAP_TEXT, IDEAL, MEASURED, PREDICTED, factor_title, fmt_num, set_log_ticks,
-                    style)
+from .style import EXTRAP_FILL, EXTRAP_TEXT, IDEAL, MEASURED, PREDICTED, factor_title, fmt_num, set_log_ticks, style
 
 #: Seconds per unit of the plan charts' time axes.
 UNITS = {"s": 1.0, "min": 60.0, "h": 3600.0}
 DEADLINE = "#dc2626"
 BUDGET = "#059669"
-MET = "#047857"     # a chance of meeting the deadline at or above the level
+MET = "#047857"  # a chance of meeting the deadline at or above the level
 MISSED = "#b45309"  # below it
 
 
@@ -90,30 +89,66 @@ def plan_frontier_figure(frame: pd.DataFrame, title: str | None = None, height: 
     rank[np.argsort(t, kind="stable")] = np.arange(len(t))
     where = np.where(rank % 2 == 0, "top right", "bottom right")
     money = frame.attrs.get("cost_unit") != "GPU-hours"
-    hover = [f"<b>{lab}</b><br>time {fmt_duration(ts)} ({fmt_duration(tl)}–{fmt_duration(th)})<br>"
-             f"cost {fmt_cost(frame, cc)} ({fmt_cost(frame, cl)}–{fmt_cost(frame, ch)})"
-             for lab, ts, tl, th, cc, cl, ch in zip(labels, frame["time_s"], frame["time_low"], frame["time_high"],
-                                                    c, clo, chi)]
+    hover = [
+        f"<b>{lab}</b><br>time {fmt_duration(ts)} ({fmt_duration(tl)}–{fmt_duration(th)})<br>"
+        f"cost {fmt_cost(frame, cc)} ({fmt_cost(frame, cl)}–{fmt_cost(frame, ch)})"
+        for lab, ts, tl, th, cc, cl, ch in zip(
+            labels, frame["time_s"], frame["time_low"], frame["time_high"], c, clo, chi
+        )
+    ]
     fig = go.Figure()
     order = np.flatnonzero(front)
     order = order[np.argsort(t[order])]
     if order.size >= 2:
-        fig.add_trace(go.Scatter(x=t[order], y=c[order], mode="lines", name="efficient frontier",
-                                 line=dict(color=PREDICTED, width=2.5), hoverinfo="skip"))
-    for mask, name, color, symbol in ((front, "on the frontier", PREDICTED, "circle"),
-                                      (~front, "another is faster and no dearer", IDEAL, "circle-open")):
+        fig.add_trace(
+            go.Scatter(
+                x=t[order],
+                y=c[order],
+                mode="lines",
+                name="efficient frontier",
+                line=dict(color=PREDICTED, width=2.5),
+                hoverinfo="skip",
+            )
+        )
+    for mask, name, color, symbol in (
+        (front, "on the frontier", PREDICTED, "circle"),
+        (~front, "another is faster and no dearer", IDEAL, "circle-open"),
+    ):
         if not mask.any():
             continue
         idx = np.flatnonzero(mask)
-        fig.add_trace(go.Scatter(
-            x=t[idx], y=c[idx], mode="markers+text", name=name, text=[short[i] for i in idx],
-            textposition=list(where[idx]), textfont=dict(size=13, color=MEASURED),
-            marker=dict(color=color, size=11, symbol=symbol, line=dict(width=1.5, color=color)),
-            error_x=dict(type="data", symmetric=False, array=hi[idx] - t[idx], arrayminus=t[idx] - lo[idx],
-                         color=color, thickness=1.3, width=4),
-            error_y=dict(type="data", symmetric=False, array=chi[idx] - c[idx], arrayminus=c[idx] - clo[idx],
-                         color=color, thickness=1.3, width=4),
-            hovertext=[hover[i] for i in idx], hovertemplate="%{hovertext}<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=t[idx],
+                y=c[idx],
+                mode="markers+text",
+                name=name,
+                text=[short[i] for i in idx],
+                textposition=list(where[idx]),
+                textfont=dict(size=13, color=MEASURED),
+                marker=dict(color=color, size=11, symbol=symbol, line=dict(width=1.5, color=color)),
+                error_x=dict(
+                    type="data",
+                    symmetric=False,
+                    array=hi[idx] - t[idx],
+                    arrayminus=t[idx] - lo[idx],
+                    color=color,
+                    thickness=1.3,
+                    width=4,
+                ),
+                error_y=dict(
+                    type="data",
+                    symmetric=False,
+                    array=chi[idx] - c[idx],
+                    arrayminus=c[idx] - clo[idx],
+                    color=color,
+                    thickness=1.3,
+                    width=4,
+                ),
+                hovertext=[hover[i] for i in idx],
+                hovertemplate="%{hovertext}<extra></extra>",
+            )
+        )
     log_x, log_y = _log(np.concatenate([lo, hi])), _log(np.concatenate([clo, chi]))
     x_lo, x_hi = float(np.nanmin(lo)), float(np.nanmax(hi))
     y_lo, y_hi = float(np.nanmin(clo)), float(np.nanmax(chi))
@@ -121,23 +156,43 @@ def plan_frontier_figure(frame: pd.DataFrame, title: str | None = None, height: 
     if deadline is not None:
         d = float(deadline) / div
         x_lo, x_hi = min(x_lo, d), max(x_hi, d)
-        fig.add_shape(type="line", xref="x", yref="paper", x0=d, x1=d, y0=0, y1=1,
-                      line=dict(color=DEADLINE, width=2, dash="dash"))
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=f"deadline {fmt_duration(deadline)}",
-                                 line=dict(color=DEADLINE, width=2, dash="dash")))
+        fig.add_shape(
+            type="line", xref="x", yref="paper", x0=d, x1=d, y0=0, y1=1, line=dict(color=DEADLINE, width=2, dash="dash")
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="lines",
+                name=f"deadline {fmt_duration(deadline)}",
+                line=dict(color=DEADLINE, width=2, dash="dash"),
+            )
+        )
     if budget is not None:
         b = float(budget)
         y_lo, y_hi = min(y_lo, b), max(y_hi, b)
-        fig.add_shape(type="line", xref="paper", yref="y", x0=0, x1=1, y0=b, y1=b,
-                      line=dict(color=BUDGET, width=2, dash="dot"))
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=f"budget {fmt_cost(frame, budget)}",
-                                 line=dict(color=BUDGET, width=2, dash="dot")))
+        fig.add_shape(
+            type="line", xref="paper", yref="y", x0=0, x1=1, y0=b, y1=b, line=dict(color=BUDGET, width=2, dash="dot")
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="lines",
+                name=f"budget {fmt_cost(frame, budget)}",
+                line=dict(color=BUDGET, width=2, dash="dot"),
+            )
+        )
     # room on the right for the labels of the fastest points, above for the dearest
-    fig.update_xaxes(title_text=f"time ({unit})", type="log" if log_x else "linear",
-                     range=_pad_range(x_lo, x_hi, log_x, 0.06, 0.16))
-    fig.update_yaxes(title_text=cost_title(frame), type="log" if log_y else "linear",
-                     range=_pad_range(y_lo, y_hi, log_y, 0.1, 0.18),
-                     tickformat=".2f" if money or y_hi < 100 else None)
+    fig.update_xaxes(
+        title_text=f"time ({unit})", type="log" if log_x else "linear", range=_pad_range(x_lo, x_hi, log_x, 0.06, 0.16)
+    )
+    fig.update_yaxes(
+        title_text=cost_title(frame),
+        type="log" if log_y else "linear",
+        range=_pad_range(y_lo, y_hi, log_y, 0.1, 0.18),
+        tickformat=".2f" if money or y_hi < 100 else None,
+    )
     if log_x:
         set_log_ticks(fig, "x", x_lo, x_hi)
     if log_y:
@@ -146,8 +201,9 @@ def plan_frontier_figure(frame: pd.DataFrame, title: str | None = None, height: 
     return _legend_below(style(fig, title, _subtitle(frame), height=height, legend="below"))
 
 
-def plan_deadline_figure(frame: pd.DataFrame, measured_max: float | None = None, title: str | None = None,
-                         height: int = 500) -> go.Figure:
+def plan_deadline_figure(
+    frame: pd.DataFrame, measured_max: float | None = None, title: str | None = None, height: int = 500
+) -> go.Figure:
     """Time against p (log x when p spans a factor 8 or more) with the interval band, the deadline as
     a horizontal line and, above each configuration, its probability of meeting the deadline.
     ``measured_max``: the largest measured p, to shade the extrapolation beyond it."""
@@ -163,43 +219,103 @@ def plan_deadline_figure(frame: pd.DataFrame, measured_max: float | None = None,
     fig = go.Figure()
     if measured_max is not None and x.size and x.max() > measured_max:
         x0 = float(measured_max)
-        fig.add_vrect(x0=x0, x1=float(x.max()) * (10.0 if log_x else 2.0),  # past the padded range
-                      fillcolor=EXTRAP_FILL, line_width=0, layer="below")
-        fig.add_annotation(x=math.log10(x0) if log_x else x0, y=0.0, xref="x", yref="paper", xanchor="left",
-                           yanchor="bottom", showarrow=False, text=" beyond the measured range",
-                           font=dict(size=13, color=EXTRAP_TEXT))
+        fig.add_vrect(
+            x0=x0,
+            x1=float(x.max()) * (10.0 if log_x else 2.0),  # past the padded range
+            fillcolor=EXTRAP_FILL,
+            line_width=0,
+            layer="below",
+        )
+        fig.add_annotation(
+            x=math.log10(x0) if log_x else x0,
+            y=0.0,
+            xref="x",
+            yref="paper",
+            xanchor="left",
+            yanchor="bottom",
+            showarrow=False,
+            text=" beyond the measured range",
+            font=dict(size=13, color=EXTRAP_TEXT),
+        )
     if np.any(hi > lo):
-        fig.add_trace(go.Scatter(x=x, y=hi, mode="lines", line=dict(width=0, color=BAND_LINE), showlegend=False,
-                                 hoverinfo="skip"))
-        fig.add_trace(go.Scatter(x=x, y=lo, mode="lines", line=dict(width=0, color=BAND_LINE), fill="tonexty",
-                                 fillcolor=BAND_FILL, name=f"{level:.0%} interval", hoverinfo="skip"))
-    hover = [f"{x_sym} = {fmt_num(xv)}<br>{fmt_duration(ts)} ({fmt_duration(tl)}–{fmt_duration(th)})"
-             for xv, ts, tl, th in zip(x, f["time_s"], f["time_low"], f["time_high"])]
-    fig.add_trace(go.Scatter(x=x, y=t, mode="lines+markers", name="predicted time",
-                             line=dict(color=PREDICTED, width=3), marker=dict(size=9, color=PREDICTED),
-                             hovertext=hover, hovertemplate="%{hovertext}<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(x=x, y=hi, mode="lines", line=dict(width=0, color=BAND_LINE), showlegend=False, hoverinfo="skip")
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=lo,
+                mode="lines",
+                line=dict(width=0, color=BAND_LINE),
+                fill="tonexty",
+                fillcolor=BAND_FILL,
+                name=f"{level:.0%} interval",
+                hoverinfo="skip",
+            )
+        )
+    hover = [
+        f"{x_sym} = {fmt_num(xv)}<br>{fmt_duration(ts)} ({fmt_duration(tl)}–{fmt_duration(th)})"
+        for xv, ts, tl, th in zip(x, f["time_s"], f["time_low"], f["time_high"])
+    ]
+    fig.add_trace(
+        go.Scatter(
+            x=x,
+            y=t,
+            mode="lines+markers",
+            name="predicted time",
+            line=dict(color=PREDICTED, width=3),
+            marker=dict(size=9, color=PREDICTED),
+            hovertext=hover,
+            hovertemplate="%{hovertext}<extra></extra>",
+        )
+    )
     deadline = frame.attrs.get("deadline")
     y_lo, y_hi = float(np.nanmin(lo)), float(np.nanmax(hi))
     if deadline is not None:
         d = float(deadline) / div
         y_lo, y_hi = min(y_lo, d), max(y_hi, d)
-        fig.add_shape(type="line", xref="paper", yref="y", x0=0, x1=1, y0=d, y1=d,
-                      line=dict(color=DEADLINE, width=2, dash="dash"))
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=f"deadline {fmt_duration(deadline)}",
-                                 line=dict(color=DEADLINE, width=2, dash="dash")))
+        fig.add_shape(
+            type="line", xref="paper", yref="y", x0=0, x1=1, y0=d, y1=d, line=dict(color=DEADLINE, width=2, dash="dash")
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="lines",
+                name=f"deadline {fmt_duration(deadline)}",
+                line=dict(color=DEADLINE, width=2, dash="dash"),
+            )
+        )
         prob = f["p_deadline"].to_numpy(float)
         if np.isfinite(prob).any():
             text = [f"{v:.0%}" if math.isfinite(v) else "" for v in prob]
             colors = [MET if v >= level else MISSED for v in prob]
-            fig.add_trace(go.Scatter(x=x, y=hi, mode="text", text=text, textposition="top right",
-                                     textfont=dict(size=13, color=colors), showlegend=False, cliponaxis=False,
-                                     name="chance of meeting the deadline", hoverinfo="skip"))
-    fig.update_xaxes(title_text=factor_title(x_sym), type="log" if log_x else "linear",
-                     range=_pad_range(float(x.min()), float(x.max()), log_x, 0.05, 0.12))  # room for the last %
+            fig.add_trace(
+                go.Scatter(
+                    x=x,
+                    y=hi,
+                    mode="text",
+                    text=text,
+                    textposition="top right",
+                    textfont=dict(size=13, color=colors),
+                    showlegend=False,
+                    cliponaxis=False,
+                    name="chance of meeting the deadline",
+                    hoverinfo="skip",
+                )
+            )
+    fig.update_xaxes(
+        title_text=factor_title(x_sym),
+        type="log" if log_x else "linear",
+        range=_pad_range(float(x.min()), float(x.max()), log_x, 0.05, 0.12),
+    )  # room for the last %
     if log_x:
         set_log_ticks(fig, "x", float(x.min()), float(x.max()), x)
-    fig.update_yaxes(title_text=f"time ({unit})", type="log" if log_y else "linear",
-                     range=_pad_range(y_lo, y_hi, log_y, 0.08, 0.14) if log_y else [0, y_hi * 1.12])
+    fig.update_yaxes(
+        title_text=f"time ({unit})",
+        type="log" if log_y else "linear",
+        range=_pad_range(y_lo, y_hi, log_y, 0.08, 0.14) if log_y else [0, y_hi * 1.12],
+    )
     if log_y:
         set_log_ticks(fig, "y", y_lo, y_hi)
     title = title if title is not None else "Time against workers, with the deadline"
@@ -212,7 +328,16 @@ def plan_deadline_figure(frame: pd.DataFrame, measured_max: float | None = None,
 def _legend_below(fig: go.Figure, lines: int = 1) -> go.Figure:
     """The legend in rows under the x-axis title (in a half-width chart a legend above the plot wraps
     into the title), and a top margin for the title and ``lines`` lines of subtitle."""
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, x=0, xanchor="left",
-                                  font=dict(size=14), bgcolor="rgba(255,255,255,0)"),
-                      margin=dict(b=110, t=80 + 20 * lines))
+    fig.update_layout(
+        legend=dict(
+            orientation="h",
+            yanchor="top",
+            y=-0.2,
+            x=0,
+            xanchor="left",
+            font=dict(size=14),
+            bgcolor="rgba(255,255,255,0)",
+        ),
+        margin=dict(b=110, t=80 + 20 * lines),
+    )
     return fig

@@ -31,13 +31,15 @@ def residual_data(result, meas: Measurements) -> ResidualData:
     res = (pred - y) / y * 100
     env = meas.env()
     syms = meas.varying() or list(meas.factors)
-    hover = [f"row {r}<br>" + config_label({s: env[s][i] for s in meas.factors}, "<br>")
-             for i, r in enumerate(meas.rows)]
+    hover = [
+        f"row {r}<br>" + config_label({s: env[s][i] for s in meas.factors}, "<br>") for i, r in enumerate(meas.rows)
+    ]
     return ResidualData(syms, {s: env[s] for s in syms}, res, hover, {s: _log_axis(env[s]) for s in syms})
 
 
-def residuals_figure(result, meas: Measurements, title: str | None = "Residuals against each factor",
-                     max_cols: int = 3) -> go.Figure:
+def residuals_figure(
+    result, meas: Measurements, title: str | None = "Residuals against each factor", max_cols: int = 3
+) -> go.Figure:
     """Residual (predicted − measured, % of measured) against each varying factor."""
     d = residual_data(result, meas)
     y_title = "residual (% of measured)"
@@ -46,16 +48,37 @@ def residuals_figure(result, meas: Measurements, title: str | None = "Residuals 
     fig, rows, cols = factor_grid(len(d.symbols), max_cols)
     for i, s in enumerate(d.symbols):
         r, c = i // cols + 1, i % cols + 1
-        fig.add_hrect(y0=-BAND_PCT, y1=BAND_PCT, fillcolor=BAND, line_width=0, layer="below", row=r, col=c,
-                      exclude_empty_subplots=False)
-        fig.add_hline(y=0, line=dict(color=IDEAL, dash="dash", width=1.2), row=r, col=c,
-                      exclude_empty_subplots=False)
+        fig.add_hrect(
+            y0=-BAND_PCT,
+            y1=BAND_PCT,
+            fillcolor=BAND,
+            line_width=0,
+            layer="below",
+            row=r,
+            col=c,
+            exclude_empty_subplots=False,
+        )
+        fig.add_hline(y=0, line=dict(color=IDEAL, dash="dash", width=1.2), row=r, col=c, exclude_empty_subplots=False)
         big = np.abs(d.residual_pct) > BAND_PCT
-        fig.add_trace(go.Scatter(x=d.x[s], y=d.residual_pct, mode="markers", showlegend=False, name=s,
-                                 marker=dict(color=np.where(big, "#dc2626", PREDICTED).tolist(), size=8,
-                                             opacity=0.8, line=dict(width=0.5, color="white")),
-                                 text=d.hover, hovertemplate="%{text}<br>residual %{y:+.1f} %<extra></extra>"),
-                      row=r, col=c)
+        fig.add_trace(
+            go.Scatter(
+                x=d.x[s],
+                y=d.residual_pct,
+                mode="markers",
+                showlegend=False,
+                name=s,
+                marker=dict(
+                    color=np.where(big, "#dc2626", PREDICTED).tolist(),
+                    size=8,
+                    opacity=0.8,
+                    line=dict(width=0.5, color="white"),
+                ),
+                text=d.hover,
+                hovertemplate="%{text}<br>residual %{y:+.1f} %<extra></extra>",
+            ),
+            row=r,
+            col=c,
+        )
         factor_axes(fig, d, s, meas, r, c, y_title)
     top = max(BAND_PCT * 1.5, float(np.nanmax(np.abs(d.residual_pct))) * 1.15 if d.residual_pct.size else 0)
     fig.update_yaxes(range=[-top, top], ticksuffix=" %")

@@ -19,7 +19,26 @@ from .bands import add_band, scaling_interval, speedup_interval
 from ..data.measurements import Measurements
 from ..data.throughput import throughput_from_time
 from ..errors import PerfModelError
-from .style import CATEGORY_COLORS, CATEGORY_ORDER, EXTRAP_FILL, EXTRAP_TEXT, EXTRAP_VEIL, FACTOR_WORDS, IDEAL, MEASURED, PREDICTED, TIME_UNIT, factor_title, fmt_num, set_log_ticks, style, term_styles, text_html, time_title, unit_seconds
+from .style import (
+    CATEGORY_COLORS,
+    CATEGORY_ORDER,
+    EXTRAP_FILL,
+    EXTRAP_TEXT,
+    EXTRAP_VEIL,
+    FACTOR_WORDS,
+    IDEAL,
+    MEASURED,
+    PREDICTED,
+    TIME_UNIT,
+    factor_title,
+    fmt_num,
+    set_log_ticks,
+    style,
+    term_styles,
+    text_html,
+    time_title,
+    unit_seconds,
+)
 from .style import note_html
 
 
@@ -27,18 +46,18 @@ from .style import note_html
 @dataclass
 class ScalingData:
     symbol: str
-    x: np.ndarray                 # grid (n,)
-    total: np.ndarray             # predicted time (n,)
-    contributions: pd.DataFrame   # (n, K), columns = term texts
-    inside: np.ndarray            # bool (n,): x within the measured range
-    measured_range: tuple         # (lo, hi) of the symbol in the data
-    fixed: dict                   # the other symbols' values
-    points_x: np.ndarray          # measured runs at the fixed values
+    x: np.ndarray  # grid (n,)
+    total: np.ndarray  # predicted time (n,)
+    contributions: pd.DataFrame  # (n, K), columns = term texts
+    inside: np.ndarray  # bool (n,): x within the measured range
+    measured_range: tuple  # (lo, hi) of the symbol in the data
+    fixed: dict  # the other symbols' values
+    points_x: np.ndarray  # measured runs at the fixed values
     points_y: np.ndarray
     styles: list
     others_outside: list = field(default_factory=list)  # fixed symbols set outside their measured range
     crossover: float | None = None  # first x where communication overtakes compute
-    low: np.ndarray | None = None   # the 90 % interval along the curve (None: the fit has no intervals)
+    low: np.ndarray | None = None  # the 90 % interval along the curve (None: the fit has no intervals)
     high: np.ndarray | None = None
 
 
@@ -70,8 +89,15 @@ def typical_value(result, symbol: str, meas: Measurements | None = None) -> floa
     return float(np.sqrt(lo * hi)) if lo > 0 else (lo + hi) / 2
 
 
-def scaling_data(result, symbol: str, fixed: dict | None = None, meas: Measurements | None = None,
-                 x_max: float | None = None, x_min: float | None = None, n: int = 200) -> ScalingData:
+def scaling_data(
+    result,
+    symbol: str,
+    fixed: dict | None = None,
+    meas: Measurements | None = None,
+    x_max: float | None = None,
+    x_min: float | None = None,
+    n: int = 200,
+) -> ScalingData:
     """Predicted time and term contributions along ``symbol``, the other symbols at ``fixed``
     (default: :func:`typical_value`), from the measured minimum to ``x_max`` (default: 4 × the
     measured maximum)."""
@@ -96,8 +122,7 @@ def scaling_data(result, symbol: str, fixed: dict | None = None, meas: Measureme
     contrib = result.contributions(env)
     total = contrib.to_numpy().sum(axis=1)
     inside = (x >= lo - 1e-9 * abs(lo)) & (x <= hi + 1e-9 * abs(hi))
-    others_out = [s for s, v in fixed.items()
-                  if not result.factor_ranges[s][0] <= v <= result.factor_ranges[s][1]]
+    others_out = [s for s, v in fixed.items() if not result.factor_ranges[s][0] <= v <= result.factor_ranges[s][1]]
     px, py = np.zeros(0), np.zeros(0)
     if meas is not None and meas.n_rows and symbol in meas.factors:
         mask = np.ones(meas.n_rows, bool)
@@ -111,7 +136,7 @@ def scaling_data(result, symbol: str, fixed: dict | None = None, meas: Measureme
         cats[s.category] = cats[s.category] + contrib[t].to_numpy()
     crossover = None
     if cats["communication"].any() and cats["compute"].any():
-        over = (cats["communication"] > cats["compute"])
+        over = cats["communication"] > cats["compute"]
         if not over[0] and over.any():
             crossover = float(x[int(np.argmax(over))])
     d = ScalingData(symbol, x, total, contrib, inside, (lo, hi), fixed, px, py, styles, others_out, crossover)
@@ -126,8 +151,14 @@ def _in_unit(d: ScalingData, unit: str) -> ScalingData:
     k = unit_seconds(unit)
     if k == 1.0:
         return d
-    return dataclasses.replace(d, total=d.total / k, contributions=d.contributions / k, points_y=d.points_y / k,
-                               low=None if d.low is None else d.low / k, high=None if d.high is None else d.high / k)
+    return dataclasses.replace(
+        d,
+        total=d.total / k,
+        contributions=d.contributions / k,
+        points_y=d.points_y / k,
+        low=None if d.low is None else d.low / k,
+        high=None if d.high is None else d.high / k,
+    )
 
 
 def rate_work(result, d: ScalingData) -> tuple[np.ndarray, np.ndarray] | None:
@@ -158,13 +189,16 @@ def as_throughput(result, d: ScalingData) -> ScalingData | None:
     if works is None:
         return None
     w, wp = works
-    return dataclasses.replace(d, total=throughput_from_time(d.total, w), points_y=throughput_from_time(d.points_y, wp),
-                               low=None if d.high is None else throughput_from_time(d.high, w),
-                               high=None if d.low is None else throughput_from_time(d.low, w))
+    return dataclasses.replace(
+        d,
+        total=throughput_from_time(d.total, w),
+        points_y=throughput_from_time(d.points_y, wp),
+        low=None if d.high is None else throughput_from_time(d.high, w),
+        high=None if d.low is None else throughput_from_time(d.low, w),
+    )
 
 
-def _extrap_zone(fig: go.Figure, d: ScalingData, log_x: bool = False, row=None, col=None,
-                 label: bool = True) -> None:
+def _extrap_zone(fig: go.Figure, d: ScalingData, log_x: bool = False, row=None, col=None, label: bool = True) -> None:
     """Shade the parts of the x range outside the measured range and label them.
 
     plotly.js 3+ places shapes in data coordinates on log axes, but annotations still in log10
@@ -180,9 +214,18 @@ def _extrap_zone(fig: go.Figure, d: ScalingData, log_x: bool = False, row=None, 
             edge = b if side == "right" else a
             if log_x and edge <= 0:
                 continue
-            fig.add_annotation(x=_annotation_x(edge, log_x), xanchor=side, y=1, yref="y domain", yanchor="top", showarrow=False,
-                               text="extrapolation →" if side == "left" else "← extrapolation",
-                               font=dict(size=13, color=EXTRAP_TEXT), xshift=6 if side == "left" else -6, **kw)
+            fig.add_annotation(
+                x=_annotation_x(edge, log_x),
+                xanchor=side,
+                y=1,
+                yref="y domain",
+                yanchor="top",
+                showarrow=False,
+                text="extrapolation →" if side == "left" else "← extrapolation",
+                font=dict(size=13, color=EXTRAP_TEXT),
+                xshift=6 if side == "left" else -6,
+                **kw,
+            )
 
 
 def _axis_ticks(fig: go.Figure, d: ScalingData, log_x: bool, **where) -> None:
@@ -204,8 +247,10 @@ def _axis_ticks(fig: go.Figure, d: ScalingData, log_x: bool, **where) -> None:
 def _fixed_text(d: ScalingData) -> str:
     if not d.fixed:
         return ""
-    parts = [f"{s} = {fmt_num(v)}" + (" (outside measured range)" if s in d.others_outside else "")
-             for s, v in d.fixed.items()]
+    parts = [
+        f"{s} = {fmt_num(v)}" + (" (outside measured range)" if s in d.others_outside else "")
+        for s, v in d.fixed.items()
+    ]
     return "at " + ", ".join(parts)
 
 
@@ -219,10 +264,20 @@ def _axis_type(log: bool) -> str:
     return "log" if log else "linear"
 
 
-def scaling_figure(result, symbol: str = "p", fixed: dict | None = None, meas: Measurements | None = None,
-                   x_max: float | None = None, log_x: bool = False, log_y: bool = False,
-                   title: str | None = None, data: ScalingData | None = None, height: int = 480,
-                   unit: str = TIME_UNIT, throughput: bool = False) -> go.Figure:
+def scaling_figure(
+    result,
+    symbol: str = "p",
+    fixed: dict | None = None,
+    meas: Measurements | None = None,
+    x_max: float | None = None,
+    log_x: bool = False,
+    log_y: bool = False,
+    title: str | None = None,
+    data: ScalingData | None = None,
+    height: int = 480,
+    unit: str = TIME_UNIT,
+    throughput: bool = False,
+) -> go.Figure:
     """Predicted time along ``symbol``: solid within the measured range, dashed beyond it in a shaded
     extrapolation zone, with the measured runs at the same fixed values overlaid; times in ``unit``
     (s, min, h: the page's one unit, :func:`perfmodel.plots.style.view_unit`). ``throughput``: for a
@@ -230,8 +285,9 @@ def scaling_figure(result, symbol: str = "p", fixed: dict | None = None, meas: M
     d = data or scaling_data(result, symbol, fixed, meas, x_max)
     rated = as_throughput(result, d) if throughput else None
     if throughput and rated is None:
-        raise PerfModelError("this fit was not made from a throughput with a known work per run: "
-                             "there is no rate to show")
+        raise PerfModelError(
+            "this fit was not made from a throughput with a known work per run: there is no rate to show"
+        )
     words = FACTOR_WORDS.get(symbol, (symbol,))[0]
     column = result.factors.get(symbol)
     if rated is not None:
@@ -246,33 +302,59 @@ def scaling_figure(result, symbol: str = "p", fixed: dict | None = None, meas: M
     fig = go.Figure()
     _extrap_zone(fig, d, log_x)
     if d.low is not None:
-        add_band(fig, d.x, d.low, d.high, below=False,
-                 hover=f"%{{x:.4g}}: %{{customdata[0]:.4g}} – %{{customdata[1]:.4g}} {unit}")
+        add_band(
+            fig,
+            d.x,
+            d.low,
+            d.high,
+            below=False,
+            hover=f"%{{x:.4g}}: %{{customdata[0]:.4g}} – %{{customdata[1]:.4g}} {unit}",
+        )
     inside = d.inside
     # Solid inside, dashed outside; each dashed segment includes its boundary point so the line is continuous.
-    fig.add_trace(go.Scatter(x=d.x[inside], y=d.total[inside], mode="lines", name="model (measured range)",
-                             line=dict(color=PREDICTED, width=3.5),
-                             hovertemplate=f"{symbol} = %{{x:.4g}}<br>predicted %{{y:.4g}} {unit}<extra></extra>"))
+    fig.add_trace(
+        go.Scatter(
+            x=d.x[inside],
+            y=d.total[inside],
+            mode="lines",
+            name="model (measured range)",
+            line=dict(color=PREDICTED, width=3.5),
+            hovertemplate=f"{symbol} = %{{x:.4g}}<br>predicted %{{y:.4g}} {unit}<extra></extra>",
+        )
+    )
     outside = ~inside
     if outside.any():
         idx = np.flatnonzero(outside)
         seg = np.zeros(d.x.size, bool)
         seg[idx] = True
-        first_in, last_in = (np.flatnonzero(inside)[[0, -1]] if inside.any() else (None, None))
+        first_in, last_in = np.flatnonzero(inside)[[0, -1]] if inside.any() else (None, None)
         if first_in is not None:
             seg[first_in] = seg[first_in] or bool(idx.min() < first_in)
             seg[last_in] = seg[last_in] or bool(idx.max() > last_in)
         xs, ys = d.x.astype(float).copy(), d.total.astype(float).copy()
         ys[~seg] = np.nan
-        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name="model (extrapolated)", connectgaps=False,
-                                 line=dict(color=PREDICTED, width=3, dash="dash"),
-                                 hovertemplate=f"{symbol} = %{{x:.4g}}<br>predicted %{{y:.4g}} {unit} "
-                                               "(extrapolated)<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=ys,
+                mode="lines",
+                name="model (extrapolated)",
+                connectgaps=False,
+                line=dict(color=PREDICTED, width=3, dash="dash"),
+                hovertemplate=f"{symbol} = %{{x:.4g}}<br>predicted %{{y:.4g}} {unit} (extrapolated)<extra></extra>",
+            )
+        )
     if d.points_x.size:
-        fig.add_trace(go.Scatter(x=d.points_x, y=d.points_y, mode="markers", name="measured runs",
-                                 marker=dict(color=MEASURED, size=9, symbol="circle",
-                                             line=dict(width=1, color="white")),
-                                 hovertemplate=f"{symbol} = %{{x:.4g}}<br>measured %{{y:.4g}} {unit}<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=d.points_x,
+                y=d.points_y,
+                mode="markers",
+                name="measured runs",
+                marker=dict(color=MEASURED, size=9, symbol="circle", line=dict(width=1, color="white")),
+                hovertemplate=f"{symbol} = %{{x:.4g}}<br>measured %{{y:.4g}} {unit}<extra></extra>",
+            )
+        )
     fig.update_xaxes(title_text=x_title, type=_axis_type(log_x))
     fig.update_yaxes(title_text=y_title, type=_axis_type(log_y), rangemode="tozero" if not log_y else None)
     _axis_ticks(fig, d, log_x)
@@ -291,16 +373,31 @@ def _overlap_trace(fig: go.Figure, result, d, unit: str = TIME_UNIT) -> None:
     saved = result.overlap_savings(env).to_numpy().sum(axis=1) / unit_seconds(unit)
     if not saved.size or not np.any(saved > 1e-9 * np.abs(d.total)):
         return
-    fig.add_trace(go.Scatter(x=d.x, y=d.total + saved, mode="lines", name="without overlap (parts one after another)",
-                             line=dict(color=MEASURED, width=1.2, dash="dash"), customdata=saved,
-                             hovertemplate=f"{d.symbol} = %{{x:.4g}}<br>without overlap %{{y:.4g}} {unit}: the "
-                                           f"overlap saves %{{customdata:.4g}} {unit}<extra></extra>"))
+    fig.add_trace(
+        go.Scatter(
+            x=d.x,
+            y=d.total + saved,
+            mode="lines",
+            name="without overlap (parts one after another)",
+            line=dict(color=MEASURED, width=1.2, dash="dash"),
+            customdata=saved,
+            hovertemplate=f"{d.symbol} = %{{x:.4g}}<br>without overlap %{{y:.4g}} {unit}: the "
+            f"overlap saves %{{customdata:.4g}} {unit}<extra></extra>",
+        )
+    )
 
 
-def scaling_contributions_figure(result, symbol: str = "p", fixed: dict | None = None,
-                                 meas: Measurements | None = None, x_max: float | None = None,
-                                 log_x: bool = False, title: str | None = None,
-                                 data: ScalingData | None = None, unit: str = TIME_UNIT) -> go.Figure:
+def scaling_contributions_figure(
+    result,
+    symbol: str = "p",
+    fixed: dict | None = None,
+    meas: Measurements | None = None,
+    x_max: float | None = None,
+    log_x: bool = False,
+    title: str | None = None,
+    data: ScalingData | None = None,
+    unit: str = TIME_UNIT,
+) -> go.Figure:
     """The predicted curve split into stacked term contributions (area), so the crossover from
     computation to communication is visible; times in ``unit``."""
     d = _in_unit(data or scaling_data(result, symbol, fixed, meas, x_max), unit)
@@ -312,19 +409,46 @@ def scaling_contributions_figure(result, symbol: str = "p", fixed: dict | None =
     for k in order:
         s = d.styles[k]
         vals = d.contributions[s.text].to_numpy()
-        fig.add_trace(go.Scatter(x=d.x, y=vals, mode="lines", stackgroup="terms", name=s.legend,
-                                 line=dict(width=0.8, color=s.color), fillcolor=s.color,
-                                 hovertemplate=f"<b>{s.label}</b><br>{symbol} = %{{x:.4g}}<br>%{{y:.4g}} {unit}"
-                                               + note_html(s) + "<extra></extra>"))
-    fig.add_trace(go.Scatter(x=d.x, y=d.total, mode="lines", name="total", line=dict(color=MEASURED, width=1.5),
-                             hovertemplate=f"{symbol} = %{{x:.4g}}<br>total %{{y:.4g}} {unit}<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=d.x,
+                y=vals,
+                mode="lines",
+                stackgroup="terms",
+                name=s.legend,
+                line=dict(width=0.8, color=s.color),
+                fillcolor=s.color,
+                hovertemplate=f"<b>{s.label}</b><br>{symbol} = %{{x:.4g}}<br>%{{y:.4g}} {unit}"
+                + note_html(s)
+                + "<extra></extra>",
+            )
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=d.x,
+            y=d.total,
+            mode="lines",
+            name="total",
+            line=dict(color=MEASURED, width=1.5),
+            hovertemplate=f"{symbol} = %{{x:.4g}}<br>total %{{y:.4g}} {unit}<extra></extra>",
+        )
+    )
     _overlap_trace(fig, result, d, unit)
     if d.low is not None:
         for edge, ys in (("low", d.low), ("high", d.high)):
-            fig.add_trace(go.Scatter(x=d.x, y=ys, mode="lines", name="total: 90 % interval", legendgroup="band",
-                                     showlegend=edge == "low", line=dict(color=MEASURED, width=1.2, dash="dot"),
-                                     hovertemplate=f"{symbol} = %{{x:.4g}}<br>total, {edge} end of the 90 % "
-                                                   f"interval %{{y:.4g}} {unit}<extra></extra>"))
+            fig.add_trace(
+                go.Scatter(
+                    x=d.x,
+                    y=ys,
+                    mode="lines",
+                    name="total: 90 % interval",
+                    legendgroup="band",
+                    showlegend=edge == "low",
+                    line=dict(color=MEASURED, width=1.2, dash="dot"),
+                    hovertemplate=f"{symbol} = %{{x:.4g}}<br>total, {edge} end of the 90 % "
+                    f"interval %{{y:.4g}} {unit}<extra></extra>",
+                )
+            )
     # The areas hide the shaded zone: fade the extrapolated part with a white veil and mark its edges.
     lo, hi = d.measured_range
     for a, b, edge in ((float(d.x.min()), lo, lo), (hi, float(d.x.max()), hi)):
@@ -336,10 +460,18 @@ def scaling_contributions_figure(result, symbol: str = "p", fixed: dict | None =
         # annotations on a log axis are placed in log10 units (shapes in data units)
         lo_, hi_ = (_annotation_x(float(v), log_x) for v in (d.x.min(), d.x.max()))
         right_half = _annotation_x(d.crossover, log_x) > (lo_ + hi_) / 2  # the label runs towards the middle
-        fig.add_annotation(x=_annotation_x(d.crossover, log_x), y=1, yref="paper", xref="x", showarrow=False,
-                           yanchor="bottom", xanchor="right" if right_half else "left", xshift=-4 if right_half else 4,
-                           text=f"communication > compute from {symbol} ≈ {fmt_num(d.crossover)}",
-                           font=dict(size=13, color=EXTRAP_TEXT))
+        fig.add_annotation(
+            x=_annotation_x(d.crossover, log_x),
+            y=1,
+            yref="paper",
+            xref="x",
+            showarrow=False,
+            yanchor="bottom",
+            xanchor="right" if right_half else "left",
+            xshift=-4 if right_half else 4,
+            text=f"communication > compute from {symbol} ≈ {fmt_num(d.crossover)}",
+            font=dict(size=13, color=EXTRAP_TEXT),
+        )
     fig.update_xaxes(title_text=factor_title(symbol, column), type=_axis_type(log_x))
     fig.update_yaxes(title_text=time_title("predicted time", unit), rangemode="tozero")
     _axis_ticks(fig, d, log_x)
@@ -350,7 +482,7 @@ def scaling_contributions_figure(result, symbol: str = "p", fixed: dict | None =
 class SpeedupData:
     p: np.ndarray
     speedup: np.ndarray
-    efficiency: np.ndarray   # percent
+    efficiency: np.ndarray  # percent
     ideal: np.ndarray
     inside: np.ndarray
     p0: float
@@ -370,8 +502,13 @@ class SpeedupData:
         return None if self.speedup_high is None else self.speedup_high / self.ideal * 100
 
 
-def speedup_data(result, fixed: dict | None = None, meas: Measurements | None = None,
-                 x_max: float | None = None, data: ScalingData | None = None) -> SpeedupData:
+def speedup_data(
+    result,
+    fixed: dict | None = None,
+    meas: Measurements | None = None,
+    x_max: float | None = None,
+    data: ScalingData | None = None,
+) -> SpeedupData:
     """Speedup T(p0)/T(p) and parallel efficiency speedup/(p/p0) in %, p0 the smallest measured p
     (the smallest positive one when p = 0 was measured); the curve starts at p0."""
     if "p" not in result.factors:
@@ -400,29 +537,73 @@ def speedup_data(result, fixed: dict | None = None, meas: Measurements | None = 
             mp, ms = ps, means[0] / means
             me = ms / (ps / p0) * 100
     band = speedup_interval(result, p0, d.x, d.fixed)
-    return SpeedupData(d.x, sp, eff, ideal, d.inside, p0, mp, ms, me, d,
-                       *(band if band is not None else (None, None)))
+    return SpeedupData(d.x, sp, eff, ideal, d.inside, p0, mp, ms, me, d, *(band if band is not None else (None, None)))
 
 
-def speedup_figure(result, fixed: dict | None = None, meas: Measurements | None = None,
-                   x_max: float | None = None, log_x: bool = False, title: str | None = "Speedup and parallel efficiency",
-                   data: ScalingData | None = None) -> go.Figure:
+def speedup_figure(
+    result,
+    fixed: dict | None = None,
+    meas: Measurements | None = None,
+    x_max: float | None = None,
+    log_x: bool = False,
+    title: str | None = "Speedup and parallel efficiency",
+    data: ScalingData | None = None,
+) -> go.Figure:
     """Two panels against p: speedup over the smallest measured p (with the ideal line) and
     parallel efficiency (%)."""
     d = speedup_data(result, fixed, meas, x_max, data)
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
-                        subplot_titles=(f"Speedup over p = {fmt_num(d.p0)}", "Parallel efficiency"))
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        horizontal_spacing=0.1,
+        subplot_titles=(f"Speedup over p = {fmt_num(d.p0)}", "Parallel efficiency"),
+    )
     for col in (1, 2):
         _extrap_zone(fig, d.scaling, log_x, row=1, col=col, label=(col == 1))
-    fig.add_trace(go.Scatter(x=d.p, y=d.ideal, mode="lines", name="ideal (linear)",
-                             line=dict(color=IDEAL, dash="dash", width=1.5), hoverinfo="skip"), row=1, col=1)
-    fig.add_trace(go.Scatter(x=d.p, y=np.full(d.p.size, 100.0), mode="lines", showlegend=False,
-                             line=dict(color=IDEAL, dash="dash", width=1.5), hoverinfo="skip"), row=1, col=2)
+    fig.add_trace(
+        go.Scatter(
+            x=d.p,
+            y=d.ideal,
+            mode="lines",
+            name="ideal (linear)",
+            line=dict(color=IDEAL, dash="dash", width=1.5),
+            hoverinfo="skip",
+        ),
+        row=1,
+        col=1,
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=d.p,
+            y=np.full(d.p.size, 100.0),
+            mode="lines",
+            showlegend=False,
+            line=dict(color=IDEAL, dash="dash", width=1.5),
+            hoverinfo="skip",
+        ),
+        row=1,
+        col=2,
+    )
     if d.speedup_low is not None:
-        add_band(fig, d.p, d.speedup_low, d.speedup_high, row=1, col=1, hover="%{x:.4g}: %{customdata[0]:.3g} – "
-                 "%{customdata[1]:.3g}×")
-        add_band(fig, d.p, d.efficiency_low, d.efficiency_high, row=1, col=2, legend=False,
-                 hover="%{x:.4g}: %{customdata[0]:.3g} – %{customdata[1]:.3g} %")
+        add_band(
+            fig,
+            d.p,
+            d.speedup_low,
+            d.speedup_high,
+            row=1,
+            col=1,
+            hover="%{x:.4g}: %{customdata[0]:.3g} – %{customdata[1]:.3g}×",
+        )
+        add_band(
+            fig,
+            d.p,
+            d.efficiency_low,
+            d.efficiency_high,
+            row=1,
+            col=2,
+            legend=False,
+            hover="%{x:.4g}: %{customdata[0]:.3g} – %{customdata[1]:.3g} %",
+        )
     for col, y, name, unit in ((1, d.speedup, "model", "×"), (2, d.efficiency, "model", " %")):
         ins = np.where(d.inside, y, np.nan)
         out = np.where(d.inside, np.nan, y)
@@ -431,20 +612,61 @@ def speedup_figure(result, fixed: dict | None = None, meas: Measurements | None 
         if idx.size:
             for j in (idx[0], idx[-1]):
                 out[j] = y[j]
-        fig.add_trace(go.Scatter(x=d.p, y=ins, mode="lines", name="model", showlegend=(col == 1),
-                                 line=dict(color=PREDICTED, width=3.5), legendgroup="model",
-                                 hovertemplate=f"p = %{{x:.4g}}<br>%{{y:.3g}}{unit}<extra></extra>"), row=1, col=col)
-        fig.add_trace(go.Scatter(x=d.p, y=out, mode="lines", name="model (extrapolated)", showlegend=(col == 1),
-                                 line=dict(color=PREDICTED, width=3, dash="dash"), legendgroup="extra",
-                                 hovertemplate=f"p = %{{x:.4g}}<br>%{{y:.3g}}{unit} (extrapolated)<extra></extra>"),
-                      row=1, col=col)
+        fig.add_trace(
+            go.Scatter(
+                x=d.p,
+                y=ins,
+                mode="lines",
+                name="model",
+                showlegend=(col == 1),
+                line=dict(color=PREDICTED, width=3.5),
+                legendgroup="model",
+                hovertemplate=f"p = %{{x:.4g}}<br>%{{y:.3g}}{unit}<extra></extra>",
+            ),
+            row=1,
+            col=col,
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=d.p,
+                y=out,
+                mode="lines",
+                name="model (extrapolated)",
+                showlegend=(col == 1),
+                line=dict(color=PREDICTED, width=3, dash="dash"),
+                legendgroup="extra",
+                hovertemplate=f"p = %{{x:.4g}}<br>%{{y:.3g}}{unit} (extrapolated)<extra></extra>",
+            ),
+            row=1,
+            col=col,
+        )
     if d.measured_p.size:
-        fig.add_trace(go.Scatter(x=d.measured_p, y=d.measured_speedup, mode="markers", name="measured (mean)",
-                                 marker=dict(color=MEASURED, size=9), legendgroup="meas",
-                                 hovertemplate="p = %{x:.4g}<br>measured %{y:.3g}×<extra></extra>"), row=1, col=1)
-        fig.add_trace(go.Scatter(x=d.measured_p, y=d.measured_efficiency, mode="markers", showlegend=False,
-                                 marker=dict(color=MEASURED, size=9), legendgroup="meas",
-                                 hovertemplate="p = %{x:.4g}<br>measured %{y:.3g} %<extra></extra>"), row=1, col=2)
+        fig.add_trace(
+            go.Scatter(
+                x=d.measured_p,
+                y=d.measured_speedup,
+                mode="markers",
+                name="measured (mean)",
+                marker=dict(color=MEASURED, size=9),
+                legendgroup="meas",
+                hovertemplate="p = %{x:.4g}<br>measured %{y:.3g}×<extra></extra>",
+            ),
+            row=1,
+            col=1,
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=d.measured_p,
+                y=d.measured_efficiency,
+                mode="markers",
+                showlegend=False,
+                marker=dict(color=MEASURED, size=9),
+                legendgroup="meas",
+                hovertemplate="p = %{x:.4g}<br>measured %{y:.3g} %<extra></extra>",
+            ),
+            row=1,
+            col=2,
+        )
     for col in (1, 2):
         fig.update_xaxes(title_text=factor_title("p"), type=_axis_type(log_x), row=1, col=col)
         _axis_ticks(fig, d.scaling, log_x, row=1, col=col)

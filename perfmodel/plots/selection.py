@@ -22,7 +22,19 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .style import DISCRETE, IDEAL, MEASURED, PREDICTED, set_log_ticks, empty_figure, fmt_num, style, term_name, term_styles, time_title
+from .style import (
+    DISCRETE,
+    IDEAL,
+    MEASURED,
+    PREDICTED,
+    set_log_ticks,
+    empty_figure,
+    fmt_num,
+    style,
+    term_name,
+    term_styles,
+    time_title,
+)
 from .parity import add_parity_guides, square_log_axes
 from ..compare import TIE_RTOL
 
@@ -34,12 +46,12 @@ PARITY_KINDS = ("in-sample", "cross-validated", "held-out")
 # -- λ path ---------------------------------------------------------------------------------
 @dataclass
 class LambdaPathData:
-    x: np.ndarray             # plotting position of each λ (λ = 0 is drawn one decade left of the smallest λ > 0)
-    lams: np.ndarray          # the λ values
+    x: np.ndarray  # plotting position of each λ (λ = 0 is drawn one decade left of the smallest λ > 0)
+    lams: np.ndarray  # the λ values
     tickvals: list
     ticktext: list
     terms: list
-    shares: np.ndarray        # (L, K) share of the mean time per term
+    shares: np.ndarray  # (L, K) share of the mean time per term
     cv_mape: np.ndarray
     cv_se: np.ndarray
     fit_mape: np.ndarray
@@ -60,7 +72,7 @@ def _lam_positions(lams: np.ndarray) -> tuple[np.ndarray, list, list]:
         tickvals.append(zero_at)
         ticktext.append("0")
     for e in range(lo, hi + 1):
-        v = 10.0 ** e
+        v = 10.0**e
         if v > zero_at * 1.5 or not np.any(lams == 0):
             if x.min() / 1.01 <= v <= x.max() * 1.01:
                 tickvals.append(v)
@@ -72,11 +84,22 @@ def lambda_path_data(path) -> LambdaPathData:
     lams = np.asarray(path.lams, float)
     x, tv, tt = _lam_positions(lams) if lams.size else (lams, [], [])
     where = {float(v): float(p) for v, p in zip(lams, x)}
-    return LambdaPathData(x, lams, tv, tt, list(path.terms), np.asarray(path.shares, float),
-                          np.asarray(path.cv_mape, float), np.asarray(path.cv_se, float),
-                          np.asarray(path.fit_mape, float), where.get(float(path.chosen), float("nan")),
-                          where.get(float(path.lam_min), float("nan")), float(path.chosen),
-                          float(path.lam_min), path.rule)
+    return LambdaPathData(
+        x,
+        lams,
+        tv,
+        tt,
+        list(path.terms),
+        np.asarray(path.shares, float),
+        np.asarray(path.cv_mape, float),
+        np.asarray(path.cv_se, float),
+        np.asarray(path.fit_mape, float),
+        where.get(float(path.chosen), float("nan")),
+        where.get(float(path.lam_min), float("nan")),
+        float(path.chosen),
+        float(path.lam_min),
+        path.rule,
+    )
 
 
 def term_names(result) -> dict[str, str]:
@@ -84,8 +107,9 @@ def term_names(result) -> dict[str, str]:
     return {s.text: term_name(s, grey_html=True) for s in term_styles(result)}
 
 
-def lambda_path_figure(path, title: str | None = "Regularisation path: choosing λ by validation",
-                       names: dict | None = None) -> go.Figure:
+def lambda_path_figure(
+    path, title: str | None = "Regularisation path: choosing λ by validation", names: dict | None = None
+) -> go.Figure:
     """Top: each term's share of the mean time against λ; bottom: k-fold CV MAPE ± one
     standard error and in-sample MAPE. The chosen λ is marked (red), and the λ with the lowest
     CV error (grey) when they differ. λ = 0 is drawn one decade left of the smallest λ > 0.
@@ -96,29 +120,63 @@ def lambda_path_figure(path, title: str | None = "Regularisation path: choosing 
         return empty_figure("No λ values to show", "λ", "MAPE (%)", title)
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.55, 0.45])
     for j, term in enumerate(d.terms):
-        fig.add_trace(go.Scatter(x=d.x, y=d.shares[:, j] * 100, mode="lines+markers",
-                                 name=names.get(term, term.replace("*", "·")),
-                                 line=dict(color=DISCRETE[j % len(DISCRETE)], width=2), marker=dict(size=6),
-                                 customdata=d.lams,
-                                 hovertemplate=f"{term}<br>λ %{{customdata:.3g}}<br>share %{{y:.2f}} %<extra></extra>"),
-                      row=1, col=1)
-    fig.add_trace(go.Scatter(x=d.x, y=d.cv_mape, mode="lines+markers", name="CV MAPE ± 1 s.e.",
-                             line=dict(color=MEASURED, width=2),
-                             error_y=dict(type="data", array=d.cv_se, visible=True, color=MEASURED, thickness=1),
-                             customdata=d.lams,
-                             hovertemplate="λ %{customdata:.3g}<br>CV MAPE %{y:.3g} %<extra></extra>"), row=2, col=1)
-    fig.add_trace(go.Scatter(x=d.x, y=d.fit_mape, mode="lines", name="in-sample MAPE",
-                             line=dict(color=IDEAL, dash="dot", width=1.5), customdata=d.lams,
-                             hovertemplate="λ %{customdata:.3g}<br>in-sample MAPE %{y:.3g} %<extra></extra>"),
-                  row=2, col=1)
+        fig.add_trace(
+            go.Scatter(
+                x=d.x,
+                y=d.shares[:, j] * 100,
+                mode="lines+markers",
+                name=names.get(term, term.replace("*", "·")),
+                line=dict(color=DISCRETE[j % len(DISCRETE)], width=2),
+                marker=dict(size=6),
+                customdata=d.lams,
+                hovertemplate=f"{term}<br>λ %{{customdata:.3g}}<br>share %{{y:.2f}} %<extra></extra>",
+            ),
+            row=1,
+            col=1,
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=d.x,
+            y=d.cv_mape,
+            mode="lines+markers",
+            name="CV MAPE ± 1 s.e.",
+            line=dict(color=MEASURED, width=2),
+            error_y=dict(type="data", array=d.cv_se, visible=True, color=MEASURED, thickness=1),
+            customdata=d.lams,
+            hovertemplate="λ %{customdata:.3g}<br>CV MAPE %{y:.3g} %<extra></extra>",
+        ),
+        row=2,
+        col=1,
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=d.x,
+            y=d.fit_mape,
+            mode="lines",
+            name="in-sample MAPE",
+            line=dict(color=IDEAL, dash="dot", width=1.5),
+            customdata=d.lams,
+            hovertemplate="λ %{customdata:.3g}<br>in-sample MAPE %{y:.3g} %<extra></extra>",
+        ),
+        row=2,
+        col=1,
+    )
     rule = "one-standard-error rule" if d.rule == "1se" else "lowest CV error"
     if np.isfinite(d.min_x) and d.min_x != d.chosen_x:
         fig.add_vline(x=d.min_x, line=dict(color=MINIMUM, dash="dot", width=1.5))
     if np.isfinite(d.chosen_x):
         fig.add_vline(x=d.chosen_x, line=dict(color=CHOSEN, dash="dash", width=2))
-        fig.add_annotation(x=math.log10(d.chosen_x), y=1.0, xref="x", yref="paper", showarrow=False,
-                           text=f"chosen λ = {fmt_num(d.chosen)}", font=dict(color=CHOSEN, size=14),
-                           xanchor="left", yanchor="bottom")
+        fig.add_annotation(
+            x=math.log10(d.chosen_x),
+            y=1.0,
+            xref="x",
+            yref="paper",
+            showarrow=False,
+            text=f"chosen λ = {fmt_num(d.chosen)}",
+            font=dict(color=CHOSEN, size=14),
+            xanchor="left",
+            yanchor="bottom",
+        )
     for r in (1, 2):
         fig.update_xaxes(type="log", tickvals=d.tickvals, ticktext=d.ticktext, row=r, col=1)
     fig.update_xaxes(title_text="λ (regularisation weight)", row=2, col=1)
@@ -131,10 +189,10 @@ def lambda_path_figure(path, title: str | None = "Regularisation path: choosing 
 # -- λ strip: the error of the λ values fitted so far ---------------------------------------
 @dataclass
 class LambdaStripData:
-    x: np.ndarray             # plotting position of each λ (λ = 0 one decade left of the smallest λ > 0)
+    x: np.ndarray  # plotting position of each λ (λ = 0 one decade left of the smallest λ > 0)
     lams: np.ndarray
-    fit_mape: np.ndarray      # in-sample MAPE (%) per λ
-    cv_mape: np.ndarray       # cross-validated MAPE (%) per λ (NaN where not computed)
+    fit_mape: np.ndarray  # in-sample MAPE (%) per λ
+    cv_mape: np.ndarray  # cross-validated MAPE (%) per λ (NaN where not computed)
     tickvals: list
     ticktext: list
     current_x: float
@@ -149,8 +207,9 @@ def lambda_strip_data(lams, fit_mape, cv_mape, current: float) -> LambdaStripDat
     allv = np.unique(np.concatenate([lams, [float(current)]]))
     pos, tv, tt = _lam_positions(allv)
     where = {float(v): float(p) for v, p in zip(allv, pos)}
-    return LambdaStripData(np.array([where[float(v)] for v in lams]), lams, fit, cv, tv, tt,
-                           where[float(current)], float(current))
+    return LambdaStripData(
+        np.array([where[float(v)] for v in lams]), lams, fit, cv, tv, tt, where[float(current)], float(current)
+    )
 
 
 def lambda_strip_figure(lams, fit_mape, cv_mape, current: float, height: int = 190) -> go.Figure:
@@ -159,14 +218,31 @@ def lambda_strip_figure(lams, fit_mape, cv_mape, current: float, height: int = 1
     d = lambda_strip_data(lams, fit_mape, cv_mape, current)
     fig = go.Figure()
     if np.isfinite(d.cv_mape).any():
-        fig.add_trace(go.Scatter(x=d.x, y=d.cv_mape, mode="lines+markers", name="cross-validated",
-                                 line=dict(color=MEASURED, width=2), marker=dict(size=7), customdata=d.lams,
-                                 connectgaps=True,
-                                 hovertemplate="λ %{customdata:.3g}<br>CV MAPE %{y:.3g} %<extra></extra>"))
-    fig.add_trace(go.Scatter(x=d.x, y=d.fit_mape, mode="lines+markers", name="in-sample",
-                             line=dict(color=IDEAL, dash="dot", width=1.5), marker=dict(size=6),
-                             customdata=d.lams,
-                             hovertemplate="λ %{customdata:.3g}<br>in-sample MAPE %{y:.3g} %<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=d.x,
+                y=d.cv_mape,
+                mode="lines+markers",
+                name="cross-validated",
+                line=dict(color=MEASURED, width=2),
+                marker=dict(size=7),
+                customdata=d.lams,
+                connectgaps=True,
+                hovertemplate="λ %{customdata:.3g}<br>CV MAPE %{y:.3g} %<extra></extra>",
+            )
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=d.x,
+            y=d.fit_mape,
+            mode="lines+markers",
+            name="in-sample",
+            line=dict(color=IDEAL, dash="dot", width=1.5),
+            marker=dict(size=6),
+            customdata=d.lams,
+            hovertemplate="λ %{customdata:.3g}<br>in-sample MAPE %{y:.3g} %<extra></extra>",
+        )
+    )
     fig.add_vline(x=d.current_x, line=dict(color=CHOSEN, dash="dash", width=2))
     fig.update_xaxes(type="log", tickvals=d.tickvals, ticktext=d.ticktext, title_text="λ")
     fig.update_yaxes(title_text="MAPE (%)", rangemode="tozero", nticks=4)
@@ -179,12 +255,12 @@ def lambda_strip_figure(lams, fit_mape, cv_mape, current: float, height: int = 1
 @dataclass
 class ComparisonParityData:
     kind: str
-    models: list               # model names in table order that have predictions of this kind
-    measured: dict             # name -> array
-    predicted: dict            # name -> array
-    rows: dict                 # name -> row numbers
-    mape: dict                 # name -> MAPE of these predictions (%)
-    winner: str | None         # the best model's name; tied models joined by " = "
+    models: list  # model names in table order that have predictions of this kind
+    measured: dict  # name -> array
+    predicted: dict  # name -> array
+    rows: dict  # name -> row numbers
+    mape: dict  # name -> MAPE of these predictions (%)
+    winner: str | None  # the best model's name; tied models joined by " = "
     lo: float
     hi: float
 
@@ -211,8 +287,9 @@ def comparison_parity_data(comparison, kind: str = "cross-validated") -> Compari
     return ComparisonParityData(kind, models, measured, predicted, rows, mape, winner, lo, hi)
 
 
-def comparison_parity_figure(comparison, kind: str = "cross-validated",
-                             title: str | None = "Predicted against measured, all models") -> go.Figure:
+def comparison_parity_figure(
+    comparison, kind: str = "cross-validated", title: str | None = "Predicted against measured, all models"
+) -> go.Figure:
     """Log–log predicted vs measured time of every compared model, with y = x and a ±10 % band.
 
     ``kind``: ``"in-sample"``, ``"cross-validated"`` (default; each row predicted by a fit that
@@ -229,15 +306,25 @@ def comparison_parity_figure(comparison, kind: str = "cross-validated",
         err = (d.predicted[m] - d.measured[m]) / d.measured[m] * 100
         tied = d.winner.split(" = ") if d.winner else []
         best = m in tied
-        fig.add_trace(go.Scatter(
-            x=d.measured[m], y=d.predicted[m], mode="markers",
-            name=f"{m}: {d.mape[m]:.3g} %" + ((" (tie for best)" if len(tied) > 1 else " (best)") if best else ""),
-            marker=dict(symbol=symbols[i % len(symbols)], size=11 if best else 9, opacity=0.9 if best else 0.7,
-                        color=PREDICTED if best else DISCRETE[(i + 1) % len(DISCRETE)],
-                        line=dict(width=0.8, color="white")),
-            text=[f"{m}<br>row {r}" for r in d.rows[m]], customdata=err,
-            hovertemplate="%{text}<br>measured %{x:.4g} s<br>predicted %{y:.4g} s<br>error %{customdata:+.1f} %"
-                          "<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=d.measured[m],
+                y=d.predicted[m],
+                mode="markers",
+                name=f"{m}: {d.mape[m]:.3g} %" + ((" (tie for best)" if len(tied) > 1 else " (best)") if best else ""),
+                marker=dict(
+                    symbol=symbols[i % len(symbols)],
+                    size=11 if best else 9,
+                    opacity=0.9 if best else 0.7,
+                    color=PREDICTED if best else DISCRETE[(i + 1) % len(DISCRETE)],
+                    line=dict(width=0.8, color="white"),
+                ),
+                text=[f"{m}<br>row {r}" for r in d.rows[m]],
+                customdata=err,
+                hovertemplate="%{text}<br>measured %{x:.4g} s<br>predicted %{y:.4g} s<br>error %{customdata:+.1f} %"
+                "<extra></extra>",
+            )
+        )
     rng = [math.log10(d.lo), math.log10(d.hi)]
     square_log_axes(fig, rng, x_title, y_title)
     set_log_ticks(fig, "x", d.lo, d.hi)
@@ -253,17 +340,22 @@ class SelectionData:
     n_params: np.ndarray
     score: np.ndarray
     se: np.ndarray
-    chosen: np.ndarray        # bool: returned as a candidate
-    threshold: float          # best score + noise
+    chosen: np.ndarray  # bool: returned as a candidate
+    threshold: float  # best score + noise
 
 
 def selection_data(selection) -> SelectionData:
     ev = list(selection.evaluated)
     chosen = {c.spec for c in selection.candidates}
     best = min((c.score for c in ev), default=float("nan"))
-    return SelectionData([c.spec for c in ev], np.array([c.n_params for c in ev], int),
-                         np.array([c.score for c in ev], float), np.array([c.se for c in ev], float),
-                         np.array([c.spec in chosen for c in ev], bool), best + selection.noise)
+    return SelectionData(
+        [c.spec for c in ev],
+        np.array([c.n_params for c in ev], int),
+        np.array([c.score for c in ev], float),
+        np.array([c.se for c in ev], float),
+        np.array([c.spec in chosen for c in ev], bool),
+        best + selection.noise,
+    )
 
 
 def selection_figure(selection, title: str | None = "Candidates: validation score against size") -> go.Figure:
@@ -275,15 +367,25 @@ def selection_figure(selection, title: str | None = "Candidates: validation scor
     fig = go.Figure()
     for mask, name, color in ((~d.chosen, "other candidates", IDEAL), (d.chosen, "within noise (returned)", CHOSEN)):
         if mask.any():
-            fig.add_trace(go.Scatter(
-                x=d.n_params[mask], y=d.score[mask], mode="markers", name=name,
-                marker=dict(size=11, color=color, line=dict(width=0.8, color="white")),
-                error_y=dict(type="data", array=d.se[mask], visible=True, color=color, thickness=1),
-                text=[e for e, m in zip(d.expressions, mask) if m],
-                hovertemplate="%{text}<br>%{x} parameters<br>score %{y:.3g} %<extra></extra>"))
+            fig.add_trace(
+                go.Scatter(
+                    x=d.n_params[mask],
+                    y=d.score[mask],
+                    mode="markers",
+                    name=name,
+                    marker=dict(size=11, color=color, line=dict(width=0.8, color="white")),
+                    error_y=dict(type="data", array=d.se[mask], visible=True, color=color, thickness=1),
+                    text=[e for e, m in zip(d.expressions, mask) if m],
+                    hovertemplate="%{text}<br>%{x} parameters<br>score %{y:.3g} %<extra></extra>",
+                )
+            )
     if np.isfinite(d.threshold):
-        fig.add_hline(y=d.threshold, line=dict(color=CHOSEN, dash="dash", width=1.5),
-                      annotation_text="best + noise", annotation_position="top left")
+        fig.add_hline(
+            y=d.threshold,
+            line=dict(color=CHOSEN, dash="dash", width=1.5),
+            annotation_text="best + noise",
+            annotation_position="top left",
+        )
     fig.update_xaxes(title_text="fitted parameters", dtick=1)
     fig.update_yaxes(title_text="score: ½ CV MAPE + ½ hold-out MAPE (%)")
     return style(fig, title, "smallest first among those within noise of the best", height=440)

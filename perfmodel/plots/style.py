@@ -31,16 +31,16 @@ GRID = "#e5e7eb"
 AXIS_LINE = "#9ca3af"
 
 
-MEASURED = "#111827"          # measured points
+MEASURED = "#111827"  # measured points
 
 
-PREDICTED = "#2563eb"         # the model's curve
+PREDICTED = "#2563eb"  # the model's curve
 
 
-IDEAL = "#9ca3af"             # y = x, ideal speedup
+IDEAL = "#9ca3af"  # y = x, ideal speedup
 
 
-BAND = "rgba(37, 99, 235, 0.10)"          # ±10 % band
+BAND = "rgba(37, 99, 235, 0.10)"  # ±10 % band
 
 
 EXTRAP_FILL = "rgba(245, 158, 11, 0.10)"  # extrapolation zone
@@ -65,8 +65,18 @@ CATEGORY_ORDER = ("start-up", "compute", "communication", "other")
 
 
 #: Discrete colours for "colour by factor" with few distinct values.
-DISCRETE = ["#2563eb", "#ea580c", "#059669", "#9333ea", "#dc2626", "#0891b2", "#ca8a04", "#db2777",
-            "#4b5563", "#65a30d"]
+DISCRETE = [
+    "#2563eb",
+    "#ea580c",
+    "#059669",
+    "#9333ea",
+    "#dc2626",
+    "#0891b2",
+    "#ca8a04",
+    "#db2777",
+    "#4b5563",
+    "#65a30d",
+]
 
 
 #: One colour per group (the Groups page): Okabe & Ito's colour-blind-safe palette (2008), its yellow
@@ -77,7 +87,7 @@ GROUP_COLORS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9"
 def translucent(hex_color: str, alpha: float) -> str:
     """``#RRGGBB`` as an ``rgba(...)`` string with opacity ``alpha`` (a band in a curve's colour)."""
     h = hex_color.lstrip("#")
-    r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
+    r, g, b = (int(h[i : i + 2], 16) for i in (0, 2, 4))
     return f"rgba({r}, {g}, {b}, {alpha:g})"
 
 
@@ -113,45 +123,99 @@ FACTOR_WORDS = {
 TIME_UNIT = "s"
 
 
-def style(fig: go.Figure, title: str | None = None, subtitle: str | None = None,
-          height: int = 460, legend: str = "top") -> go.Figure:
+def style(
+    fig: go.Figure, title: str | None = None, subtitle: str | None = None, height: int = 460, legend: str = "top"
+) -> go.Figure:
     """Apply the house style (fonts, grid, margins, legend position) to ``fig``."""
     # Title, subtitle and a legend above the plot each get their own band of the top margin.
     top = (90 if title else 50) + (35 if title and subtitle and legend == "top" else 0)
     fig.update_layout(
-        template="plotly_white", font=FONT, height=height,
+        template="plotly_white",
+        font=FONT,
+        height=height,
         margin=dict(l=70, r=30, t=top, b=70),
         hoverlabel=dict(font_size=14, font_family=FONT["family"]),
-        paper_bgcolor="white", plot_bgcolor="white",
+        paper_bgcolor="white",
+        plot_bgcolor="white",
     )
     if title:
-        t = dict(text=title, x=0.0, xanchor="left", font=dict(size=TITLE_SIZE), yref="container", y=1,
-                 yanchor="top", pad=dict(t=18))
+        t = dict(
+            text=title,
+            x=0.0,
+            xanchor="left",
+            font=dict(size=TITLE_SIZE),
+            yref="container",
+            y=1,
+            yanchor="top",
+            pad=dict(t=18),
+        )
         if subtitle:
             t["subtitle"] = dict(text=subtitle, font=dict(size=14, color="#4b5563"))
         fig.update_layout(title=t)
     if legend == "top":
-        fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0, xanchor="left",
-                                      font=dict(size=14), bgcolor="rgba(255,255,255,0)"))
+        fig.update_layout(
+            legend=dict(
+                orientation="h",
+                yanchor="bottom",
+                y=1.02,
+                x=0,
+                xanchor="left",
+                font=dict(size=14),
+                bgcolor="rgba(255,255,255,0)",
+            )
+        )
     elif legend == "inside":
-        fig.update_layout(legend=dict(orientation="v", yanchor="top", y=0.98, x=0.02, xanchor="left",
-                                      font=dict(size=14), bgcolor="rgba(255,255,255,0.85)",
-                                      bordercolor=GRID, borderwidth=1, traceorder="normal"))
+        fig.update_layout(
+            legend=dict(
+                orientation="v",
+                yanchor="top",
+                y=0.98,
+                x=0.02,
+                xanchor="left",
+                font=dict(size=14),
+                bgcolor="rgba(255,255,255,0.85)",
+                bordercolor=GRID,
+                borderwidth=1,
+                traceorder="normal",
+            )
+        )
     elif legend == "right":
-        fig.update_layout(legend=dict(orientation="v", yanchor="top", y=1, x=1.02, xanchor="left",
-                                      font=dict(size=14), traceorder="normal"))
-    fig.update_xaxes(showgrid=True, gridcolor=GRID, zeroline=False, linecolor=AXIS_LINE, showline=True,
-                     ticks="outside", tickcolor=AXIS_LINE, title_font=dict(size=16), automargin=True)
-    fig.update_yaxes(showgrid=True, gridcolor=GRID, zeroline=False, linecolor=AXIS_LINE, showline=True,
-                     ticks="outside", tickcolor=AXIS_LINE, title_font=dict(size=16), automargin=True)
+        fig.update_layout(
+            legend=dict(
+                orientation="v", yanchor="top", y=1, x=1.02, xanchor="left", font=dict(size=14), traceorder="normal"
+            )
+        )
+    fig.update_xaxes(
+        showgrid=True,
+        gridcolor=GRID,
+        zeroline=False,
+        linecolor=AXIS_LINE,
+        showline=True,
+        ticks="outside",
+        tickcolor=AXIS_LINE,
+        title_font=dict(size=16),
+        automargin=True,
+    )
+    fig.update_yaxes(
+        showgrid=True,
+        gridcolor=GRID,
+        zeroline=False,
+        linecolor=AXIS_LINE,
+        showline=True,
+        ticks="outside",
+        tickcolor=AXIS_LINE,
+        title_font=dict(size=16),
+        automargin=True,
+    )
     return fig
 
 
 def empty_figure(message: str, x_title: str = "", y_title: str = "", title: str | None = None) -> go.Figure:
     """A figure with axis titles and a centred message instead of data."""
     fig = go.Figure()
-    fig.add_annotation(text=message, x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False,
-                       font=dict(size=16, color="#6b7280"))
+    fig.add_annotation(
+        text=message, x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False, font=dict(size=16, color="#6b7280")
+    )
     fig.update_xaxes(title_text=x_title, showticklabels=False)
     fig.update_yaxes(title_text=y_title, showticklabels=False)
     return style(fig, title)
@@ -246,14 +310,14 @@ def fmt_seconds(v: float, unit: str | None = None) -> str:
 class TermStyle:
     """How one fitted term is named and coloured."""
 
-    text: str        # the term as written in the expression, e.g. "I*b^e_b"
-    label: str       # plain words, e.g. "Compute per batch"
-    category: str    # start-up / compute / communication / other
+    text: str  # the term as written in the expression, e.g. "I*b^e_b"
+    label: str  # plain words, e.g. "Compute per batch"
+    category: str  # start-up / compute / communication / other
     color: str
-    formula: str     # the term with fitted exponents, e.g. "I·b^0.89"
+    formula: str  # the term with fitted exponents, e.g. "I·b^0.89"
     meaning: str = ""
     overlapped_with: str = ""  # for a term inside an overlap, the other side's terms, e.g. "I·min(p - 1, 1)"
-    note: str = ""   # e.g. "overlapped with I·min(p - 1, 1) (γ = 3; ...)" for a term inside an overlap
+    note: str = ""  # e.g. "overlapped with I·min(p - 1, 1) (γ = 3; ...)" for a term inside an overlap
 
     @property
     def legend(self) -> str:
@@ -305,8 +369,10 @@ def term_styles(result) -> list[TermStyle]:
         partners, note = partner_text(overlaps, pretty, k) or "", ""
         if partners:
             grp = next(g for g in overlaps if k in g.terms)
-            note = (f"overlapped with {partners} (γ = {result.params[grp.param]:.3g}; the overlapped time is "
-                    "split by the sides' γ-th powers)")
+            note = (
+                f"overlapped with {partners} (γ = {result.params[grp.param]:.3g}; the overlapped time is "
+                "split by the sides' γ-th powers)"
+            )
         out.append(TermStyle(text, label, category, color, formula, meaning, partners, note))
     # Two terms with the same plain-word label (e.g. two custom formulas) stay distinguishable.
     seen: dict[str, int] = {}
@@ -328,8 +394,15 @@ def _log_axis(values: np.ndarray) -> bool:
 
 
 #: Mantissas tried for log-axis ticks, sparsest first.
-_LOG_MANTISSAS = ((1,), (1, 3), (1, 2, 5), (1, 2, 3, 5), (1, 1.5, 2, 3, 5, 7), (1, 2, 3, 4, 5, 6, 7, 8, 9),
-                  (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8, 9))
+_LOG_MANTISSAS = (
+    (1,),
+    (1, 3),
+    (1, 2, 5),
+    (1, 2, 3, 5),
+    (1, 1.5, 2, 3, 5, 7),
+    (1, 2, 3, 4, 5, 6, 7, 8, 9),
+    (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8, 9),
+)
 
 
 #: A log axis shows at least this many labelled ticks (and at most 10).
@@ -352,16 +425,17 @@ def log_ticks(lo: float, hi: float, measured=None) -> list[float]:
         m = m[m > 0]
         if m.size >= 2 and np.allclose(np.log2(m), np.round(np.log2(m))):
             k0, k1 = math.floor(math.log2(lo) + eps), math.ceil(math.log2(hi) - eps)
-            ticks = [2.0 ** k for k in range(k0, k1 + 1) if lo * (1 - eps) <= 2.0 ** k <= hi * (1 + eps)]
+            ticks = [2.0**k for k in range(k0, k1 + 1) if lo * (1 - eps) <= 2.0**k <= hi * (1 + eps)]
             step = max(1, math.ceil(len(ticks) / 10))
             if len(ticks[::step]) >= MIN_TICKS - 1:
                 return ticks[::step]
     d0, d1 = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
     for mant in _LOG_MANTISSAS:
-        ticks = [m_ * 10.0 ** d for d in range(d0, d1 + 1) for m_ in mant
-                 if lo * (1 - eps) <= m_ * 10.0 ** d <= hi * (1 + eps)]
+        ticks = [
+            m_ * 10.0**d for d in range(d0, d1 + 1) for m_ in mant if lo * (1 - eps) <= m_ * 10.0**d <= hi * (1 + eps)
+        ]
         if len(ticks) > 10 and mant == _LOG_MANTISSAS[0]:
-            return ticks[::math.ceil(len(ticks) / 10)]
+            return ticks[:: math.ceil(len(ticks) / 10)]
         if MIN_TICKS <= len(ticks) <= 10:
             return [float(f"{t:.6g}") for t in ticks]
     return nice_ticks(lo, hi)
@@ -399,15 +473,17 @@ def factor_grid(n: int, max_cols: int) -> tuple[go.Figure, int, int]:
     """A grid of subplots sharing the y-axis, one per factor: (figure, rows, columns)."""
     rows = math.ceil(n / max(min(n, max_cols), 1))
     cols = math.ceil(n / rows)  # balanced: 4 panels in 2 × 2, not 3 + a lone one
-    fig = make_subplots(rows=rows, cols=cols, shared_yaxes=True, horizontal_spacing=0.05,
-                        vertical_spacing=0.22 if rows > 1 else 0.1)
+    fig = make_subplots(
+        rows=rows, cols=cols, shared_yaxes=True, horizontal_spacing=0.05, vertical_spacing=0.22 if rows > 1 else 0.1
+    )
     return fig, rows, cols
 
 
 def factor_axes(fig: go.Figure, d, s: str, meas: Measurements, r: int, c: int, y_title: str) -> None:
     """Title, scale and ticks of factor ``s``'s x-axis; the y title on the first column."""
-    fig.update_xaxes(title_text=factor_title(s, meas.factors.get(s)), row=r, col=c,
-                     type="log" if d.log_x[s] else "linear")
+    fig.update_xaxes(
+        title_text=factor_title(s, meas.factors.get(s)), row=r, col=c, type="log" if d.log_x[s] else "linear"
+    )
     if d.log_x[s]:
         set_log_ticks(fig, "x", d.x[s].min(), d.x[s].max(), d.x[s], row=r, col=c)
     if c == 1:

@@ -116,11 +116,38 @@ never from the uses of models or presentation.
 
 from .candidates import MIN_VALIDATION_CONFIGURATIONS, READABLE_BAND, Candidate, Selection, plausible, simplest_first
 from .lambda_path import DEFAULT_LAMS, LAMBDA_RULES, LambdaPath, lambda_path
-from .pool import PEER_TERMS, PRESET_CANDIDATES, SearchTerm, overlap_variant, preset_specs, readability_cost, search_terms
+from .pool import (
+    PEER_TERMS,
+    PRESET_CANDIDATES,
+    SearchTerm,
+    overlap_variant,
+    preset_specs,
+    readability_cost,
+    search_terms,
+)
 from .select import FULL_POOL_FACTORS, MAX_PAIR_FACTORS, MAX_TRIPLE_FACTORS, SEARCH_LIMITS, auto_select
 
-__all__ = ["auto_select", "plausible", "lambda_path", "Selection", "Candidate", "LambdaPath", "SearchTerm",
-           "search_terms", "readability_cost", "overlap_variant", "preset_specs", "simplest_first",
-           "DEFAULT_LAMS", "LAMBDA_RULES", "SEARCH_LIMITS", "PEER_TERMS", "PRESET_CANDIDATES",
-           "MIN_VALIDATION_CONFIGURATIONS", "READABLE_BAND", "FULL_POOL_FACTORS", "MAX_PAIR_FACTORS",
-           "MAX_TRIPLE_FACTORS"]
+__all__ = [
+    "auto_select",
+    "plausible",
+    "lambda_path",
+    "Selection",
+    "Candidate",
+    "LambdaPath",
+    "SearchTerm",
+    "search_terms",
+    "readability_cost",
+    "overlap_variant",
+    "preset_specs",
+    "simplest_first",
+    "DEFAULT_LAMS",
+    "LAMBDA_RULES",
+    "SEARCH_LIMITS",
+    "PEER_TERMS",
+    "PRESET_CANDIDATES",
+    "MIN_VALIDATION_CONFIGURATIONS",
+    "READABLE_BAND",
+    "FULL_POOL_FACTORS",
+    "MAX_PAIR_FACTORS",
+    "MAX_TRIPLE_FACTORS",
+]

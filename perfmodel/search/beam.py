@@ -95,8 +95,14 @@ class BeamSearch:
                         out.append(s)
         return out[:50000]
 
-    def run(self, max_terms: int, beam: int, stop: Callable[[], bool],
-            tell: Callable[[int, str], None], thorough: bool = False) -> list[dict]:
+    def run(
+        self,
+        max_terms: int,
+        beam: int,
+        stop: Callable[[], bool],
+        tell: Callable[[int, str], None],
+        thorough: bool = False,
+    ) -> list[dict]:
         """Screen; ``tell(step, message)`` after each step; returns the trace (one row per size).
 
         ``thorough`` (used for pools built after screening the factors, where products of many
@@ -117,8 +123,12 @@ class BeamSearch:
             if stop():
                 break
             if P <= GROW_ALL:
-                grow = [tuple(sorted(set(s) | {j})) for s in beams for j in range(P)
-                        if j not in s and not (family[j] and family[j] in {family[i] for i in s})]
+                grow = [
+                    tuple(sorted(set(s) | {j}))
+                    for s in beams
+                    for j in range(P)
+                    if j not in s and not (family[j] and family[j] in {family[i] for i in s})
+                ]
             else:  # a large pool: the GROW_TOP terms that lower each set's squared error most
                 grow = []
                 for s in beams:
@@ -133,17 +143,27 @@ class BeamSearch:
             # what it lacks, a path the greedy step can miss when an opaque product fits best early
             beams = new
             if thorough:
-                beams = new + [s for s in self.best_of([s for s in size_sets if self.is_library(s)], LIBRARY_BEAM)
-                               if s not in new]
+                beams = new + [
+                    s for s in self.best_of([s for s in size_sets if self.is_library(s)], LIBRARY_BEAM) if s not in new
+                ]
             b = record[beams[0]]
-            trace.append({"terms": step, "best": " + ".join(terms[i].expr for i in beams[0]), "score": b.score,
-                          "cv_mape": b.cv, "holdout_mape": b.holdout, "screened": self.screen.n_evaluated})
+            trace.append(
+                {
+                    "terms": step,
+                    "best": " + ".join(terms[i].expr for i in beams[0]),
+                    "score": b.score,
+                    "cv_mape": b.cv,
+                    "holdout_mape": b.holdout,
+                    "screened": self.screen.n_evaluated,
+                }
+            )
             tell(step - 1, f"screening: best {step}-term set scores {b.score:.3g}")
         # exchange: the best set of each size and the final beam, terms swapped while that helps
         sizes = sorted({len(s) for s in record if len(s) > 1})
         if thorough and not stop():
-            self.exchange([b for m in sizes for b in self.best_of([s for s in record if len(s) == m], 1)]
-                          + beams[:EXCHANGE_BEAM])
+            self.exchange(
+                [b for m in sizes for b in self.best_of([s for s in record if len(s) == m], 1)] + beams[:EXCHANGE_BEAM]
+            )
         # backward pruning of every beam member and of the best set of each size
         seeds_ = set(beams)
         for m in sorted({len(s) for s in record}):
@@ -174,7 +194,7 @@ class BeamSearch:
             left = self._diag - np.sum(GR * sol[:, 1:], axis=0)
         else:
             corr, left = r.copy(), self._diag.copy()
-        out = corr ** 2 / np.maximum(left, 1e-9 * self._diag)
+        out = corr**2 / np.maximum(left, 1e-9 * self._diag)
         out[rest] = -1.0
         for f in {self.family[x] for x in rest if self.family[x]}:
             out[self._members[f]] = -1.0
@@ -195,7 +215,7 @@ class BeamSearch:
                 return [tuple(sorted(rest))]
             corr = self.gain(rest)
             out: list[tuple] = []
-            for j in np.argsort(-corr)[:int(top)]:
+            for j in np.argsort(-corr)[: int(top)]:
                 if corr[j] >= 0:
                     out += refill(rest + [int(j)], n_add - 1, top)
             return out
@@ -242,8 +262,9 @@ class BeamSearch:
                 self.evaluate([rest])
                 out[x] = record[rest].score - base if record[rest].feasible else math.inf
             else:
-                sets = [tuple(sorted(best + (j,))) for j, t in enumerate(self.terms)
-                        if t.kind == "pmnf" and uses[j] == {x}]
+                sets = [
+                    tuple(sorted(best + (j,))) for j, t in enumerate(self.terms) if t.kind == "pmnf" and uses[j] == {x}
+                ]
                 self.evaluate(sets)
                 scores = [record[s].score for s in sets if record[s].feasible]
                 out[x] = base - min(scores) if scores else -math.inf

@@ -89,21 +89,29 @@ class Selection:
             return out
         first = self.candidates[0]
         if self.prior:
-            out.append(f"Too few measurements for the validation to choose between the candidates ({self.prior}): "
-                       "#1 is the paper's model, listed first for that reason.")
+            out.append(
+                f"Too few measurements for the validation to choose between the candidates ({self.prior}): "
+                "#1 is the paper's model, listed first for that reason."
+            )
         elif len(self.candidates) > 1:
             j, low = min(enumerate(self.candidates), key=lambda e: e[1].score)
             if low is first:
-                out.append(f"#1 predicts the runs it was not fitted on best (score {first.score:.2f}) and is also "
-                           "the simplest listed.")
+                out.append(
+                    f"#1 predicts the runs it was not fitted on best (score {first.score:.2f}) and is also "
+                    "the simplest listed."
+                )
             else:
-                out.append(f"#1 is listed first although its score ({first.score:.2f}) is not the lowest "
-                           f"({low.score:.2f}, #{j + 1}): every candidate listed predicts the runs it was not fitted "
-                           f"on about equally well (within the score's noise, ±{self.noise:.2f}), and then the simplest "
-                           f"is preferred: #1 has {_size(first)}, #{j + 1} has {_size(low)}.")
+                out.append(
+                    f"#1 is listed first although its score ({first.score:.2f}) is not the lowest "
+                    f"({low.score:.2f}, #{j + 1}): every candidate listed predicts the runs it was not fitted "
+                    f"on about equally well (within the score's noise, ±{self.noise:.2f}), and then the simplest "
+                    f"is preferred: #1 has {_size(first)}, #{j + 1} has {_size(low)}."
+                )
         if self.set_aside:
-            out.append(f"{len(self.set_aside)} candidate(s) were set aside before the choice: a term the "
-                       "measurements hardly see would carry most of their prediction at larger scales.")
+            out.append(
+                f"{len(self.set_aside)} candidate(s) were set aside before the choice: a term the "
+                "measurements hardly see would carry most of their prediction at larger scales."
+            )
         return out
 
     def table(self):
@@ -113,66 +121,105 @@ class Selection:
         chosen = {c.spec for c in self.candidates}
         rows = []
         for c in self.evaluated:
-            rows.append({"expression": c.spec, "n_params": c.n_params, "readability": c.readability,
-                         "score": c.score, "se": c.se,
-                         "cv_mape": c.cv.get("mape", float("nan")),
-                         "holdout_mape": c.holdout.get("mape", float("nan")),
-                         "origin": c.origin, "within_noise": c.spec in chosen or
-                         c.score <= self.evaluated[0].score + self.noise if self.evaluated else False,
-                         "chosen": c.spec in chosen})
+            rows.append(
+                {
+                    "expression": c.spec,
+                    "n_params": c.n_params,
+                    "readability": c.readability,
+                    "score": c.score,
+                    "se": c.se,
+                    "cv_mape": c.cv.get("mape", float("nan")),
+                    "holdout_mape": c.holdout.get("mape", float("nan")),
+                    "origin": c.origin,
+                    "within_noise": c.spec in chosen or c.score <= self.evaluated[0].score + self.noise
+                    if self.evaluated
+                    else False,
+                    "chosen": c.spec in chosen,
+                }
+            )
         return pd.DataFrame(rows)
 
     def report(self) -> str:
         """A sectioned text report: what was searched, the candidates, the best model."""
         s = self.settings
-        lines = ["[[Automatic term selection]]",
-                 f"    term pool: {self.pool.get('total', 0)} terms ({self.pool.get('library', 0)} library, "
-                 f"{self.pool.get('pmnf', 0)} PMNF blocks, {self.pool.get('interaction', 0)} interactions)",
-                 f"    screened {self.n_screened} term sets by exact least squares (beam {s.get('beam')}, "
-                 f"up to {s.get('max_terms')} terms); refined {len(self.evaluated)} by differential evolution",
-                 f"    validation: {self.k}-fold CV (seed {self.seed})" +
-                 (f" + hold-out of the largest scale ({self.holdout_query})" if self.holdout_query else
-                  " (no largest-scale hold-out: no factor p or N with >= 3 values)"),
-                 "    score = " + ("½·CV MAPE + ½·hold-out MAPE" if self.holdout_query else "CV MAPE") +
-                 f"; within noise: score <= best + {self.noise:.3g}",
-                 f"    loss: {s.get('loss')}; lambda: {s.get('lam'):g}; {self.seconds:.1f} s on "
-                 f"{self.workers} process(es)" + ("; STOPPED early" if self.stopped else "")]
+        lines = [
+            "[[Automatic term selection]]",
+            f"    term pool: {self.pool.get('total', 0)} terms ({self.pool.get('library', 0)} library, "
+            f"{self.pool.get('pmnf', 0)} PMNF blocks, {self.pool.get('interaction', 0)} interactions)",
+            f"    screened {self.n_screened} term sets by exact least squares (beam {s.get('beam')}, "
+            f"up to {s.get('max_terms')} terms); refined {len(self.evaluated)} by differential evolution",
+            f"    validation: {self.k}-fold CV (seed {self.seed})"
+            + (
+                f" + hold-out of the largest scale ({self.holdout_query})"
+                if self.holdout_query
+                else " (no largest-scale hold-out: no factor p or N with >= 3 values)"
+            ),
+            "    score = "
+            + ("½·CV MAPE + ½·hold-out MAPE" if self.holdout_query else "CV MAPE")
+            + f"; within noise: score <= best + {self.noise:.3g}",
+            f"    loss: {s.get('loss')}; lambda: {s.get('lam'):g}; {self.seconds:.1f} s on "
+            f"{self.workers} process(es)" + ("; STOPPED early" if self.stopped else ""),
+        ]
         if self.prior:
             lines.append(f"    note: {self.prior}")
         for spec, why in list(self.set_aside.items())[:5]:
             lines.append(f"    set aside: {spec}: {why}")
         if len(self.set_aside) > 5:
             lines.append(f"    set aside: {len(self.set_aside) - 5} more for the same reason")
-        lines.append("[[Candidates]]  (simplest first among those within noise of the best: parameters + "
-                     "readability cost)")
+        lines.append(
+            "[[Candidates]]  (simplest first among those within noise of the best: parameters + readability cost)"
+        )
         lines.append(f"    {'#':>2} {'params':>6} {'score':>8} {'CV MAPE':>8} {'hold-out':>8}  expression")
         for i, c in enumerate(self.candidates, 1):
-            lines.append(f"    {i:>2} {c.n_params:>6} {c.score:>8.3f} {c.cv.get('mape', float('nan')):>8.3f} "
-                         f"{c.holdout.get('mape', float('nan')):>8.3f}  {c.spec}")
+            lines.append(
+                f"    {i:>2} {c.n_params:>6} {c.score:>8.3f} {c.cv.get('mape', float('nan')):>8.3f} "
+                f"{c.holdout.get('mape', float('nan')):>8.3f}  {c.spec}"
+            )
         others = [c for c in self.evaluated if c.spec not in {d.spec for d in self.candidates}]
         if others:
             lines.append("[[Other refined candidates]]")
             for c in others[:8]:
-                lines.append(f"       {c.n_params:>6} {c.score:>8.3f} {c.cv.get('mape', float('nan')):>8.3f} "
-                             f"{c.holdout.get('mape', float('nan')):>8.3f}  {c.spec}")
+                lines.append(
+                    f"       {c.n_params:>6} {c.score:>8.3f} {c.cv.get('mape', float('nan')):>8.3f} "
+                    f"{c.holdout.get('mape', float('nan')):>8.3f}  {c.spec}"
+                )
         if self.candidates and self.best.result is not None:
             lines.append("[[Best model]]")
             lines += ["    " + line for line in self.best.result.report().splitlines()]
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
-        return {"candidates": [_cand_dict(c) for c in self.candidates],
-                "evaluated": [_cand_dict(c, with_result=False) for c in self.evaluated],
-                "trace": self.trace, "holdout_query": self.holdout_query, "k": self.k, "seed": self.seed,
-                "settings": self.settings, "pool": self.pool, "n_screened": self.n_screened,
-                "seconds": self.seconds, "workers": self.workers, "stopped": self.stopped,
-                "noise": self.noise, "prior": self.prior, "set_aside": dict(self.set_aside)}
+        return {
+            "candidates": [_cand_dict(c) for c in self.candidates],
+            "evaluated": [_cand_dict(c, with_result=False) for c in self.evaluated],
+            "trace": self.trace,
+            "holdout_query": self.holdout_query,
+            "k": self.k,
+            "seed": self.seed,
+            "settings": self.settings,
+            "pool": self.pool,
+            "n_screened": self.n_screened,
+            "seconds": self.seconds,
+            "workers": self.workers,
+            "stopped": self.stopped,
+            "noise": self.noise,
+            "prior": self.prior,
+            "set_aside": dict(self.set_aside),
+        }
 
 
 def _cand_dict(c: Candidate, with_result: bool = True) -> dict:
-    d = {"spec": c.spec, "bounds": {k: list(v) for k, v in c.bounds.items()}, "cv": c.cv,
-         "holdout": c.holdout, "score": c.score, "se": c.se, "n_params": c.n_params, "origin": c.origin,
-         "readability": c.readability}
+    d = {
+        "spec": c.spec,
+        "bounds": {k: list(v) for k, v in c.bounds.items()},
+        "cv": c.cv,
+        "holdout": c.holdout,
+        "score": c.score,
+        "se": c.se,
+        "n_params": c.n_params,
+        "origin": c.origin,
+        "readability": c.readability,
+    }
     if with_result and c.result is not None:
         d["result"] = c.result.to_dict()
     return d
@@ -182,8 +229,11 @@ def _size(c: "Candidate") -> str:
     """A candidate's size in words: ``2 fitted parameters (constants and exponents)``, with its
     hard-to-read terms (the readability cost) when it has any."""
     text = f"{c.n_params} fitted parameter{'s' if c.n_params != 1 else ''} (constants and exponents)"
-    return text + (f" and a readability cost of {c.readability} (terms that are products or powers of factors)"
-                   if c.readability else "")
+    return text + (
+        f" and a readability cost of {c.readability} (terms that are products or powers of factors)"
+        if c.readability
+        else ""
+    )
 
 
 def simplest_first(c: "Candidate") -> tuple:
@@ -197,8 +247,10 @@ def simplest_first(c: "Candidate") -> tuple:
 MIN_VALIDATION_CONFIGURATIONS = 3
 
 
-PRIOR_NOTE = ("the validation trains on {n} configuration(s), too few to choose between structures; the paper's "
-               "generic data-parallel model is shown first, the validated candidates after it")
+PRIOR_NOTE = (
+    "the validation trains on {n} configuration(s), too few to choose between structures; the paper's "
+    "generic data-parallel model is shown first, the validated candidates after it"
+)
 
 
 def validation_configurations(meas: Measurements, splits) -> int:
@@ -241,6 +293,9 @@ def plausible(selection: Selection, shown: Candidate | None = None) -> tuple[Fit
     if selection.prior:
         score[id(selection.best)] = min(score.values())
     scores = [score[id(shown)]] + [score[id(c)] for c in others]
-    kwargs = {"candidates": [c.result for c in others] or None, "scores": scores if others else None,
-              "noise_scale": float(selection.noise)}
+    kwargs = {
+        "candidates": [c.result for c in others] or None,
+        "scores": scores if others else None,
+        "noise_scale": float(selection.noise),
+    }
     return shown.result, [c.result for c in others], kwargs

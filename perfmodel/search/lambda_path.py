@@ -62,8 +62,7 @@ class LambdaPath:
         """One row per λ: lam, cv_mape, cv_se, fit_mape, then ``share:<term>`` and ``coef:<term>``."""
         import pandas as pd
 
-        df = pd.DataFrame({"lam": self.lams, "cv_mape": self.cv_mape, "cv_se": self.cv_se,
-                           "fit_mape": self.fit_mape})
+        df = pd.DataFrame({"lam": self.lams, "cv_mape": self.cv_mape, "cv_se": self.cv_se, "fit_mape": self.fit_mape})
         for j, t in enumerate(self.terms):
             df[f"share:{t}"] = self.shares[:, j]
         for j, t in enumerate(self.terms):
@@ -72,12 +71,24 @@ class LambdaPath:
         return df
 
     def to_dict(self) -> dict:
-        return {"expression": self.expression, "lams": self.lams.tolist(), "terms": list(self.terms),
-                "coefficients": self.coefficients.tolist(), "shares": self.shares.tolist(),
-                "params": self.params, "cv_mape": self.cv_mape.tolist(), "cv_se": self.cv_se.tolist(),
-                "fit_mape": self.fit_mape.tolist(), "lam_min": self.lam_min, "lam_1se": self.lam_1se,
-                "chosen": self.chosen, "rule": self.rule, "k": self.k, "seed": self.seed,
-                "errors": self.errors}
+        return {
+            "expression": self.expression,
+            "lams": self.lams.tolist(),
+            "terms": list(self.terms),
+            "coefficients": self.coefficients.tolist(),
+            "shares": self.shares.tolist(),
+            "params": self.params,
+            "cv_mape": self.cv_mape.tolist(),
+            "cv_se": self.cv_se.tolist(),
+            "fit_mape": self.fit_mape.tolist(),
+            "lam_min": self.lam_min,
+            "lam_1se": self.lam_1se,
+            "chosen": self.chosen,
+            "rule": self.rule,
+            "k": self.k,
+            "seed": self.seed,
+            "errors": self.errors,
+        }
 
 
 def _lambda_task(task: dict) -> dict:
@@ -92,15 +103,31 @@ def _lambda_task(task: dict) -> dict:
     c = np.array(list(res.coefficients.values()))
     share = c * np.mean(np.abs(T), axis=1) / float(np.mean(meas.y))
     folds = [f["metrics"]["mape"] for f in cv.folds]
-    return {"terms": res.terms, "coef": c, "share": share, "params": dict(res.params),
-            "fit_mape": res.metrics["mape"], "cv_mape": cv.metrics["mape"],
-            "cv_se": float(np.std(folds, ddof=1) / math.sqrt(len(folds))) if len(folds) > 1 else 0.0,
-            "expression": res.expression}
+    return {
+        "terms": res.terms,
+        "coef": c,
+        "share": share,
+        "params": dict(res.params),
+        "fit_mape": res.metrics["mape"],
+        "cv_mape": cv.metrics["mape"],
+        "cv_se": float(np.std(folds, ddof=1) / math.sqrt(len(folds))) if len(folds) > 1 else 0.0,
+        "expression": res.expression,
+    }
 
 
-def lambda_path(model: Model, meas: Measurements, lams: Sequence[float] | None = None, k: int = 5,
-                seed: int = 0, *, rule: str = "1se", de: dict | None = None, progress: Callable | None = None,
-                should_stop: Callable | None = None, workers: int | None = None) -> LambdaPath:
+def lambda_path(
+    model: Model,
+    meas: Measurements,
+    lams: Sequence[float] | None = None,
+    k: int = 5,
+    seed: int = 0,
+    *,
+    rule: str = "1se",
+    de: dict | None = None,
+    progress: Callable | None = None,
+    should_stop: Callable | None = None,
+    workers: int | None = None,
+) -> LambdaPath:
     """Fit ``model`` at each λ in ``lams`` and cross-validate it (k-fold, ``seed``).
 
     ``lams``: default :data:`DEFAULT_LAMS`. ``rule``: ``"1se"`` (default; the largest λ
@@ -127,8 +154,10 @@ def lambda_path(model: Model, meas: Measurements, lams: Sequence[float] | None =
         raise PerfModelError("k-fold cross-validation needs k >= 2")
     de = SEARCH_DE if de is None else de
     fast = exact_settings(model, meas)
-    tasks = [{"model": model.clone(lam=float(lam), **{**de, **fast}), "meas": meas, "k": int(k), "seed": int(seed)}
-             for lam in grid]
+    tasks = [
+        {"model": model.clone(lam=float(lam), **{**de, **fast}), "meas": meas, "k": int(k), "seed": int(seed)}
+        for lam in grid
+    ]
     tasks[0]["model"]._check_settings()
     total = len(tasks)
 
@@ -152,9 +181,22 @@ def lambda_path(model: Model, meas: Measurements, lams: Sequence[float] | None =
     within = np.flatnonzero(finite & (cv <= cv[i_min] + se[i_min]))
     i_1se = int(within.max())
     chosen = grid[i_1se] if rule == "1se" else grid[i_min]
-    return LambdaPath(expression=outs[0]["expression"], lams=grid, terms=list(outs[0]["terms"]),
-                      coefficients=np.vstack([o["coef"] for o in outs]),
-                      shares=np.vstack([o["share"] for o in outs]), params=[o["params"] for o in outs],
-                      cv_mape=cv, cv_se=se, fit_mape=np.array([o["fit_mape"] for o in outs]),
-                      lam_min=float(grid[i_min]), lam_1se=float(grid[i_1se]), chosen=float(chosen), rule=rule,
-                      k=int(k), seed=int(seed), errors=errors, seconds=_time.perf_counter() - t0)
+    return LambdaPath(
+        expression=outs[0]["expression"],
+        lams=grid,
+        terms=list(outs[0]["terms"]),
+        coefficients=np.vstack([o["coef"] for o in outs]),
+        shares=np.vstack([o["share"] for o in outs]),
+        params=[o["params"] for o in outs],
+        cv_mape=cv,
+        cv_se=se,
+        fit_mape=np.array([o["fit_mape"] for o in outs]),
+        lam_min=float(grid[i_min]),
+        lam_1se=float(grid[i_1se]),
+        chosen=float(chosen),
+        rule=rule,
+        k=int(k),
+        seed=int(seed),
+        errors=errors,
+        seconds=_time.perf_counter() - t0,
+    )

@@ -55,21 +55,94 @@ from ..fitting.result import FitResult
 #: Extra-P's default single-parameter building blocks ``x^(i/j)·log2(x)^k`` as (i, j, k),
 #: from ``extrap/modelers/single_parameter/basic.py::create_default_building_blocks``, in its order.
 EXTRAP_EXPONENTS = (
-    (0, 1, 1), (0, 1, 2), (1, 4, 0), (1, 3, 0), (1, 4, 1), (1, 3, 1), (1, 4, 2), (1, 3, 2), (1, 2, 0),
-    (1, 2, 1), (1, 2, 2), (2, 3, 0), (3, 4, 0), (2, 3, 1), (3, 4, 1), (4, 5, 0), (2, 3, 2), (3, 4, 2),
-    (1, 1, 0), (1, 1, 1), (1, 1, 2), (5, 4, 0), (5, 4, 1), (4, 3, 0), (4, 3, 1), (3, 2, 0), (3, 2, 1),
-    (3, 2, 2), (5, 3, 0), (7, 4, 0), (2, 1, 0), (2, 1, 1), (2, 1, 2), (9, 4, 0), (7, 3, 0), (5, 2, 0),
-    (5, 2, 1), (5, 2, 2), (8, 3, 0), (11, 4, 0), (3, 1, 0), (3, 1, 1),
+    (0, 1, 1),
+    (0, 1, 2),
+    (1, 4, 0),
+    (1, 3, 0),
+    (1, 4, 1),
+    (1, 3, 1),
+    (1, 4, 2),
+    (1, 3, 2),
+    (1, 2, 0),
+    (1, 2, 1),
+    (1, 2, 2),
+    (2, 3, 0),
+    (3, 4, 0),
+    (2, 3, 1),
+    (3, 4, 1),
+    (4, 5, 0),
+    (2, 3, 2),
+    (3, 4, 2),
+    (1, 1, 0),
+    (1, 1, 1),
+    (1, 1, 2),
+    (5, 4, 0),
+    (5, 4, 1),
+    (4, 3, 0),
+    (4, 3, 1),
+    (3, 2, 0),
+    (3, 2, 1),
+    (3, 2, 2),
+    (5, 3, 0),
+    (7, 4, 0),
+    (2, 1, 0),
+    (2, 1, 1),
+    (2, 1, 2),
+    (9, 4, 0),
+    (7, 3, 0),
+    (5, 2, 0),
+    (5, 2, 1),
+    (5, 2, 2),
+    (8, 3, 0),
+    (11, 4, 0),
+    (3, 1, 0),
+    (3, 1, 1),
 )
 #: The blocks the same function adds with ``allow_negative_exponents`` ("for strong scaling"), in its
 #: order: first those with a (negative) logarithm, then the negative powers.
 EXTRAP_NEGATIVE_EXPONENTS = (
-    (0, 1, -1), (0, 1, -2), (-1, 4, -1), (-1, 3, -1), (-1, 4, -2), (-1, 3, -2), (-1, 2, -1), (-1, 2, -2),
-    (-2, 3, -1), (-3, 4, -1), (-2, 3, -2), (-3, 4, -2), (-1, 1, -1), (-1, 1, -2), (-5, 4, -1), (-4, 3, -1),
-    (-3, 2, -1), (-3, 2, -2), (-2, 1, -1), (-2, 1, -2), (-5, 2, -1), (-5, 2, -2), (-3, 1, -1),
-    (-1, 4, 0), (-1, 3, 0), (-1, 2, 0), (-2, 3, 0), (-3, 4, 0), (-4, 5, 0), (-1, 1, 0), (-5, 4, 0),
-    (-4, 3, 0), (-3, 2, 0), (-5, 3, 0), (-7, 4, 0), (-2, 1, 0), (-9, 4, 0), (-7, 3, 0), (-5, 2, 0),
-    (-8, 3, 0), (-11, 4, 0), (-3, 1, 0),
+    (0, 1, -1),
+    (0, 1, -2),
+    (-1, 4, -1),
+    (-1, 3, -1),
+    (-1, 4, -2),
+    (-1, 3, -2),
+    (-1, 2, -1),
+    (-1, 2, -2),
+    (-2, 3, -1),
+    (-3, 4, -1),
+    (-2, 3, -2),
+    (-3, 4, -2),
+    (-1, 1, -1),
+    (-1, 1, -2),
+    (-5, 4, -1),
+    (-4, 3, -1),
+    (-3, 2, -1),
+    (-3, 2, -2),
+    (-2, 1, -1),
+    (-2, 1, -2),
+    (-5, 2, -1),
+    (-5, 2, -2),
+    (-3, 1, -1),
+    (-1, 4, 0),
+    (-1, 3, 0),
+    (-1, 2, 0),
+    (-2, 3, 0),
+    (-3, 4, 0),
+    (-4, 5, 0),
+    (-1, 1, 0),
+    (-5, 4, 0),
+    (-4, 3, 0),
+    (-3, 2, 0),
+    (-5, 3, 0),
+    (-7, 4, 0),
+    (-2, 1, 0),
+    (-9, 4, 0),
+    (-7, 3, 0),
+    (-5, 2, 0),
+    (-8, 3, 0),
+    (-11, 4, 0),
+    (-3, 1, 0),
 )
 EPSILON = 0.0005  # Extra-P's minimum term contribution (and its constant-cleaning threshold in LOO)
 
@@ -177,8 +250,9 @@ def _contributes(coefficient: float, values: np.ndarray, y: np.ndarray) -> bool:
         return bool(coefficient != 0 and np.max(np.abs(coefficient * values / y)) >= EPSILON)
 
 
-def best_single_term(x: np.ndarray, y: np.ndarray, negative_exponents: bool = False
-                     ) -> tuple[tuple[int, int, int] | None, float]:
+def best_single_term(
+    x: np.ndarray, y: np.ndarray, negative_exponents: bool = False
+) -> tuple[tuple[int, int, int] | None, float]:
     """Extra-P's single-parameter search on one line: the best (i, j, k), or None for constant;
     and its SMAPE (%)."""
     if len(x) < 2:
@@ -217,9 +291,29 @@ def _combinations(n: int) -> list[list[tuple[int, ...]]]:
     elif n == 3:
         xy, yz, xz = (0, 1), (1, 2), (0, 2)
         x, y, z = (0,), (1,), (2,)
-        out += [[idx, x], [idx, y], [idx, z], [idx, xy], [idx, yz], [idx, xz],
-                [idx, xy, z], [idx, yz, x], [idx, xz, y], [idx, x, y], [idx, x, z], [idx, y, z],
-                [xy, z], [xy, z, y], [xy, z, x], [xz, y], [xz, y, x], [xz, y, z], [yz, x], [yz, x, y], [yz, x, z]]
+        out += [
+            [idx, x],
+            [idx, y],
+            [idx, z],
+            [idx, xy],
+            [idx, yz],
+            [idx, xz],
+            [idx, xy, z],
+            [idx, yz, x],
+            [idx, xz, y],
+            [idx, x, y],
+            [idx, x, z],
+            [idx, y, z],
+            [xy, z],
+            [xy, z, y],
+            [xy, z, x],
+            [xz, y],
+            [xz, y, x],
+            [xz, y, z],
+            [yz, x],
+            [yz, x, y],
+            [yz, x, z],
+        ]
     return out
 
 
@@ -240,11 +334,13 @@ class PMNFSearch:
             return "Extra-P's default exponents (terms that grow with their factor)"
         if not self.strong_scaling:
             return "Extra-P's exponents and its negative ones (asked for)"
-        names = " and ".join([", ".join(self.strong_scaling[:-1]), self.strong_scaling[-1]] if
-                             len(self.strong_scaling) > 1 else self.strong_scaling)
+        names = " and ".join(
+            [", ".join(self.strong_scaling[:-1]), self.strong_scaling[-1]]
+            if len(self.strong_scaling) > 1
+            else self.strong_scaling
+        )
         grow = "grows" if len(self.strong_scaling) == 1 else "grow"
-        return (f"Extra-P's exponents and its negative ones for strong scaling (the time falls as {names} "
-                f"{grow})")
+        return f"Extra-P's exponents and its negative ones for strong scaling (the time falls as {names} {grow})"
 
 
 def pmnf_search(meas: Measurements, negative_exponents: bool | None = None) -> PMNFSearch:

@@ -21,7 +21,17 @@ from ..data.measurements import Measurements
 from ..errors import PerfModelError
 from ..language.expression import FUNCTIONS, GLOBAL_BATCH, ITERATIONS, parse_expression
 from ..language.overlap import DEFAULT_BOUNDS as OVERLAP_BOUNDS, NAME as OVERLAP
-from ..language.terms import PRESETS, LibraryTerm, _times, effective_symbols, iterations, library, pmnf_term, preset_bounds, preset_spec
+from ..language.terms import (
+    PRESETS,
+    LibraryTerm,
+    _times,
+    effective_symbols,
+    iterations,
+    library,
+    pmnf_term,
+    preset_bounds,
+    preset_spec,
+)
 
 
 # PMNF blocks (i, j) = x^i·log2(x)^j.
@@ -69,14 +79,30 @@ class SearchTerm:
 #: and ``e·s`` are ``I·p/servers`` and ``I·servers``. Each entry: (key, the factor per iteration,
 #: symbols it needs, meaning).
 PEER_TERMS = (
-    ("pollux-sync-latency", "min(p-1,1)", ("p",),
-     "Pollux: per-iteration synchronisation latency, on more than one worker"),
-    ("pollux-sync-growth", "max(p-2,0)", ("p",),
-     "Pollux: per-iteration synchronisation growing with the workers beyond two"),
-    ("optimus-server-load", "p/servers", ("p", "servers"),
-     "Optimus: per-iteration traffic of the workers spread over the parameter servers"),
-    ("optimus-servers", "servers", ("servers",),
-     "Optimus: per-iteration cost of each parameter server (its connection and update overhead)"),
+    (
+        "pollux-sync-latency",
+        "min(p-1,1)",
+        ("p",),
+        "Pollux: per-iteration synchronisation latency, on more than one worker",
+    ),
+    (
+        "pollux-sync-growth",
+        "max(p-2,0)",
+        ("p",),
+        "Pollux: per-iteration synchronisation growing with the workers beyond two",
+    ),
+    (
+        "optimus-server-load",
+        "p/servers",
+        ("p", "servers"),
+        "Optimus: per-iteration traffic of the workers spread over the parameter servers",
+    ),
+    (
+        "optimus-servers",
+        "servers",
+        ("servers",),
+        "Optimus: per-iteration cost of each parameter server (its connection and update overhead)",
+    ),
 )
 
 
@@ -105,8 +131,12 @@ def _blocks(values: np.ndarray, wanted) -> list[tuple[float, float]]:
     return [(i, j) for i, j in wanted if _block_ok(values, i, j)]
 
 
-def search_terms(meas: Measurements, singles: Sequence[str] | None = None, pairs: Sequence[str] | None = None,
-                 triples: Sequence[str] | None = None) -> list[SearchTerm]:
+def search_terms(
+    meas: Measurements,
+    singles: Sequence[str] | None = None,
+    pairs: Sequence[str] | None = None,
+    triples: Sequence[str] | None = None,
+) -> list[SearchTerm]:
     """The term pool searched by :func:`auto_select` for ``meas``'s factors (see module doc).
 
     ``singles``, ``pairs``, ``triples``: the factors that get PMNF blocks of their own, and
@@ -155,8 +185,11 @@ def search_terms(meas: Measurements, singles: Sequence[str] | None = None, pairs
                 xs = three[a], three[b], three[c]
                 lists = [_blocks(meas.values(x), _TRIPLE_BLOCKS) for x in xs]
                 for blks in itertools.product(*lists):
-                    out.append(product([(x, *blk) for x, blk in zip(xs, blks)], "interaction",
-                                       f"interaction of {', '.join(xs)}"))
+                    out.append(
+                        product(
+                            [(x, *blk) for x, blk in zip(xs, blks)], "interaction", f"interaction of {', '.join(xs)}"
+                        )
+                    )
     return out
 
 
@@ -173,7 +206,7 @@ def pool_matrix(meas: Measurements, terms: list[SearchTerm]) -> tuple[list[Searc
         if (x, i, j) not in block_cache:
             xv = env[x].astype(float)
             with np.errstate(all="ignore"):
-                block_cache[(x, i, j)] = (xv ** i if i else 1.0) * (np.log2(xv) ** j if j else 1.0)
+                block_cache[(x, i, j)] = (xv**i if i else 1.0) * (np.log2(xv) ** j if j else 1.0)
         return block_cache[(x, i, j)]
 
     for t in terms:
@@ -212,8 +245,9 @@ def pool_matrix(meas: Measurements, terms: list[SearchTerm]) -> tuple[list[Searc
 PRESET_CANDIDATES = ("data-parallel", "pollux", "optimus")
 
 
-def preset_specs(meas: Measurements, max_params: int | None = None,
-                  names: Sequence[str] | None = None) -> list[tuple[str, dict, int]]:
+def preset_specs(
+    meas: Measurements, max_params: int | None = None, names: Sequence[str] | None = None
+) -> list[tuple[str, dict, int]]:
     """[(spec, bounds, n_params)] of :data:`PRESET_CANDIDATES` for ``meas``'s factors: those known
     to :data:`perfmodel.language.terms.PRESETS` (others are skipped) with at most ``max_params`` parameters."""
     symbols = list(meas.factors)
@@ -292,8 +326,9 @@ def readability_cost(spec: str, factors) -> int:
     cost = 0
     for term in top_level_terms(spec):
         if term.startswith(f"{OVERLAP}(") and term.endswith(")"):  # an overlap costs what its parts cost
-            cost += sum(readability_cost(side, symbols)
-                        for side in top_level_terms(term[len(OVERLAP) + 1:-1], ",;")[:2])
+            cost += sum(
+                readability_cost(side, symbols) for side in top_level_terms(term[len(OVERLAP) + 1 : -1], ",;")[:2]
+            )
             continue
         text = re.sub(r"(?<![A-Za-z0-9_])(e_b)\d*(?![A-Za-z0-9_])", "e_b", term.replace(" ", ""))
         if text in readable:

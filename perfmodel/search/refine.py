@@ -30,9 +30,14 @@ def validate_task(task: dict) -> dict:
     per_split = fold_mapes + ([ho.metrics["mape"]] if ho else [])
     score = 0.5 * cv.metrics["mape"] + 0.5 * ho.metrics["mape"] if ho else cv.metrics["mape"]
     se = float(np.std(per_split, ddof=1) / math.sqrt(len(per_split))) if len(per_split) > 1 else 0.0
-    return {"cv": cv.metrics, "cv_method": cv.method, "holdout": ho.metrics if ho else {},
-            "holdout_method": ho.method if ho else "", "score": float(score) if math.isfinite(score) else math.inf,
-            "se": se}
+    return {
+        "cv": cv.metrics,
+        "cv_method": cv.method,
+        "holdout": ho.metrics if ho else {},
+        "holdout_method": ho.method if ho else "",
+        "score": float(score) if math.isfinite(score) else math.inf,
+        "se": se,
+    }
 
 
 def fit_task(task: dict) -> FitResult | str:

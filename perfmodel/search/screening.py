@@ -35,8 +35,14 @@ def validation_splits(meas: Measurements, k: int, seed: int, query: str | None):
 
 
 def query_mask(meas: Measurements, query: str) -> np.ndarray:
-    env = {**{c: meas.frame[c].to_numpy() for c in meas.frame.columns
-              if str(c).isidentifier() and pd.api.types.is_numeric_dtype(meas.frame[c].dtype)}, **meas.env()}
+    env = {
+        **{
+            c: meas.frame[c].to_numpy()
+            for c in meas.frame.columns
+            if str(c).isidentifier() and pd.api.types.is_numeric_dtype(meas.frame[c].dtype)
+        },
+        **meas.env(),
+    }
     mask = evaluate_query(query, env)
     if mask.all() or not mask.any():
         raise PerfModelError(f"the hold-out query {query!r} must select some rows but not all")
@@ -60,7 +66,7 @@ class Screen:
         w = 1.0 / y if loss in ("relative", "log") else np.full(len(y), 1.0 / y.mean())
         A = X * w[:, None]
         self.t = y * w
-        s = np.sqrt(np.mean(A ** 2, axis=0))
+        s = np.sqrt(np.mean(A**2, axis=0))
         self.s = np.where(s > 0, s, 1.0)
         self.A = A / self.s
         # A split's Gram matrix is that of all rows minus that of its test rows; the folds' test
@@ -109,7 +115,7 @@ class Screen:
         """Scores of term sets ``subsets`` (int array (J, m) of pool columns)."""
         out: list[Score] = []
         for start in range(0, len(subsets), 512):
-            out += self._evaluate(subsets[start:start + 512])
+            out += self._evaluate(subsets[start : start + 512])
         self.n_evaluated += len(subsets)
         return out
 
@@ -141,15 +147,21 @@ class Screen:
         cv = fold_ape_sum / fold_n
         per_split = np.column_stack(fold_mapes + ([ho] if self.has_holdout else []))
         score = 0.5 * cv + 0.5 * ho if self.has_holdout else cv
-        se = per_split.std(axis=1, ddof=1) / math.sqrt(per_split.shape[1]) if per_split.shape[1] > 1 \
-            else np.zeros(J)
+        se = per_split.std(axis=1, ddof=1) / math.sqrt(per_split.shape[1]) if per_split.shape[1] > 1 else np.zeros(J)
         bad = ~np.isfinite(score)
         score = np.where(bad, np.inf, score)
         out: list[Score] = []
         for j in range(J):
             out_ok = bool(feasible[j] and not bad[j] and m <= self.max_size)
-            out.append(Score(float(score[j]), float(se[j]), float(cv[j]),
-                              float(ho[j]) if self.has_holdout else float("nan"), out_ok))
+            out.append(
+                Score(
+                    float(score[j]),
+                    float(se[j]),
+                    float(cv[j]),
+                    float(ho[j]) if self.has_holdout else float("nan"),
+                    out_ok,
+                )
+            )
         return out
 
 

@@ -23,8 +23,15 @@ from ..fitting.model import DEFAULT_LAM, SEARCH_DE, Model
 from ..fitting.result import FitResult
 from ..parallel import n_workers, run_tasks, with_single_blas_thread
 from .beam import BeamSearch
-from .candidates import (PRIOR_NOTE, READABLE_BAND, Candidate, Selection, simplest_first, structural_prior,
-                         validation_configurations)
+from .candidates import (
+    PRIOR_NOTE,
+    READABLE_BAND,
+    Candidate,
+    Selection,
+    simplest_first,
+    structural_prior,
+    validation_configurations,
+)
 from .pool import overlap_variant, pool_matrix, preset_specs, readability_cost, search_terms, term_set_spec
 from .horizon import HORIZON_FACTOR, horizon_env, unseen_dominant
 from .refine import fit_task, horizon_task, validate_task
@@ -42,8 +49,15 @@ MAX_TRIPLE_FACTORS = 4
 
 #: Ranges of the search's own settings: (least, largest). Beyond the largest the search would run
 #: for hours (the screening grows with max_terms × beam × pool, the refinement with the candidates).
-SEARCH_LIMITS = {"k": (2, MAX_FOLDS), "max_terms": (1, 10), "n_best": (1, 20), "beam": (1, 64),
-                 "max_candidates": (1, 50), "n_free": (0, 10), "max_free": (0, 6)}
+SEARCH_LIMITS = {
+    "k": (2, MAX_FOLDS),
+    "max_terms": (1, 10),
+    "n_best": (1, 20),
+    "beam": (1, 64),
+    "max_candidates": (1, 50),
+    "n_free": (0, 10),
+    "max_free": (0, 6),
+}
 
 
 def _check_search_settings(**settings) -> None:
@@ -52,19 +66,36 @@ def _check_search_settings(**settings) -> None:
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             raise PerfModelError(f"{name} must be a whole number, got {value!r}")
         if value < lo:
-            raise PerfModelError(f"{name} must be at least {lo}, got {value}"
-                                 + (" (k-fold cross-validation needs k >= 2)" if name == "k" else ""))
+            raise PerfModelError(
+                f"{name} must be at least {lo}, got {value}"
+                + (" (k-fold cross-validation needs k >= 2)" if name == "k" else "")
+            )
         if value > hi:
             raise PerfModelError(f"{name} {value} is above the limit {hi} (the search would run for hours)")
 
 
 @with_single_blas_thread
-def auto_select(meas: Measurements, *, lam: float = DEFAULT_LAM, loss: str = "relative", penalty: str = "l1",
-                seed: int = 0, k: int = 5, n_best: int = 3, max_terms: int = 5, beam: int = 8,
-                max_candidates: int = 10, n_free: int = 3, max_free: int = 3, holdout_query: str | None = "auto",
-                search_de: dict | None = None, final_de: dict | None = None,
-                progress: Callable | None = None, should_stop: Callable | None = None,
-                workers: int | None = None) -> Selection:
+def auto_select(
+    meas: Measurements,
+    *,
+    lam: float = DEFAULT_LAM,
+    loss: str = "relative",
+    penalty: str = "l1",
+    seed: int = 0,
+    k: int = 5,
+    n_best: int = 3,
+    max_terms: int = 5,
+    beam: int = 8,
+    max_candidates: int = 10,
+    n_free: int = 3,
+    max_free: int = 3,
+    holdout_query: str | None = "auto",
+    search_de: dict | None = None,
+    final_de: dict | None = None,
+    progress: Callable | None = None,
+    should_stop: Callable | None = None,
+    workers: int | None = None,
+) -> Selection:
     """Search small expressions for ``meas`` and return the best few (see the module doc).
 
     Parameters
@@ -88,8 +119,16 @@ def auto_select(meas: Measurements, *, lam: float = DEFAULT_LAM, loss: str = "re
         started only when the work left justifies it (:data:`perfmodel.parallel.POOL_THRESHOLD`).
     """
     t0 = _time.perf_counter()
-    _check_inputs(meas, k=k, max_terms=max_terms, n_best=n_best, beam=beam, max_candidates=max_candidates,
-                  n_free=n_free, max_free=max_free)
+    _check_inputs(
+        meas,
+        k=k,
+        max_terms=max_terms,
+        n_best=n_best,
+        beam=beam,
+        max_candidates=max_candidates,
+        n_free=n_free,
+        max_free=max_free,
+    )
     workers = n_workers(workers)
     search_de = {**SEARCH_DE, **(search_de or {})}
     final_de = dict(final_de or {})
@@ -105,8 +144,7 @@ def auto_select(meas: Measurements, *, lam: float = DEFAULT_LAM, loss: str = "re
     terms, X, pool_counts, importance = _build_pool(meas, splits, loss, max_terms, beam, max_size, run)
     screen = Screen(X, meas.y, loss, splits, max_size)
     search = BeamSearch(terms, screen)
-    trace = search.run(max_terms, beam, run.stop, lambda step, msg: run.tell(1 + step, msg),
-                       thorough=bool(importance))
+    trace = search.run(max_terms, beam, run.stop, lambda step, msg: run.tell(1 + step, msg), thorough=bool(importance))
     short = _shortlist(search, max_candidates)
     run.tell(run.n_steps + 2, f"screened {screen.n_evaluated} term sets")
 
@@ -116,22 +154,41 @@ def auto_select(meas: Measurements, *, lam: float = DEFAULT_LAM, loss: str = "re
     noise, n_validation, prior, chosen = _choose(meas, splits, evaluated, n_best, horizon)
     chosen = _refit(chosen, meas, {**base, **final_de}, int(k), holdout_query, workers, run)
     run.tell(run.n_total, "done", run.n_total)
-    return Selection(candidates=chosen, evaluated=evaluated, trace=trace, holdout_query=holdout_query,
-                     k=int(k), seed=int(seed),
-                     settings={**base, "max_terms": int(max_terms), "beam": int(beam), "n_best": int(n_best),
-                               "max_candidates": int(max_candidates), "search_de": search_de,
-                               "final_de": final_de},
-                     pool=pool_counts, n_screened=screen.n_evaluated, seconds=_time.perf_counter() - t0,
-                     workers=workers, stopped=run.stopped, noise=noise,
-                     prior=PRIOR_NOTE.format(n=n_validation) if prior else "", set_aside=horizon.set_aside)
+    return Selection(
+        candidates=chosen,
+        evaluated=evaluated,
+        trace=trace,
+        holdout_query=holdout_query,
+        k=int(k),
+        seed=int(seed),
+        settings={
+            **base,
+            "max_terms": int(max_terms),
+            "beam": int(beam),
+            "n_best": int(n_best),
+            "max_candidates": int(max_candidates),
+            "search_de": search_de,
+            "final_de": final_de,
+        },
+        pool=pool_counts,
+        n_screened=screen.n_evaluated,
+        seconds=_time.perf_counter() - t0,
+        workers=workers,
+        stopped=run.stopped,
+        noise=noise,
+        prior=PRIOR_NOTE.format(n=n_validation) if prior else "",
+        set_aside=horizon.set_aside,
+    )
 
 
 def _check_inputs(meas: Measurements, **settings) -> None:
     if not isinstance(meas, Measurements):
         raise PerfModelError(f"auto_select needs Measurements, got {type(meas).__name__}")
     if meas.n_configurations < 2:
-        raise PerfModelError(f"{meas.n_configurations} distinct configuration(s): the automatic search needs at "
-                             "least 2 to cross-validate; measure more configurations")
+        raise PerfModelError(
+            f"{meas.n_configurations} distinct configuration(s): the automatic search needs at "
+            "least 2 to cross-validate; measure more configurations"
+        )
     _check_search_settings(**settings)
 
 
@@ -179,15 +236,19 @@ def _build_pool(meas: Measurements, splits, loss: str, max_terms: int, beam: int
         first.run(max_terms, beam, run.stop, lambda step, msg: None, thorough=True)
         importance, threshold = first.factor_importance(meas, varying)
         active = [x for x in sorted(importance, key=lambda x: -importance[x]) if importance[x] > threshold]
-        run.tell(1, f"screening factors: {len(active)} of {len(varying)} matter"
-                 + (f" ({', '.join(active)})" if active else ""))
-        pool = search_terms(meas, singles=active, pairs=active[:MAX_PAIR_FACTORS],
-                            triples=active[:MAX_TRIPLE_FACTORS])
+        run.tell(
+            1,
+            f"screening factors: {len(active)} of {len(varying)} matter"
+            + (f" ({', '.join(active)})" if active else ""),
+        )
+        pool = search_terms(meas, singles=active, pairs=active[:MAX_PAIR_FACTORS], triples=active[:MAX_TRIPLE_FACTORS])
     else:
         pool = search_terms(meas)
     terms, X = pool_matrix(meas, pool)
-    pool_counts = {"total": len(terms), **{kind: sum(t.kind == kind for t in terms)
-                                            for kind in ("library", "pmnf", "interaction")}}
+    pool_counts = {
+        "total": len(terms),
+        **{kind: sum(t.kind == kind for t in terms) for kind in ("library", "pmnf", "interaction")},
+    }
     if importance:  # how much each factor matters (score points), and those that do
         pool_counts["factors"] = {x: (round(v, 4) if math.isfinite(v) else str(v)) for x, v in importance.items()}
         pool_counts["matter"] = active
@@ -212,8 +273,9 @@ def _shortlist(search: BeamSearch, max_candidates: int) -> _Shortlist:
     record, best_of = search.record, search.best_of
     feasible = [s for s in record if record[s].feasible]
     if not feasible:
-        raise PerfModelError("no candidate model could be fitted on every validation split; "
-                             "measure more configurations")
+        raise PerfModelError(
+            "no candidate model could be fitted on every validation split; measure more configurations"
+        )
     best_set = min(feasible, key=lambda s: record[s].score)
     band = record[best_set].score + 2 * score_noise(record[best_set].score, record[best_set].se) + 0.5
     shortlist: list[tuple] = []
@@ -225,9 +287,15 @@ def _shortlist(search: BeamSearch, max_candidates: int) -> _Shortlist:
             break
         if s not in shortlist:
             shortlist.append(s)
-    shortlist = sorted(shortlist, key=lambda s: record[s].score)[:max(1, int(max_candidates))]
-    lib_best = [b[0] for b in (best_of([s for s in feasible if len(s) == m and search.is_library(s)], 1)
-                               for m in sorted({len(s) for s in feasible})) if b]
+    shortlist = sorted(shortlist, key=lambda s: record[s].score)[: max(1, int(max_candidates))]
+    lib_best = [
+        b[0]
+        for b in (
+            best_of([s for s in feasible if len(s) == m and search.is_library(s)], 1)
+            for m in sorted({len(s) for s in feasible})
+        )
+        if b
+    ]
     for s in lib_best:
         if record[s].score <= band and s not in shortlist:
             shortlist.append(s)
@@ -235,8 +303,9 @@ def _shortlist(search: BeamSearch, max_candidates: int) -> _Shortlist:
     return _Shortlist(shortlist, best_set, feasible, lib_best)
 
 
-def _refinement_specs(meas: Measurements, search: BeamSearch, short: _Shortlist, n_free: int, max_free: int,
-                      max_terms: int) -> list[tuple[str, dict, int, str, float]]:
+def _refinement_specs(
+    meas: Measurements, search: BeamSearch, short: _Shortlist, n_free: int, max_free: int, max_terms: int
+) -> list[tuple[str, dict, int, str, float]]:
     """[(spec, bounds, n_params, origin, screened score)] to validate by DE: the shortlist, free-exponent
     and overlap variants, and the presets; the costly DE fits first (see :func:`run_tasks`)."""
     terms, record, screen = search.terms, search.record, search.screen
@@ -308,22 +377,40 @@ def _free_variants(search: BeamSearch, short: _Shortlist, by_size_best: list, n_
             yield spec, bounds, len(s) + nf, record[s].score
 
 
-def _validate(specs: list, meas: Measurements, settings: dict, k: int, seed: int, holdout_query, workers: int,
-              run: _Progress) -> list[Candidate]:
+def _validate(
+    specs: list, meas: Measurements, settings: dict, k: int, seed: int, holdout_query, workers: int, run: _Progress
+) -> list[Candidate]:
     """Every spec cross-validated and held out by DE (in a process pool), best score first."""
-    tasks = [{"spec": sp, "bounds": bd, "settings": settings, "meas": meas, "k": k, "seed": seed,
-              "query": holdout_query} for sp, bd, nf, origin, sc in specs]
+    tasks = [
+        {"spec": sp, "bounds": bd, "settings": settings, "meas": meas, "k": k, "seed": seed, "query": holdout_query}
+        for sp, bd, nf, origin, sc in specs
+    ]
     run.n_total = run.total + len(tasks) + run.n_best
-    outcomes = [] if run.stopped else run_tasks(validate_task, tasks, workers,
-                                                run.tick(run.total - 1, "validating candidates"), run.stop)
+    outcomes = (
+        []
+        if run.stopped
+        else run_tasks(validate_task, tasks, workers, run.tick(run.total - 1, "validating candidates"), run.stop)
+    )
     run.n_tasks = len(tasks)
     evaluated: list[Candidate] = []
     for (spec, bounds, n_params, origin, sc), out in zip(specs, outcomes):
         if out is None or "error" in out:
             continue
-        evaluated.append(Candidate(spec, None, out["cv"], out["holdout"], out["score"], n_params, out["se"],
-                                   bounds, origin, sc,
-                                   0 if origin == "preset" else readability_cost(spec, meas.factors)))
+        evaluated.append(
+            Candidate(
+                spec,
+                None,
+                out["cv"],
+                out["holdout"],
+                out["score"],
+                n_params,
+                out["se"],
+                bounds,
+                origin,
+                sc,
+                0 if origin == "preset" else readability_cost(spec, meas.factors),
+            )
+        )
     evaluated.sort(key=lambda c: (c.score, c.n_params))
     if not evaluated:
         if run.stopped:
@@ -349,8 +436,10 @@ class _HorizonCheck:
             return set()
         todo = [c for c in candidates if id(c) not in self.verdict]
         if todo:
-            tasks = [{"spec": c.spec, "bounds": c.bounds, "settings": self.settings, "meas": self.meas,
-                      "env": self.env} for c in todo]
+            tasks = [
+                {"spec": c.spec, "bounds": c.bounds, "settings": self.settings, "meas": self.meas, "env": self.env}
+                for c in todo
+            ]
             stop = self.run.stop if self.run is not None else None
             outs = run_tasks(horizon_task, tasks, self.workers, None, stop)
             for c, out in zip(todo, outs):
@@ -368,13 +457,14 @@ class _HorizonCheck:
         if not where:
             return ""
         i = where[0]
-        return (f"{out['terms'][i]} carries {100 * out['share_h'][i]:.0f} % of the prediction at "
-                f"{HORIZON_FACTOR:g}x the largest scale and {100 * out['share_in'][i]:.2g} % of the measured time "
-                f"(below the fit's {100 * error:.2g} % error)")
+        return (
+            f"{out['terms'][i]} carries {100 * out['share_h'][i]:.0f} % of the prediction at "
+            f"{HORIZON_FACTOR:g}x the largest scale and {100 * out['share_in'][i]:.2g} % of the measured time "
+            f"(below the fit's {100 * error:.2g} % error)"
+        )
 
 
-def _choose(meas: Measurements, splits, evaluated: list[Candidate], n_best: int,
-            horizon: _HorizonCheck | None = None):
+def _choose(meas: Measurements, splits, evaluated: list[Candidate], n_best: int, horizon: _HorizonCheck | None = None):
     """(noise, configurations the validation trains on, the small-data prior or None, the chosen):
     the candidates within noise of the best, simplest first; a model of library terms alone counts
     as within noise up to READABLE_BAND x the noise (the best of thousands of screened opaque sets is
@@ -387,8 +477,12 @@ def _choose(meas: Measurements, splits, evaluated: list[Candidate], n_best: int,
     pool = list(evaluated)
     while True:
         noise = score_noise(pool[0].score, pool[0].se)
-        within = [c for c in pool if c.score <= pool[0].score + noise
-                  or (c.readability == 0 and c.score <= pool[0].score + READABLE_BAND * noise)]
+        within = [
+            c
+            for c in pool
+            if c.score <= pool[0].score + noise
+            or (c.readability == 0 and c.score <= pool[0].score + READABLE_BAND * noise)
+        ]
         prior = structural_prior(meas, n_validation, pool)
         if horizon is None:
             break
@@ -404,18 +498,23 @@ def _choose(meas: Measurements, splits, evaluated: list[Candidate], n_best: int,
     within.sort(key=simplest_first)
     if prior is not None:
         within = [prior] + [c for c in within if c is not prior]
-    return noise, n_validation, prior, within[:max(1, int(n_best))]
+    return noise, n_validation, prior, within[: max(1, int(n_best))]
 
 
-def _refit(chosen: list[Candidate], meas: Measurements, settings: dict, k: int, holdout_query, workers: int,
-           run: _Progress) -> list[Candidate]:
+def _refit(
+    chosen: list[Candidate], meas: Measurements, settings: dict, k: int, holdout_query, workers: int, run: _Progress
+) -> list[Candidate]:
     """The chosen candidates refitted on all data with the final DE settings (those that fit)."""
     fits = [{"spec": c.spec, "bounds": c.bounds, "settings": settings, "meas": meas} for c in chosen]
-    results = run_tasks(fit_task, fits, workers, run.tick(run.total - 1 + run.n_tasks, "refitting the chosen models"),
-                        None)
+    results = run_tasks(
+        fit_task, fits, workers, run.tick(run.total - 1 + run.n_tasks, "refitting the chosen models"), None
+    )
     for c, res in zip(chosen, results):
         if isinstance(res, FitResult):
-            res.validation = {f"{out_name}": m for out_name, m in
-                              ((f"{k}-fold CV", c.cv), (f"hold-out ({holdout_query})", c.holdout)) if m}
+            res.validation = {
+                f"{out_name}": m
+                for out_name, m in ((f"{k}-fold CV", c.cv), (f"hold-out ({holdout_query})", c.holdout))
+                if m
+            }
             c.result = res
     return [c for c in chosen if c.result is not None]

@@ -54,10 +54,20 @@ from .prior import load_prior, topology
 from .calibration import compute, extrapolation_splits, refit_model, scale_axis, submodels
 
 
-def compute_intervals(result, data, *, candidates: list | None = None, scores: list | None = None,
-                      noise_scale: float | None = None, replicates: int | None = None, calibrate: bool = True,
-                      prior: dict | bool = True, gpus_per_node: float | None = None, references: bool = True,
-                      backtests: bool | None = None):
+def compute_intervals(
+    result,
+    data,
+    *,
+    candidates: list | None = None,
+    scores: list | None = None,
+    noise_scale: float | None = None,
+    replicates: int | None = None,
+    calibrate: bool = True,
+    prior: dict | bool = True,
+    gpus_per_node: float | None = None,
+    references: bool = True,
+    backtests: bool | None = None,
+):
     """Fill ``result.uncertainty`` from ``data`` (the measurements it was fitted on); returns ``result``.
 
     ``candidates``, ``scores``, ``noise_scale``: other plausible fits with validation scores (this
@@ -66,11 +76,35 @@ def compute_intervals(result, data, *, candidates: list | None = None, scores: l
     """
     if not isinstance(data, Measurements):
         raise PerfModelError("compute_intervals needs the Measurements the model was fitted on")
-    unc = compute(result, data, candidates=candidates, scores=scores, noise_scale=noise_scale,
-                  replicates=replicates or DEFAULT_REPLICATES, calibrate=calibrate, prior=prior,
-                  gpus_per_node=gpus_per_node, references=references, backtests=backtests)
+    unc = compute(
+        result,
+        data,
+        candidates=candidates,
+        scores=scores,
+        noise_scale=noise_scale,
+        replicates=replicates or DEFAULT_REPLICATES,
+        calibrate=calibrate,
+        prior=prior,
+        gpus_per_node=gpus_per_node,
+        references=references,
+        backtests=backtests,
+    )
     return result.attach_uncertainty(unc)
 
 
-__all__ = ["compute_intervals", "compute", "load_prior", "topology", "bootstrap", "extrapolation_splits", "scale_axis", "submodels",
-           "refit_model", "Uncertainty", "DEFAULT_LEVEL", "DEFAULT_REPLICATES", "distance", "normal_quantile"]
+__all__ = [
+    "compute_intervals",
+    "compute",
+    "load_prior",
+    "topology",
+    "bootstrap",
+    "extrapolation_splits",
+    "scale_axis",
+    "submodels",
+    "refit_model",
+    "Uncertainty",
+    "DEFAULT_LEVEL",
+    "DEFAULT_REPLICATES",
+    "distance",
+    "normal_quantile",
+]

@@ -31,9 +31,16 @@ class _Design:
         self.result = result
         model = refit_model(result)
         self.expr, cbounds = model.resolve(meas)
-        self.problem = Problem(self.expr, meas, result.settings["loss"], result.settings["penalty"],
-                               float(result.settings["lam"]), cbounds, bool(result.settings.get("nonneg", True)),
-                               model.reach_env(meas))
+        self.problem = Problem(
+            self.expr,
+            meas,
+            result.settings["loss"],
+            result.settings["penalty"],
+            float(result.settings["lam"]),
+            cbounds,
+            bool(result.settings.get("nonneg", True)),
+            model.reach_env(meas),
+        )
         pr = self.problem
         self.cfg = meas.configurations()
         self.G = len(pr.counts)
@@ -47,7 +54,9 @@ class _Design:
         self.theta0 = np.array([result.params[p] for p in self.expr.params], float)
         with np.errstate(all="ignore"):
             T0 = pr.term_matrix(self.theta0)
-        self.pen_scale = np.where(pr.penalised, pr.scales(T0) / pr.ybar * pr.reach(self.theta0, T0), 0.0)  # d u_k / d c_k
+        self.pen_scale = np.where(
+            pr.penalised, pr.scales(T0) / pr.ybar * pr.reach(self.theta0, T0), 0.0
+        )  # d u_k / d c_k
         lo_t = np.array([self.expr.bounds[p][0] for p in self.expr.params], float)
         hi_t = np.array([self.expr.bounds[p][1] for p in self.expr.params], float)
         self.lo = np.concatenate([pr.clo, lo_t])
@@ -88,9 +97,9 @@ class _Design:
     def stats(self, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per-configuration loss weights A and targets m for row targets ``Y`` (R, n): (R, G) each."""
         if self.loss == "relative":
-            w, v = 1.0 / Y ** 2, Y
+            w, v = 1.0 / Y**2, Y
         elif self.loss == "absolute":
-            w, v = np.full(Y.shape, 1.0 / self.problem.ybar ** 2), Y
+            w, v = np.full(Y.shape, 1.0 / self.problem.ybar**2), Y
         else:
             w, v = np.ones(Y.shape), np.log(Y)
         A = np.add.reduceat(np.broadcast_to(w, Y.shape)[:, self.order], self.starts, axis=1)
@@ -122,7 +131,7 @@ class _Design:
             out = np.sum(A * (f - m) ** 2, axis=1) / self.n
             u = c * self.pen_scale
             if self.lam:
-                out = out + self.lam * (np.abs(u).sum(axis=1) if self.penalty == "l1" else (u ** 2).sum(axis=1))
+                out = out + self.lam * (np.abs(u).sum(axis=1) if self.penalty == "l1" else (u**2).sum(axis=1))
         return np.where(np.isfinite(out), out, np.inf)
 
     def refit(self, Y: np.ndarray, iters: int = 40) -> tuple[np.ndarray, np.ndarray]:
@@ -132,7 +141,7 @@ class _Design:
         step = max(1, CELLS // max(1, self.G * (self.K + self.M + 1)))
         if Y.shape[0] <= step:
             return self._refit(Y, iters)
-        parts = [self._refit(Y[i:i + step], iters) for i in range(0, Y.shape[0], step)]
+        parts = [self._refit(Y[i : i + step], iters) for i in range(0, Y.shape[0], step)]
         return np.concatenate([c for c, _ in parts]), np.concatenate([t for _, t in parts])
 
     def _refit(self, Y: np.ndarray, iters: int = 40) -> tuple[np.ndarray, np.ndarray]:
@@ -170,8 +179,8 @@ class _Design:
                 if self.penalty == "l1":
                     g[:, :K] += self.lam * self.pen_scale * np.sign(np.where(c == 0, 1.0, c))
                 else:
-                    g[:, :K] += 2 * self.lam * self.pen_scale ** 2 * c
-                    H[:, np.arange(K), np.arange(K)] += 2 * self.lam * self.pen_scale ** 2
+                    g[:, :K] += 2 * self.lam * self.pen_scale**2 * c
+                    H[:, np.arange(K), np.arange(K)] += 2 * self.lam * self.pen_scale**2
             ok = np.all(np.isfinite(H), axis=(1, 2)) & np.all(np.isfinite(g), axis=1)
             H = np.where(ok[:, None, None], H, np.eye(P))
             g = np.where(ok[:, None], g, 0.0)
@@ -225,15 +234,16 @@ def _residual_noise(design: _Design, meas: Measurements, n_eff: int) -> tuple[No
     if df >= 1:
         e = (rel - np.average(rel, weights=counts)) * math.sqrt(G / df)
         # one run's noise: the configuration-mean residual plus the part of the repeats' spread it averages out
-        sigma = float(np.sqrt(np.sum(rel ** 2) / df + s_rep ** 2 * (1 - 1 / np.mean(counts))))
+        sigma = float(np.sqrt(np.sum(rel**2) / df + s_rep**2 * (1 - 1 / np.mean(counts))))
         return Noise(sigma, float(df), "residuals"), e
     if s_rep > 0:
         return Noise(s_rep, float(n_rep), "repeats"), np.zeros(G)
     return Noise(PRIOR_SIGMA, None, "prior"), np.zeros(G)
 
 
-def _centred(design: _Design, coefs: np.ndarray, params: np.ndarray, c_ref: np.ndarray, p_ref: np.ndarray
-             ) -> tuple[np.ndarray, np.ndarray]:
+def _centred(
+    design: _Design, coefs: np.ndarray, params: np.ndarray, c_ref: np.ndarray, p_ref: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Replicates shifted by (the fit − the same refit of the unperturbed targets), within the bounds.
 
     The replicates are refitted by Levenberg-Marquardt, the fit by differential evolution; with a
@@ -243,17 +253,20 @@ def _centred(design: _Design, coefs: np.ndarray, params: np.ndarray, c_ref: np.n
     estimate). Refitting the targets without perturbation by the same solver measures that offset,
     so the replicates' spread is kept and their centre is the fit's."""
     K = design.K
-    coefs = np.clip(coefs + (design.c0 * design.yscale - c_ref), design.lo[:K] * design.yscale,
-                    design.hi[:K] * design.yscale)
+    coefs = np.clip(
+        coefs + (design.c0 * design.yscale - c_ref), design.lo[:K] * design.yscale, design.hi[:K] * design.yscale
+    )
     params = np.clip(params + (design.theta0 - p_ref), design.lo[K:], design.hi[K:])
     return coefs, params
 
 
-def _unpinned(design: _Design, Y: np.ndarray, base: np.ndarray, coefs: np.ndarray, params: np.ndarray
-              ) -> tuple[np.ndarray, np.ndarray]:
+def _unpinned(
+    design: _Design, Y: np.ndarray, base: np.ndarray, coefs: np.ndarray, params: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Constants that the penalty pins to one value in every replicate (an L1 kink) although the data
     are noisy get the spread of the unpenalised refits instead: a zero-width interval would claim a
     certainty the measurements do not have."""
+
     def on_one_value(x):
         # pinned in most replicates, whatever the others do: a central interval of the usual levels would
         # then be that one value (at λ = 0.01 the constant of the data-parallel preset sat on one value
@@ -273,15 +286,16 @@ def _unpinned(design: _Design, Y: np.ndarray, base: np.ndarray, coefs: np.ndarra
         design.lam = lam
     x[:, pinned] = free[:, pinned]
     K = design.K
-    for j in np.flatnonzero((pinned & on_one_value(x))[K:]):  # a free parameter the fit does not depend on (its terms are 0):
+    for j in np.flatnonzero(
+        (pinned & on_one_value(x))[K:]
+    ):  # a free parameter the fit does not depend on (its terms are 0):
         lo, hi = design.lo[K + j], design.hi[K + j]  # any value in its bounds fits alike
         if np.isfinite(lo) and np.isfinite(hi) and hi > lo and design.insensitive(j, (lo, hi)):
             x[:, K + j] = np.linspace(lo, hi, len(x))
     return x[:, :K], x[:, K:]
 
 
-def bootstrap(result, meas: Measurements, replicates: int = DEFAULT_REPLICATES, seed: int = 0
-              ) -> tuple[Member, Noise]:
+def bootstrap(result, meas: Measurements, replicates: int = DEFAULT_REPLICATES, seed: int = 0) -> tuple[Member, Noise]:
     """Cluster wild bootstrap of ``result`` on ``meas``: its member (replicates) and noise estimate."""
     design = _Design(result, meas)
     noise, e = _residual_noise(design, meas, _effective_params(result))
@@ -300,8 +314,15 @@ def bootstrap(result, meas: Measurements, replicates: int = DEFAULT_REPLICATES, 
     coefs, params = _centred(design, *design.refit(Y), *design.refit(base[None, :]))
     if design.lam and noise.sigma > 0:
         coefs, params = _unpinned(design, Y, base, coefs, params)
-    member = Member(expression=result.expression, param_bounds=dict(result.param_bounds),
-                    factors=list(result.factors), weight=1.0,
-                    point_coefficients=design.c0 * design.yscale, point_params=design.theta0,
-                    coefficients=coefs, params=params, label="fit")
+    member = Member(
+        expression=result.expression,
+        param_bounds=dict(result.param_bounds),
+        factors=list(result.factors),
+        weight=1.0,
+        point_coefficients=design.c0 * design.yscale,
+        point_params=design.theta0,
+        coefficients=coefs,
+        params=params,
+        label="fit",
+    )
     return member, noise

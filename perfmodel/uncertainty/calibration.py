@@ -78,20 +78,20 @@ def _share_replicates(member: Member, meas: Measurements) -> list:
     contrib = np.empty((R, K))
     with np.errstate(all="ignore"):
         for r0 in range(0, R, step):
-            c = member.coefficients[r0:r0 + step]
-            th = member.params[r0:r0 + step]
-            vs = [v[r0:r0 + step] if np.ndim(v) == 2 else v for v in vals]  # (R, n) where a free parameter enters
-            parts = np.stack([c[:, k, None] * np.broadcast_to(v, (len(c), meas.n_rows))
-                              for k, v in enumerate(vs)])  # (K, chunk, n)
+            c = member.coefficients[r0 : r0 + step]
+            th = member.params[r0 : r0 + step]
+            vs = [v[r0 : r0 + step] if np.ndim(v) == 2 else v for v in vals]  # (R, n) where a free parameter enters
+            parts = np.stack(
+                [c[:, k, None] * np.broadcast_to(v, (len(c), meas.n_rows)) for k, v in enumerate(vs)]
+            )  # (K, chunk, n)
             parts = expr.combine(parts, th.T)  # overlaps split by perfmodel.language.overlap's rule
-            contrib[r0:r0 + step] = np.transpose(parts, (1, 0, 2)).sum(axis=2)
+            contrib[r0 : r0 + step] = np.transpose(parts, (1, 0, 2)).sum(axis=2)
         total = contrib.sum(axis=1, keepdims=True)
         shares = np.where(total != 0, contrib / total, np.nan)
     return shares.tolist()
 
 
-def _bands(results: list, weights: list, meas: Measurements, replicates: int, seed: int
-           ) -> tuple[list[Member], Noise]:
+def _bands(results: list, weights: list, meas: Measurements, replicates: int, seed: int) -> tuple[list[Member], Noise]:
     """Bootstrap members for ``results`` (the first is the displayed model) and its noise."""
     members, noise = [], None
     total = float(sum(weights))
@@ -105,11 +105,22 @@ def _bands(results: list, weights: list, meas: Measurements, replicates: int, se
     return members, noise
 
 
-def compute(result, meas: Measurements, *, candidates: list | None = None, scores: list | None = None,
-            noise_scale: float | None = None, replicates: int = DEFAULT_REPLICATES, seed: int | None = None,
-            calibrate: bool = True, calibration_replicates: int = 100, prior: dict | bool = True,
-            gpus_per_node: float | None = None, references: bool = True, backtests: bool | None = None
-            ) -> Uncertainty:
+def compute(
+    result,
+    meas: Measurements,
+    *,
+    candidates: list | None = None,
+    scores: list | None = None,
+    noise_scale: float | None = None,
+    replicates: int = DEFAULT_REPLICATES,
+    seed: int | None = None,
+    calibrate: bool = True,
+    calibration_replicates: int = 100,
+    prior: dict | bool = True,
+    gpus_per_node: float | None = None,
+    references: bool = True,
+    backtests: bool | None = None,
+) -> Uncertainty:
     """The :class:`Uncertainty` of ``result`` fitted on ``meas``.
 
     ``prior``: the population's prior on extrapolation error (True, the default: the one learned from the corpus,
@@ -128,8 +139,9 @@ def compute(result, meas: Measurements, *, candidates: list | None = None, score
     point fits predicts instead of ``result`` alone when it does better on the extrapolation splits.
     """
     with np.errstate(all="ignore"):  # non-finite replicates are handled where they arise
-        unc = _compute(result, meas, candidates, scores, noise_scale, replicates, seed, calibrate,
-                       calibration_replicates)
+        unc = _compute(
+            result, meas, candidates, scores, noise_scale, replicates, seed, calibrate, calibration_replicates
+        )
     unc.prior = load_prior() if prior is True else (dict(prior) if prior else None)
     unc.topology = topology(meas, gpus_per_node)
     if "p" in meas.factors:
@@ -172,8 +184,7 @@ def reference_backtests(unc: Uncertainty, meas: Measurements) -> dict | None:
                 e = np.log(test_m.y / m.predict(env, m.point_coefficients[None], m.point_params[None])[0])
             errors[label] += [float(np.mean(e[cfg == g])) for g in np.unique(cfg)]
     out = {"model": [float(pt[0]) for pt in unc.calibration], **errors}
-    out = {k: float(np.sqrt(np.mean(np.square(v)))) for k, v in out.items()
-           if v and np.isfinite(v).all()}
+    out = {k: float(np.sqrt(np.mean(np.square(v)))) for k, v in out.items() if v and np.isfinite(v).all()}
     return out if "model" in out and len(out) > 1 else None
 
 
@@ -195,9 +206,14 @@ def _compute(result, meas, candidates, scores, noise_scale, replicates, seed, ca
     members, noise = _bands(results, weights, meas, replicates, seed)
     for m, s in zip(members, sc):
         m.score = float(s)
-    unc = Uncertainty(members=members, noise=noise, calibration=[],
-                      factor_ranges={k: tuple(v) for k, v in result.factor_ranges.items()},
-                      replicates=int(replicates), seed=seed)
+    unc = Uncertainty(
+        members=members,
+        noise=noise,
+        calibration=[],
+        factor_ranges={k: tuple(v) for k, v in result.factor_ranges.items()},
+        replicates=int(replicates),
+        seed=seed,
+    )
     unc.share_replicates = _share_replicates(members[0], meas)
     if calibrate:
         _calibrate(unc, results, weights, meas, calibration_replicates, seed, allow_ensemble)
@@ -229,12 +245,19 @@ def submodels(result, meas: Measurements) -> tuple[list, list, float]:
         except PerfModelError:
             continue
     sigma = PRIOR_SIGMA
-    scores = [meas.n_rows * r.loss / (2 * sigma ** 2) for r in [result] + fits]
+    scores = [meas.n_rows * r.loss / (2 * sigma**2) for r in [result] + fits]
     return fits, scores, 1.0
 
 
-def _calibrate(unc: Uncertainty, results: list, weights: list, meas: Measurements, replicates: int,
-               seed: int, allow_ensemble: bool = True) -> None:
+def _calibrate(
+    unc: Uncertainty,
+    results: list,
+    weights: list,
+    meas: Measurements,
+    replicates: int,
+    seed: int,
+    allow_ensemble: bool = True,
+) -> None:
     """Scores of the larger-scale points on nested splits; chooses best vs ensemble."""
     points: dict = {"best": [], "ensemble": []}
     splits, err_best, err_ens = [], [], []
@@ -256,8 +279,12 @@ def _calibrate(unc: Uncertainty, results: list, weights: list, meas: Measurement
         except PerfModelError as exc:
             splits.append({"split": label, "error": str(exc)})
             continue
-        nested = Uncertainty(members=members, noise=noise, calibration=[],
-                             factor_ranges={k: tuple(v) for k, v in fits[0].factor_ranges.items()})
+        nested = Uncertainty(
+            members=members,
+            noise=noise,
+            calibration=[],
+            factor_ranges={k: tuple(v) for k, v in fits[0].factor_ranges.items()},
+        )
         env = test_m.env()
         y = test_m.y
         predictions = nested.member_predictions(env)
@@ -280,25 +307,36 @@ def _calibrate(unc: Uncertainty, results: list, weights: list, meas: Measurement
                     points[predictor].append(pt)
                     if predictor == "best":
                         covered.append(-pt[1] <= pt[0] <= pt[2])
-        splits.append({"split": label, "train_configurations": train_m.n_configurations,
-                       "test_configurations": test_m.n_configurations,
-                       "mape_fit": float(np.mean(np.abs(points_j[0] / y - 1)) * 100),
-                       "mape_ensemble": float(np.mean(np.abs(ens / y - 1)) * 100) if len(ok) > 1 else None,
-                       "covered_unwidened": float(np.mean(covered)) if covered else None})
+        splits.append(
+            {
+                "split": label,
+                "train_configurations": train_m.n_configurations,
+                "test_configurations": test_m.n_configurations,
+                "mape_fit": float(np.mean(np.abs(points_j[0] / y - 1)) * 100),
+                "mape_ensemble": float(np.mean(np.abs(ens / y - 1)) * 100) if len(ok) > 1 else None,
+                "covered_unwidened": float(np.mean(covered)) if covered else None,
+            }
+        )
     unc.splits = splits
     if len(results) > 1 and not allow_ensemble:
-        unc.predictor_note = (f"the interval includes {len(results) - 1} model(s) with one term left out, which fit "
-                              "the measurements about as well (more unknowns than configurations)")
+        unc.predictor_note = (
+            f"the interval includes {len(results) - 1} model(s) with one term left out, which fit "
+            "the measurements about as well (more unknowns than configurations)"
+        )
     elif len(results) > 1:
         if err_best and np.mean(err_ens) < np.mean(err_best):
             unc.predictor = "ensemble"
-            unc.predictor_note = (f"predicts with the weighted ensemble of {len(results)} plausible models: on the "
-                                  f"larger-scale splits its error was {np.mean(err_ens) * 100:.1f} % against "
-                                  f"{np.mean(err_best) * 100:.1f} % for the displayed model alone")
+            unc.predictor_note = (
+                f"predicts with the weighted ensemble of {len(results)} plausible models: on the "
+                f"larger-scale splits its error was {np.mean(err_ens) * 100:.1f} % against "
+                f"{np.mean(err_best) * 100:.1f} % for the displayed model alone"
+            )
         elif err_best:
-            unc.predictor_note = (f"predicts with the displayed model: on the larger-scale splits its error was "
-                                  f"{np.mean(err_best) * 100:.1f} % against {np.mean(err_ens) * 100:.1f} % for the "
-                                  f"ensemble of {len(results)} plausible models")
+            unc.predictor_note = (
+                f"predicts with the displayed model: on the larger-scale splits its error was "
+                f"{np.mean(err_best) * 100:.1f} % against {np.mean(err_ens) * 100:.1f} % for the "
+                f"ensemble of {len(results)} plausible models"
+            )
         else:
             unc.predictor_note = "predicts with the displayed model (no larger-scale split to compare the ensemble on)"
     unc.calibration = points[unc.predictor]

@@ -63,42 +63,59 @@ def _load(path: str) -> dict:
     if d.get("format") != FORMAT:
         raise PerfModelError(f"{path} is not an extrapolation prior ({FORMAT})")
     kappa = d.get("kappa", {})
-    vals = ([kappa.get(k) for k in ("same_nodes", "crosses_nodes", "unknown")]
-            + [d.get("pseudo_configurations"), d.get("band_scale", 1.0), d.get("few_dof_band_scale", 1.0),
-               d.get("structure_scale", 0.0), d.get("shortfall_scale", 0.0)])
+    vals = [kappa.get(k) for k in ("same_nodes", "crosses_nodes", "unknown")] + [
+        d.get("pseudo_configurations"),
+        d.get("band_scale", 1.0),
+        d.get("few_dof_band_scale", 1.0),
+        d.get("structure_scale", 0.0),
+        d.get("shortfall_scale", 0.0),
+    ]
     if not all(isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 for v in vals):
-        raise PerfModelError(f"{path}: κ, pseudo_configurations, band_scale, few_dof_band_scale, structure_scale "
-                             "and shortfall_scale must be finite numbers >= 0")
+        raise PerfModelError(
+            f"{path}: κ, pseudo_configurations, band_scale, few_dof_band_scale, structure_scale "
+            "and shortfall_scale must be finite numbers >= 0"
+        )
     if d.get("point_rule", "model") not in POINT_RULES:
         raise PerfModelError(f"{path}: point_rule must be one of {', '.join(POINT_RULES)}")
     if "noise" in d and not valid_noise_prior(d["noise"]):
         raise PerfModelError(f"{path}: noise {NOISE_PRIOR_NEEDS}")
     for i, c in enumerate(d.get("classes") or []):
         try:
-            vals = ([float(c["kappa"][k]) for k in ("same_nodes", "crosses_nodes", "unknown")]
-                    + [float(c[k]) for k in ("efficiency_min", "pseudo_configurations", "band_scale")]
-                    + [float(c.get(k, 0.0)) for k in ("structure_scale", "shortfall_scale")]
-                    + [float(c.get("few_dof_band_scale", 1.0))])
+            vals = (
+                [float(c["kappa"][k]) for k in ("same_nodes", "crosses_nodes", "unknown")]
+                + [float(c[k]) for k in ("efficiency_min", "pseudo_configurations", "band_scale")]
+                + [float(c.get(k, 0.0)) for k in ("structure_scale", "shortfall_scale")]
+                + [float(c.get("few_dof_band_scale", 1.0))]
+            )
         except (KeyError, TypeError, ValueError):
             vals = [float("nan")]
         if c.get("point_rule", "model") not in POINT_RULES:
             vals = [float("nan")]
         if not all(math.isfinite(v) and v >= 0 for v in vals):
-            raise PerfModelError(f"{path}: scaling class {i + 1} needs efficiency_min, κ per crossing, "
-                                 "pseudo_configurations and band_scale, finite numbers >= 0, and a point rule "
-                                 f"of {', '.join(POINT_RULES)}")
+            raise PerfModelError(
+                f"{path}: scaling class {i + 1} needs efficiency_min, κ per crossing, "
+                "pseudo_configurations and band_scale, finite numbers >= 0, and a point rule "
+                f"of {', '.join(POINT_RULES)}"
+            )
     return d
 
 
 #: the fields a scaling class sets in place of the whole corpus's
-CLASS_FIELDS = ("kappa", "pseudo_configurations", "band_scale", "few_dof_band_scale", "structure_scale",
-                "shortfall_scale", "point_rule")
+CLASS_FIELDS = (
+    "kappa",
+    "pseudo_configurations",
+    "band_scale",
+    "few_dof_band_scale",
+    "structure_scale",
+    "shortfall_scale",
+    "point_rule",
+)
 
 
 def efficiency(shortfall: float | None) -> float | None:
     """Parallel efficiency per doubling of a series' last measured doubling, ``2^-u`` (1: the time
     halved; 0.5: it stayed flat); None without a shortfall."""
-    return None if shortfall is None or not math.isfinite(shortfall) else float(2.0 ** -shortfall)
+    return None if shortfall is None or not math.isfinite(shortfall) else float(2.0**-shortfall)
 
 
 def for_series(prior: dict | None, shortfall: float | None) -> dict | None:
@@ -119,9 +136,14 @@ def for_series(prior: dict | None, shortfall: float | None) -> dict | None:
             out.update({k: c[k] for k in CLASS_FIELDS if k in c})
             out["corpus_kappa"] = dict(prior["kappa"])  # a first or unknown crossing takes it when larger
             top = float(classes[i - 1]["efficiency_min"]) if i else None
-            out["scaling_class"] = {"name": c.get("name", ""), "efficiency_min": float(c["efficiency_min"]),
-                                    "efficiency_below": top, "efficiency": e,
-                                    "n_series": c.get("n_series"), "n_sources": c.get("n_sources")}
+            out["scaling_class"] = {
+                "name": c.get("name", ""),
+                "efficiency_min": float(c["efficiency_min"]),
+                "efficiency_below": top,
+                "efficiency": e,
+                "n_series": c.get("n_series"),
+                "n_sources": c.get("n_sources"),
+            }
             return out
     return out
 
@@ -130,10 +152,23 @@ def load_prior(path: str | Path | None = None) -> dict:
     """The prior as stored with a fit's intervals: κ per crossing, pseudo-configurations, and where it
     came from (sources, date, series)."""
     d = _load(str(path or PRIOR_FILE))
-    keep = ("format", "kappa", "pseudo_configurations", "band_scale", "few_dof_band_scale", "structure_scale",
-            "shortfall_scale",
-            "point_rule", "noise", "level", "classes",
-            "n_series", "n_splits", "created", "sources")
+    keep = (
+        "format",
+        "kappa",
+        "pseudo_configurations",
+        "band_scale",
+        "few_dof_band_scale",
+        "structure_scale",
+        "shortfall_scale",
+        "point_rule",
+        "noise",
+        "level",
+        "classes",
+        "n_series",
+        "n_splits",
+        "created",
+        "sources",
+    )
     return {k: d[k] for k in keep if k in d}
 
 
@@ -150,8 +185,12 @@ def topology(meas: Measurements, gpus_per_node: float | None = None) -> dict | N
     names GPUs or accelerators, flagged ``guessed``), else None (unknown; ``gpus_per_node=0`` says so
     without a guess)."""
     if "nodes" in meas.factors:
-        return {"nodes_symbol": "nodes", "gpus_per_node": None,
-                "max_nodes": float(np.max(meas.values("nodes"))), "guessed": False}
+        return {
+            "nodes_symbol": "nodes",
+            "gpus_per_node": None,
+            "max_nodes": float(np.max(meas.values("nodes"))),
+            "guessed": False,
+        }
     if "p" not in meas.factors or gpus_per_node == 0:
         return None
     guessed = gpus_per_node is None
@@ -165,16 +204,22 @@ def topology(meas: Measurements, gpus_per_node: float | None = None) -> dict | N
         k = float("nan")
     if not (math.isfinite(k) and k >= 1):
         raise PerfModelError(f"GPUs per node must be a number >= 1, got {gpus_per_node!r}")
-    return {"nodes_symbol": None, "gpus_per_node": k,
-            "max_nodes": float(np.ceil(np.max(meas.values("p")) / k)), "guessed": guessed}
+    return {
+        "nodes_symbol": None,
+        "gpus_per_node": k,
+        "max_nodes": float(np.ceil(np.max(meas.values("p")) / k)),
+        "guessed": guessed,
+    }
 
 
 def describe(topo: dict | None) -> str:
     """One line on how node crossings are told, for the CLI, the report and the app."""
     if not topo:
-        return ("topology unknown: map a nodes column or give the GPUs per node (--gpus-per-node) to tell "
-                "targets on more nodes than measured")
+        return (
+            "topology unknown: map a nodes column or give the GPUs per node (--gpus-per-node) to tell "
+            "targets on more nodes than measured"
+        )
     if topo.get("nodes_symbol"):
         return f"nodes from the {topo['nodes_symbol']} column; measured on up to {topo['max_nodes']:g} node(s)"
     how = "guessed; set it with --gpus-per-node" if topo.get("guessed") else "given"
-    return (f"{topo['gpus_per_node']:g} GPUs per node ({how}); measured on up to {topo['max_nodes']:g} node(s)")
+    return f"{topo['gpus_per_node']:g} GPUs per node ({how}); measured on up to {topo['max_nodes']:g} node(s)"

@@ -37,9 +37,17 @@ def point_member(result, label: str) -> Member:
     expr = result._expression()
     c = np.array(list(result.coefficients.values()), float)
     theta = result._theta(expr)
-    return Member(expression=result.expression, param_bounds=dict(result.param_bounds),
-                  factors=list(result.factors), weight=0.0, point_coefficients=c, point_params=theta,
-                  coefficients=c[None, :], params=theta[None, :], label=label)
+    return Member(
+        expression=result.expression,
+        param_bounds=dict(result.param_bounds),
+        factors=list(result.factors),
+        weight=0.0,
+        point_coefficients=c,
+        point_params=theta,
+        coefficients=c[None, :],
+        params=theta[None, :],
+        label=label,
+    )
 
 
 def ernest_spec(meas: Measurements) -> str:

@@ -21,8 +21,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "tests" / "artifacts"
 CHROMIUM = os.environ.get("PERFMODEL_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 
 # Counts finished script runs: running -> notRunning transitions of Streamlit's root element.
 RUN_COUNTER = """
@@ -37,8 +45,10 @@ new MutationObserver((mutations) => {
                       attributeFilter: ['data-test-script-state']});
 """
 # Idle: the last run finished and no placeholder skeleton is left (a page still being laid out).
-IDLE = ("document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state') === 'notRunning'"
-        " && !document.querySelector('[data-testid=stSkeleton]')")
+IDLE = (
+    "document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state') === 'notRunning'"
+    " && !document.querySelector('[data-testid=stSkeleton]')"
+)
 
 
 def free_port() -> int:
@@ -56,10 +66,27 @@ def running_app(log_path: Path | None = None, root: Path = ROOT):
     log_path = log_path or ARTIFACTS / "streamlit.log"
     with open(log_path, "w") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-             "--server.port", str(port), "--server.address", "127.0.0.1",
-             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-            cwd=root, stdout=log, stderr=subprocess.STDOUT)
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                "app.py",
+                "--server.headless",
+                "true",
+                "--server.port",
+                str(port),
+                "--server.address",
+                "127.0.0.1",
+                "--browser.gatherUsageStats",
+                "false",
+                "--server.fileWatcherType",
+                "none",
+            ],
+            cwd=root,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         try:
             url = f"http://127.0.0.1:{port}"
             deadline = time.monotonic() + 90

@@ -66,8 +66,11 @@ def test_plotly_js_loads_with_the_first_message_from_a_hidden_element(page):
     open_app(page, "export")
     page.wait_for_selector('h1:has-text("Export")')
     assert page.locator(PLOT).count() == 0
-    page.wait_for_function("(name) => performance.getEntriesByType('resource').some(e => e.name.endsWith(name))",
-                           arg=_chunk(), timeout=30_000)
+    page.wait_for_function(
+        "(name) => performance.getEntriesByType('resource').some(e => e.name.endsWith(name))",
+        arg=_chunk(),
+        timeout=30_000,
+    )
     box = page.locator(f".st-key-{KEY}")
     assert box.count() == 1 and not box.is_visible()
     gap = page.evaluate("""() => {  // the title starts where the main block's content does: no gap above it
@@ -78,8 +81,12 @@ def test_plotly_js_loads_with_the_first_message_from_a_hidden_element(page):
     assert abs(gap) < 1, f"the hidden preload element leaves {gap:.0f} px above the page title"
     go_to(page, "Results")  # Streamlit's own import of the chunk finds the module loaded: one fetch
     page.wait_for_selector(f"{PLOT} .main-svg")
-    assert page.evaluate("(name) => performance.getEntriesByType('resource').filter(e => e.name.endsWith(name))"
-                         ".length", _chunk()) == 1
+    assert (
+        page.evaluate(
+            "(name) => performance.getEntriesByType('resource').filter(e => e.name.endsWith(name)).length", _chunk()
+        )
+        == 1
+    )
     no_exception(page)
     assert not page.js_errors
 
@@ -89,7 +96,7 @@ def test_upload_map_fit_and_see_metrics(page, tmp_path):
     rows = []
     for p in (1, 2, 4, 8, 16):
         for b in (32, 128):
-            t = 3 + 2000 / (p * b) * b ** 0.9 * 1e-3 + 0.05 * np.log2(p)
+            t = 3 + 2000 / (p * b) * b**0.9 * 1e-3 + 0.05 * np.log2(p)
             rows += [(p, b, 50000, t), (p, b, 50000, t * 1.01)]
     csv = tmp_path / "my_timings.csv"
     pd.DataFrame(rows, columns=["workers", "batch_size", "samples", "seconds"]).to_csv(csv, sep=";", index=False)
@@ -104,8 +111,12 @@ def test_upload_map_fit_and_see_metrics(page, tmp_path):
     runs = page.locator('[data-testid="stMetric"]').filter(has_text="Runs (rows used)")
     assert runs.locator('[data-testid="stMetricValue"]').inner_text() == "20"
     go_to(page, "Results")
-    value = page.locator('[data-testid="stMetric"]').filter(has_text="MAPE, in-sample") \
-        .locator('[data-testid="stMetricValue"]').inner_text()
+    value = (
+        page.locator('[data-testid="stMetric"]')
+        .filter(has_text="MAPE, in-sample")
+        .locator('[data-testid="stMetricValue"]')
+        .inner_text()
+    )
     assert re.fullmatch(r"\d+(\.\d+)? %", value), value
     assert float(value.split()[0]) < 5
     no_exception(page)
@@ -115,9 +126,12 @@ def test_upload_a_throughput_and_fit_the_time_it_gives(page, tmp_path):
     """images/s from T = 2 + 60/p seconds per run of 1200 images: the form takes the column as a
     throughput, the work per run typed in makes the time 1200 / rate, and the fit finds the formula."""
     csv = tmp_path / "rates.csv"
-    pd.DataFrame({"gpus": [1, 1, 2, 2, 4, 4, 8, 8],
-                  "images_per_sec": [1200 / (2 + 60 / p) * f for p in (1, 2, 4, 8) for f in (1, 1.001)]}
-                 ).to_csv(csv, index=False)
+    pd.DataFrame(
+        {
+            "gpus": [1, 1, 2, 2, 4, 4, 8, 8],
+            "images_per_sec": [1200 / (2 + 60 / p) * f for p in (1, 2, 4, 8) for f in (1, 1.001)],
+        }
+    ).to_csv(csv, index=False)
     open_app(page)
     wait_for_run(page, lambda: page.get_by_text("Upload a file").click())
     wait_for_run(page, lambda: page.locator('input[type="file"]').set_input_files(str(csv)))
@@ -132,8 +146,12 @@ def test_upload_a_throughput_and_fit_the_time_it_gives(page, tmp_path):
     page.get_by_text("1200 / images_per_sec").first.wait_for()
     screenshot(page, "data-throughput")
     go_to(page, "Results")
-    value = page.locator('[data-testid="stMetric"]').filter(has_text="MAPE, in-sample") \
-        .locator('[data-testid="stMetricValue"]').inner_text()
+    value = (
+        page.locator('[data-testid="stMetric"]')
+        .filter(has_text="MAPE, in-sample")
+        .locator('[data-testid="stMetricValue"]')
+        .inner_text()
+    )
     assert float(value.split()[0]) < 1, value
     go_to(page, "Scaling")  # the headline gives the rate beside the time: 1200 / (2 + 60/8) = 126 images/s
     page.locator('[data-testid="stAlert"]').filter(has_text=re.compile(r"that is 126(\.\d+)? ")).first.wait_for()
@@ -149,16 +167,20 @@ def test_upload_a_throughput_and_fit_the_time_it_gives(page, tmp_path):
     screenshot(page, "scaling-throughput")
 
 
-LIVE_FORMULA = ("() => { const k = document.querySelector('.st-key-live_formula .katex-html');"
-                " return k ? k.textContent : null; }")
+LIVE_FORMULA = (
+    "() => { const k = document.querySelector('.st-key-live_formula .katex-html'); return k ? k.textContent : null; }"
+)
 
 
 def test_moving_lambda_refits_and_redraws_with_no_other_click(page):
     open_app(page, "model?lam=0.001")  # from here each step right changes the formula's digits
     page.locator(".st-key-live_formula .katex").wait_for()
     before, sidebar_before = page.evaluate(LIVE_FORMULA), sidebar_formula(page)
-    parity_before = sum(len(t["x"]) for t in figure(page.locator(".st-key-live_chart .js-plotly-plot"))["data"]
-                        if t.get("mode") == "markers")
+    parity_before = sum(
+        len(t["x"])
+        for t in figure(page.locator(".st-key-live_chart .js-plotly-plot"))["data"]
+        if t.get("mode") == "markers"
+    )
     slider = page.locator('[data-testid="stSlider"]').filter(has_text="λ").locator('input[type="range"]')
     old = slider.input_value()
     for _ in range(2):  # 1e-3 -> 3e-3 -> 0.01: a larger λ, nothing else pressed
@@ -170,8 +192,11 @@ def test_moving_lambda_refits_and_redraws_with_no_other_click(page):
     # the link and the sidebar follow (a full run after the fragment's; under load the run after the
     # first step can finish before the second step's, so wait for the last λ, not for any change)
     page.wait_for_function("() => window.location.href.includes('lam=0.01')")
-    page.wait_for_function("(old) => { const e = document.querySelector('[data-testid=stSidebar] .st-key-sidebar_formula');"
-                           " return e && e.innerText !== old; }", arg=sidebar_before)
+    page.wait_for_function(
+        "(old) => { const e = document.querySelector('[data-testid=stSidebar] .st-key-sidebar_formula');"
+        " return e && e.innerText !== old; }",
+        arg=sidebar_before,
+    )
     page.wait_for_function(HARNESS_IDLE)
     no_exception(page)
     assert page.evaluate(LIVE_FORMULA) != before
@@ -242,8 +267,7 @@ def test_downloads_parse(page, tmp_path):
     assert res.n_rows == meas.n_rows
     pred = res.predict(meas)
     assert np.all(np.isfinite(pred)) and np.all(pred > 0)
-    assert res.metrics["mape"] == pytest.approx(
-        float(np.mean(np.abs(pred - meas.y) / meas.y) * 100), rel=1e-9)
+    assert res.metrics["mape"] == pytest.approx(float(np.mean(np.abs(pred - meas.y) / meas.y) * 100), rel=1e-9)
 
     with page.expect_download() as info:
         page.get_by_role("button", name="Download HTML report").click()

@@ -27,7 +27,7 @@ def comm_csv(tmp_path_factory):
         for b in (32, 128):
             for n in (25_000, 50_000):
                 it = np.ceil(n / (p * b))
-                t = 3 + 2e-3 * it * b ** 0.9 + 0.05 * it * np.log2(p)
+                t = 3 + 2e-3 * it * b**0.9 + 0.05 * it * np.log2(p)
                 rows += [(p, b, n, t), (p, b, n, t * 1.01)]
     path = tmp_path_factory.mktemp("charts") / "allreduce_bound.csv"
     pd.DataFrame(rows, columns=["workers", "batch_size", "samples", "seconds"]).to_csv(path, index=False)
@@ -86,8 +86,12 @@ def test_extend_slider_value_is_the_one_drawn_after_switching_the_factor(page):
     box.click()
     wait_for_run(page, lambda: page.get_by_role("option", name=re.compile(r"^b: ")).click())
     no_exception(page)
-    shown = page.locator('[data-testid="stSlider"]').filter(has_text="Extend the curve") \
-        .locator('[data-testid="stSliderThumbValue"]').inner_text()
+    shown = (
+        page.locator('[data-testid="stSlider"]')
+        .filter(has_text="Extend the curve")
+        .locator('[data-testid="stSliderThumbValue"]')
+        .inner_text()
+    )
     assert shown.strip() == "8 ×"
     curve = chart_titled(page, "Run time as")
     x_max = max(x for t in curve["data"] for x in t["x"] if x is not None)
@@ -112,8 +116,11 @@ def test_parity_charts_are_square_with_enough_ticks(page):
     assert len([t for t in x["labels"] if t]) >= 4 and len([t for t in y["labels"] if t]) >= 4
     # the legend sits inside the plot area (its empty top-left corner), not over the axis title
     legend, plot_left = parity["boxes"]["legend"], x["offset"]
-    chart_left = page.locator(PLOT).filter(has=page.locator(".gtitle", has_text="Predicted against measured")) \
+    chart_left = (
+        page.locator(PLOT)
+        .filter(has=page.locator(".gtitle", has_text="Predicted against measured"))
         .first.bounding_box()["x"]
+    )
     assert legend["left"] >= chart_left + plot_left - 1
     go_to(page, "Compare")
     page.locator(PLOT).first.wait_for(timeout=60_000)
@@ -133,8 +140,14 @@ def markers_under_legend(page, title: str) -> list:
     hidden = []
     for point in chart.locator(".scatterlayer .point").all():
         b = point.bounding_box()
-        if b and b["width"] > 2 and b["x"] < lg["x"] + lg["width"] and lg["x"] < b["x"] + b["width"] \
-                and b["y"] < lg["y"] + lg["height"] and lg["y"] < b["y"] + b["height"]:
+        if (
+            b
+            and b["width"] > 2
+            and b["x"] < lg["x"] + lg["width"]
+            and lg["x"] < b["x"] + b["width"]
+            and b["y"] < lg["y"] + lg["height"]
+            and lg["y"] < b["y"] + b["height"]
+        ):
             hidden.append(b)
     return hidden
 
@@ -183,14 +196,18 @@ def test_the_scaling_band_is_visible_and_the_page_speaks_one_unit(page):
     linear axis); the headline, both time axes and the legend swatch agree with what is drawn."""
     open_app(page, "scaling")
     page.get_by_text("Ranges are 90 % intervals").wait_for(timeout=90_000)
-    page.wait_for_function("document.querySelector('[data-testid=stApp]')"
-                           "?.getAttribute('data-test-script-state') === 'notRunning'")
+    page.wait_for_function(
+        "document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state') === 'notRunning'"
+    )
     no_exception(page)
     fig = chart_titled(page, "Run time as workers grow")
     y = fig["axes"]["yaxis"]
     assert y["type"] == "log" and fig["layout"]["yaxis"]["title"]["text"] == "predicted time (min)"
-    high, low = (np.array(t["y"], float) for t in fig["data"] if t.get("name") == "90 % interval" and t.get("fill") != "none"
-                 and t.get("mode") == "lines")
+    high, low = (
+        np.array(t["y"], float)
+        for t in fig["data"]
+        if t.get("name") == "90 % interval" and t.get("fill") != "none" and t.get("mode") == "lines"
+    )
     px_per_decade = y["length"] / (y["range"][1] - y["range"][0])
     x = np.array(next(t for t in fig["data"] if t.get("name") == "90 % interval")["x"], float)
     at8 = int(np.argmin(np.abs(x - 8)))

@@ -25,8 +25,12 @@ def type_into(page, label: str, text: str) -> None:
 
 
 def inside(inner: dict, outer: dict, slack: float = 1.0) -> bool:
-    return (inner["left"] >= outer["left"] - slack and inner["right"] <= outer["right"] + slack
-            and inner["top"] >= outer["top"] - slack and inner["bottom"] <= outer["bottom"] + slack)
+    return (
+        inner["left"] >= outer["left"] - slack
+        and inner["right"] <= outer["right"] + slack
+        and inner["top"] >= outer["top"] - slack
+        and inner["bottom"] <= outer["bottom"] + slack
+    )
 
 
 def shoot(page, path: str) -> None:
@@ -62,14 +66,19 @@ def test_plan_page_draws_both_charts_and_a_recommendation(page):
     for loc, fig in ((frontier, f), (deadline, d)):
         box = loc.first.bounding_box()
         xa, ya = fig["axes"]["xaxis"], fig["axes"]["yaxis"]
-        outer = {"left": box["x"] + xa["offset"], "right": box["x"] + xa["offset"] + xa["length"],
-                 "top": box["y"] + ya["offset"], "bottom": box["y"] + ya["offset"] + ya["length"]}
+        outer = {
+            "left": box["x"] + xa["offset"],
+            "right": box["x"] + xa["offset"] + xa["length"],
+            "top": box["y"] + ya["offset"],
+            "bottom": box["y"] + ya["offset"] + ya["length"],
+        }
         texts = loc.locator(".scatterlayer .textpoint")
         assert texts.count() >= 7
         for i in range(texts.count()):
             r = texts.nth(i).bounding_box()
-            assert inside({"left": r["x"], "right": r["x"] + r["width"], "top": r["y"], "bottom": r["y"] + r["height"]},
-                          outer), (i, r, outer)
+            assert inside(
+                {"left": r["x"], "right": r["x"] + r["width"], "top": r["y"], "bottom": r["y"] + r["height"]}, outer
+            ), (i, r, outer)
     # the legend does not sit on the title
     for fig in (f, d):
         leg, title = fig["boxes"]["legend"], fig["boxes"]["title"]
