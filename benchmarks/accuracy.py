@@ -54,14 +54,14 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from perfmodel import Model, PerfModelError, compute_intervals  # noqa: E402
-from perfmodel.search import auto_select, plausible  # noqa: E402
-from perfmodel.compare import pmnf_search  # noqa: E402
-from perfmodel.data.datasets import list_datasets, load_dataset  # noqa: E402
-from perfmodel.fitting.evaluate import largest_scale_query  # noqa: E402
-from perfmodel.language.expression import evaluate_query  # noqa: E402
-from perfmodel.fitting import metrics  # noqa: E402
-from perfmodel.language import PRESETS  # noqa: E402
+from perfmodel import Model, PerfModelError, compute_intervals
+from perfmodel.compare import pmnf_search
+from perfmodel.data.datasets import list_datasets, load_dataset
+from perfmodel.fitting import metrics
+from perfmodel.fitting.evaluate import largest_scale_query
+from perfmodel.language import PRESETS
+from perfmodel.language.expression import evaluate_query
+from perfmodel.search import auto_select, plausible
 
 MODELS = ("auto", "data-parallel", "ernest", "PMNF", "ernest-lsq", "PMNF-lsq", "catalogue")
 
@@ -266,7 +266,7 @@ def main_series(args) -> int:
     t0 = time.perf_counter()
     rows = run_series(workers=args.workers or 2, ks=tuple(int(v) for v in args.ks.split(",")), ahead=args.ahead)
     seconds = time.perf_counter() - t0
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     print(
         f"Short series: MAPE (%) at the next one or two GPU counts, each model chosen and fitted on the first "
         f"3-6 counts only ({len(rows)} splits; bold = best of the row); {now}\n"

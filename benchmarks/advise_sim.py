@@ -27,8 +27,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from perfmodel import Measurements, Model, compute_intervals  # noqa: E402
-from perfmodel.advise import advise  # noqa: E402
+from perfmodel import Measurements, Model, compute_intervals
+from perfmodel.advise import advise
 
 TERMS = "1 + N/p + log2(p) + p"
 N = 1e6

@@ -49,7 +49,7 @@ from tests.browser.harness import (
     IDLE,
     new_page,
     open_app,
-    running_app,  # noqa: E402
+    running_app,
     wait_for_run,
 )
 

@@ -43,11 +43,12 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from timing import timed  # noqa: E402
-from perfmodel import Measurements, Model  # noqa: E402
-from perfmodel.search import auto_select, lambda_path  # noqa: E402
-from perfmodel.parallel import n_workers  # noqa: E402
-from perfmodel.data.datasets import load_dataset  # noqa: E402
+from timing import timed
+
+from perfmodel import Measurements, Model
+from perfmodel.data.datasets import load_dataset
+from perfmodel.parallel import n_workers
+from perfmodel.search import auto_select, lambda_path
 
 
 def synthetic(rows: int = 300, seed: int = 0) -> Measurements:

@@ -55,15 +55,15 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from perfmodel import Measurements, Model, compute_intervals  # noqa: E402
-from perfmodel.fitting.extrapolation import series_evidence  # noqa: E402
-from perfmodel.fitting.members import distance  # noqa: E402
-from perfmodel.fitting.model import DEFAULT_PENALTY_REACH, PENALTY_REACHES  # noqa: E402
-from perfmodel.search import auto_select, plausible  # noqa: E402
-from perfmodel.uncertainty.references import REFERENCE_PRESETS  # noqa: E402
+import corpus
+import peers
 
-import corpus  # noqa: E402
-import peers  # noqa: E402
+from perfmodel import Measurements, Model, compute_intervals
+from perfmodel.fitting.extrapolation import series_evidence
+from perfmodel.fitting.members import distance
+from perfmodel.fitting.model import DEFAULT_PENALTY_REACH, PENALTY_REACHES
+from perfmodel.search import auto_select, plausible
+from perfmodel.uncertainty.references import REFERENCE_PRESETS
 
 METHODS = ("auto", "data-parallel", "ernest", "pollux", "pollux-ref", "optimus-ref")
 PRESET_METHODS = ("data-parallel", "ernest", "pollux")
@@ -253,7 +253,7 @@ def run_split(task) -> list[dict]:
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")
                 pred, low, high, learn, expr = run_method(m, train, test)
-        except Exception as exc:  # noqa: BLE001 - a failed fit is a result of the benchmark, recorded
+        except Exception as exc:
             pred = low = high = np.full(len(y), np.nan)
             learn = {}
             error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
@@ -564,7 +564,7 @@ def main(argv=None) -> int:
     )
     records = run_all(splits, methods, nodes_for, workers=args.workers, out=args.out, time_budget=args.time_budget)
     seconds = time.perf_counter() - t0
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     done = records["split"].nunique() if "split" in records else scored(records)["split"].nunique()
     print(
         f"Extrapolation benchmark: {done} of {len(splits)} splits, {len(methods)} methods, "

@@ -19,8 +19,9 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from timing import timed  # noqa: E402
-from perfmodel import Measurements, Model  # noqa: E402
+from timing import timed
+
+from perfmodel import Measurements, Model
 
 SPEC = "1 + I*b^e1 + I*log2(p) + p^e2"
 LINEAR = "1 + I*b^0.8 + I*log2(p) + p^1.2"

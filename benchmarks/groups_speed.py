@@ -71,8 +71,7 @@ def table(groups: int, seed: int = 0) -> pd.DataFrame:
 def child(args) -> None:
     """Run one backend and print a JSON line with its timings (this process is measured)."""
     from perfmodel import fit_groups
-    from perfmodel.parallel import one_blas_thread
-    from perfmodel.parallel import dask_client
+    from perfmodel.parallel import dask_client, one_blas_thread
 
     # One BLAS thread here too, as in the pool's and Dask's workers, so the serial baseline is not
     # slowed by OpenBLAS threads spinning on a 2-core machine.

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from perfmodel import Measurements, Model, compute_intervals  # noqa: E402
+from perfmodel import Measurements, Model, compute_intervals
 
 #: The generating constants (the fitted model is exactly the simulated one).
 TRUE = {"c0": 5.0, "c1": 0.02, "c2": 0.4}

@@ -26,11 +26,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from perfmodel import Measurements, Model, PerfModelError, compute_intervals  # noqa: E402
-from perfmodel.search import auto_select, plausible  # noqa: E402
-from perfmodel.data.datasets import list_datasets, load_dataset  # noqa: E402
+from perfmodel import Measurements, Model, PerfModelError, compute_intervals
+from perfmodel.data.datasets import list_datasets, load_dataset
 from perfmodel.fitting.evaluate import largest_scale_query
-from perfmodel.language.expression import evaluate_query  # noqa: E402
+from perfmodel.language.expression import evaluate_query
+from perfmodel.search import auto_select, plausible
 
 
 def fit_with_intervals(name: str, train: Measurements, replicates: int):

@@ -63,7 +63,7 @@ from scipy.optimize import curve_fit, minimize
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from perfmodel import Measurements  # noqa: E402
+from perfmodel import Measurements
 
 #: median step time (s) the step times are rescaled to when the iteration count is relative
 RELATIVE_STEP_SCALE = 0.1

@@ -24,8 +24,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from perfmodel import Measurements  # noqa: E402
-from perfmodel.data.datasets import DATA_DIR, list_datasets, load_dataset  # noqa: E402
+from perfmodel import Measurements
+from perfmodel.data.datasets import DATA_DIR, list_datasets, load_dataset
 
 
 def series(sweep: bool = False):

@@ -24,8 +24,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from perfmodel import Model, PerfModelError  # noqa: E402
-from short_series import cut, series  # noqa: E402  (the series builder shared with accuracy.py, intervals.py)
+from short_series import cut, series
+
+from perfmodel import Model, PerfModelError
 
 
 def main(argv=None) -> int:

@@ -8,11 +8,11 @@ import streamlit as st
 from perfmodel import PerfModelError
 from perfmodel.data import PRESET_SYMBOLS, ROLE_SYMBOLS
 from perfmodel.data.datasets import get_dataset
-from perfmodel.plots.style import fmt_num
 from perfmodel.plots.overview import overview_figure
-from ui.topology import gpus_per_node_input
+from perfmodel.plots.style import fmt_num
 from ui import mapping, state, welcome
 from ui.nav import guard
+from ui.topology import gpus_per_node_input
 from ui.widgets import md
 
 guard()

@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from perfmodel.spreadsheet import to_csv
 from perfmodel.plots.groups import group_split_figure
 from perfmodel.plots.style import fmt_num
+from perfmodel.spreadsheet import to_csv
 from ui import groups_panel, groups_view
 from ui.nav import guard
 from ui.text import md

@@ -3,8 +3,8 @@ and the recommendation a manager reads first (perfmodel.plan on the shown fit)."
 
 import streamlit as st
 
-from perfmodel.spreadsheet import to_csv
 from perfmodel.plots.plan import plan_deadline_figure, plan_frontier_figure
+from perfmodel.spreadsheet import to_csv
 from ui import intervals, plan_panel
 from ui.exports import plan_csv
 from ui.nav import guard

@@ -17,16 +17,15 @@ calibration) < ``search`` (automatic term selection, λ path) < ``compare``, ``g
 ``parallel`` (the one executor) and ``errors`` serve all of them.
 """
 
-from .version import __version__
-
 from .data.measurements import Measurements
 from .data.readers import read_csv, read_extrap, read_table
 from .errors import PerfModelError
 from .fitting import FitResult, Model, cross_validate, holdout, metrics
 from .groups import fit_groups
 from .language import PRESETS, library, parse_expression, preset_spec
+from .plan import plan
 from .uncertainty import compute_intervals
-from .plan import plan  # noqa: E402  (the function: perfmodel.plan(result, at=..., grid=...))
+from .version import __version__
 
 
 def fit(data, terms=None, *, time=None, factors=None, **kwargs) -> FitResult:

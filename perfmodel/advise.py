@@ -30,9 +30,9 @@ import numpy as np
 import pandas as pd
 
 from .errors import PerfModelError
-from .plan import Pricing
 from .fitting.extrapolation import extended, normal_quantile
 from .fitting.members import DEFAULT_LEVEL, distance
+from .plan import Pricing
 from .uncertainty.ranges import range_at
 
 _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"

@@ -35,30 +35,30 @@ A use of fitted models: imports from the data, fitting and search layers and per
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 import pandas as pd
 
-from .search.candidates import Selection
-from .parallel import run_tasks, n_workers
-from .search.pmnf import (
-    EXTRAP_EXPONENTS,
-    EXTRAP_NEGATIVE_EXPONENTS,
-    PMNFSearch,
-    PMNFSearchModel,  # noqa: F401
-    best_single_term,
-    pmnf_search,
-    strong_scaling,
-)
-from .search.select import auto_select
 from .data.measurements import Measurements
 from .errors import PerfModelError
 from .fitting.evaluate import cross_validate, holdout, largest_scale_query
 from .fitting.model import DEFAULT_LAM, Model
 from .fitting.result import FitResult
 from .language.terms import preset_spec
+from .parallel import n_workers, run_tasks
+from .search.candidates import Selection
+from .search.pmnf import (
+    EXTRAP_EXPONENTS,
+    EXTRAP_NEGATIVE_EXPONENTS,
+    PMNFSearch,
+    PMNFSearchModel,
+    best_single_term,
+    pmnf_search,
+    strong_scaling,
+)
+from .search.select import auto_select
 
 
 def ernest_extra_factors(meas: Measurements) -> list[str]:
@@ -115,7 +115,7 @@ class Comparison:
             out[col] = " = ".join(hits) if hits else None  # a tie names every model in it
         return out
 
-    def merged(self, other: "Comparison", after: str | None = "your model") -> "Comparison":
+    def merged(self, other: Comparison, after: str | None = "your model") -> Comparison:
         """This comparison with the peers of ``other`` (made on the same data, folds and hold-out)
         added after the row of ``after`` (at the end when absent); the winners recomputed.
 

@@ -32,35 +32,33 @@ from __future__ import annotations
 import ast
 import dataclasses
 import hashlib
-import json
 import inspect
+import json
 import math
 import re
 import time as _time
 import unicodedata
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-
-from .search import auto_select, plausible
-from .uncertainty import compute_intervals
-from .fitting.model import exact_settings
 from .data.measurements import Measurements
 from .errors import PerfModelError, did_you_mean
-from .spreadsheet import to_csv
-from .fitting.evaluate import cross_validate
-from .language.expression import ITERATIONS, _lex_check, _names, parse_expression, parse_bounds
-from .fitting.model import Model
 from .fitting.categories import term_categories
+from .fitting.evaluate import cross_validate
+from .fitting.model import Model, exact_settings
 from .fitting.result import FitResult
+from .language.expression import ITERATIONS, _lex_check, _names, parse_bounds, parse_expression
+from .language.reduce import ITERATION_SYMBOLS, without_constant_factors
 from .language.terms import preset_bounds, preset_spec
-from .language.reduce import without_constant_factors
 from .parallel import execute, executor_name
-from .language.reduce import ITERATION_SYMBOLS
+from .search import auto_select, plausible
+from .spreadsheet import to_csv
+from .uncertainty import compute_intervals
 
 MISSING_LABEL = "(missing)"
 
@@ -154,7 +152,7 @@ class GroupFits:
         tail = [c for c in ("notes", "model_file") if c in frame.columns]
         return frame[[c for c in lead if c in frame.columns] + coef + share + other + tail]
 
-    def with_intervals(self, labels=None, replicates: int = 200, gpus_per_node: float | None = None) -> "GroupFits":
+    def with_intervals(self, labels=None, replicates: int = 200, gpus_per_node: float | None = None) -> GroupFits:
         """A copy in which the fitted groups named in ``labels`` (default: all) carry prediction
         intervals, computed as ``fit_groups(..., replicates=...)`` computes them (the same
         :func:`~perfmodel.uncertainty.compute_intervals` on the same rows), for a view that needs

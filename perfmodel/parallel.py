@@ -23,10 +23,10 @@ import signal
 import threading
 import time as _time
 import warnings
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from typing import Callable
-from .errors import PerfModelError
 
+from .errors import PerfModelError
 
 _starting_worker = threading.local()
 

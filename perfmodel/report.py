@@ -20,16 +20,16 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .version import __version__
 from .data.measurements import Measurements
 from .errors import PerfModelError
 from .fitting.evaluate import METRIC_LABELS
-from .plots.style import TIME_UNIT, fmt_num, term_styles
-from .plots import report_figures
-from .plots.scaling import scaling_data
-from .plots.plan import UNITS, plan_deadline_figure, plan_frontier_figure, plan_time_unit
 from .plan import efficient, fmt_cost, fmt_duration, recommend
+from .plots import report_figures
+from .plots.plan import UNITS, plan_deadline_figure, plan_frontier_figure, plan_time_unit
+from .plots.scaling import scaling_data
+from .plots.style import TIME_UNIT, fmt_num, term_styles
 from .spreadsheet import to_csv
+from .version import __version__
 
 METRIC_ORDER = ("mape", "smape", "max_pct_error", "rmse", "r2", "adj_r2")
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True, "toImageButtonOptions": {"format": "png", "scale": 2}}

@@ -52,8 +52,8 @@ import itertools
 import math
 import os
 import re
-import shlex
 import selectors
+import shlex
 import shutil
 import signal
 import subprocess
@@ -61,9 +61,9 @@ import sys
 import threading
 import time
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import pandas as pd
 
@@ -631,7 +631,7 @@ def run_sweep(
                 raise SweepInterrupted(signals.received)
             config, rep = pending[0]
             cmd = build_command(command, config, shell)
-            started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+            started = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
             elapsed, status, code, tail = run_once(cmd, timeout, shell, signals)
             record = RunRecord(config, rep, elapsed, status, code, tail, started, command_text(cmd))
             _append(path, columns, record, names)

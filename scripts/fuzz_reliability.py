@@ -29,9 +29,9 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # f
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
-import itertools  # noqa: E402
 import csv  # noqa: E402
 import io  # noqa: E402
+import itertools  # noqa: E402
 import json  # noqa: E402
 import re  # noqa: E402
 import resource  # noqa: E402
@@ -45,7 +45,9 @@ from dataclasses import dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pandas as pd  # noqa: E402
-from hypothesis import HealthCheck, Phase, given, seed as hseed, settings, strategies as st  # noqa: E402
+from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
+from hypothesis import seed as hseed
+from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fuzz as base  # noqa: E402  (scripts/fuzz.py: NUMBERS, NASTY, the term grammar; puts ROOT on sys.path)
@@ -210,7 +212,7 @@ def run_command(argv: list[str], cwd: Path, timeout: float) -> Run:
                 sys.stderr = io.TextIOWrapper(os.fdopen(2, "wb", closefd=False), write_through=True)
                 os.chdir(cwd)
                 code = main(argv)
-            except BaseException:  # noqa: BLE001 - reported as it would be seen: a traceback
+            except BaseException:
                 import traceback
 
                 traceback.print_exc()
@@ -607,7 +609,7 @@ def run_target(name: str, examples: int, seed: int, files: Files, timeout: float
                 case.note[key][0] = getattr(run, key)
         try:
             outcome, why = judge(run, case.check)
-        except Exception as exc:  # noqa: BLE001 - an output the checks cannot even read is wrong
+        except Exception as exc:
             outcome, why = "silent wrong", f"unreadable output: {type(exc).__name__}: {exc}"
         tally.counts["tried"] += 1
         tally.counts[outcome] += 1

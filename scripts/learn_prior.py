@@ -58,15 +58,6 @@ for _p in (ROOT, ROOT / "benchmarks", ROOT / "scripts"):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
-from perfmodel.fitting.extrapolation import (
-    CROSSINGS,
-    FEW_NOISE_DOF,
-    POINT_RULES,
-    combined_kappa,  # noqa: E402
-    widen_band,
-)
-from perfmodel.uncertainty.prior import FORMAT, PRIOR_FILE  # noqa: E402
-
 import prior_noise  # noqa: E402
 import prior_records as records  # noqa: E402
 
@@ -75,7 +66,7 @@ from prior_noise import (
     apply_noise_prior,
     learn_noise_prior,
     noise_quantile,
-    split_noise,  # noqa: E402,F401
+    split_noise,  # noqa: F401
     with_noise_prior,
 )
 from prior_records import (
@@ -83,7 +74,7 @@ from prior_records import (
     attach_shortfall,
     learning_weights,
     load_records,
-    prepare,  # noqa: E402,F401
+    prepare,
     row_class,
     source_weights,
     split_errors,
@@ -94,11 +85,20 @@ from prior_report import (
     VARIANTS,
     breakdown,
     hindsight_halfwidths,
-    hindsight_report,  # noqa: E402,F401
+    hindsight_report,  # noqa: F401
     loso_report,
     metrics,
     point_report,
 )
+
+from perfmodel.fitting.extrapolation import (
+    CROSSINGS,
+    FEW_NOISE_DOF,
+    POINT_RULES,
+    combined_kappa,
+    widen_band,
+)
+from perfmodel.uncertainty.prior import FORMAT, PRIOR_FILE  # noqa: E402
 
 ALPHA = 1 - LEVEL
 N0_GRID = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
@@ -653,7 +653,7 @@ def main(argv=None) -> int:
     print(
         f"{len(r)} held-out rows ({int(r['ok'].sum())} with a usable fit) of "
         f"{r.groupby(['source', 'series', 'cut']).ngroups} splits, {r['source'].nunique()} sources; "
-        f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC\n"
+        f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC\n"
     )
     scored, learned = loso(frames, grid, scales, gammas, etas, args.criterion)
     print(loso_report(scored, learned))

@@ -12,7 +12,6 @@ import math
 
 import numpy as np
 import pandas as pd
-
 from prior_records import LEVEL, learning_weights, training_rows  # beside it; it puts the repository on the path
 
 from perfmodel.fitting.extrapolation import OWN_NOISE_SOURCES, moderated_noise, normal_quantile

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-
 from prior_records import LEVEL, prepare, source_weights, split_errors  # beside it; it puts the repository on the path
 
 

@@ -25,7 +25,7 @@ from tests.browser.harness import (
     PLOT,
     go_to,
     new_page,
-    open_app,  # noqa: E402
+    open_app,
     running_app,
     wait_idle,
 )

@@ -15,8 +15,8 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 from perfmodel import FitResult
-from perfmodel.fitting import DEFAULT_LAM
 from perfmodel.data.datasets import DEFAULT_DATASET, list_datasets
+from perfmodel.fitting import DEFAULT_LAM
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")

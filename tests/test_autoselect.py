@@ -12,11 +12,10 @@ import pandas as pd
 import pytest
 
 from perfmodel import Measurements, Model, PerfModelError
-from perfmodel.search import DEFAULT_LAMS, auto_select, lambda_path, search_terms
-from perfmodel.fitting.evaluate import fold_ids
 from perfmodel.data import measurements_from_extrap, read_extrap
 from perfmodel.fitting import cross_validate, holdout
-from perfmodel.fitting.evaluate import largest_scale_query
+from perfmodel.fitting.evaluate import fold_ids, largest_scale_query
+from perfmodel.search import DEFAULT_LAMS, auto_select, lambda_path, search_terms
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 

@@ -14,7 +14,6 @@ import pandas as pd
 import pytest
 
 from perfmodel import Measurements, Model, PerfModelError
-from perfmodel.search import auto_select, lambda_path
 from perfmodel.compare import (
     EXTRAP_EXPONENTS,
     EXTRAP_NEGATIVE_EXPONENTS,
@@ -28,6 +27,7 @@ from perfmodel.compare import (
 from perfmodel.data import measurements_from_extrap, read_extrap
 from perfmodel.fitting import cross_validate, holdout
 from perfmodel.plots import selection as sp
+from perfmodel.search import auto_select, lambda_path
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 

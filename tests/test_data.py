@@ -24,7 +24,7 @@ def test_semicolon_sniffed_and_bad_rows_reported_not_silent():
 def test_a_decimal_comma_is_read_in_a_semicolon_file():
     """A spreadsheet's export where ',' is the decimal mark: the numbers are numbers, and a bad one is
     still reported as written."""
-    frame = read_csv("gpus;time (s)\n1;100,5\n2;52\n4;27,25\n8;1,5e1\n16;fast\n".encode())
+    frame = read_csv(b"gpus;time (s)\n1;100,5\n2;52\n4;27,25\n8;1,5e1\n16;fast\n")
     m = Measurements.from_frame(frame, "time (s)", {"p": "gpus"})
     assert m.y.tolist() == [100.5, 52.0, 27.25, 15.0]
     assert [(d.row, d.reason) for d in m.dropped] == [(5, "non-numeric value 'fast'")]

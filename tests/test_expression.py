@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 
 from perfmodel import PerfModelError
-from perfmodel.language.expression import evaluate_query
 from perfmodel.language import parse_bounds, parse_expression
+from perfmodel.language.expression import evaluate_query
 from perfmodel.language.latex import to_latex
 
 

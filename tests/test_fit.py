@@ -283,7 +283,7 @@ def test_global_batch_B_gives_the_per_worker_batch_b_as_B_over_p():
         "B": frame["global_batch"].to_numpy(float),
         "N": frame["samples"].to_numpy(float),
     }
-    got = eval(res.python_expression(), {"np": np}, env)  # noqa: S307 - the project's own generated code
+    got = eval(res.python_expression(), {"np": np}, env)
     np.testing.assert_allclose(got, res.predict(meas), rtol=1e-9)
 
 

@@ -8,8 +8,8 @@ from perfmodel import Measurements
 from perfmodel.fitting.model import SEARCH_DE
 from perfmodel.search.candidates import Candidate
 from perfmodel.search.horizon import HORIZON_FACTOR, horizon_env, term_shares, unseen_dominant
-from perfmodel.search.select import _choose, _HorizonCheck
 from perfmodel.search.screening import validation_splits
+from perfmodel.search.select import _choose, _HorizonCheck
 
 SETTINGS = {"lam": 0.0, "loss": "relative", "penalty": "l1", "seed": 0, **SEARCH_DE}
 

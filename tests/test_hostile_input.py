@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from perfmodel import FitResult, Measurements, Model, PerfModelError, report
-from tests.cli_run import RCV1, fit_rcv1, one_line_error, run
 from perfmodel.data import read_csv, read_extrap
+from tests.cli_run import RCV1, fit_rcv1, one_line_error, run
 
 ROOT = Path(__file__).resolve().parent.parent
 

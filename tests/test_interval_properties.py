@@ -8,7 +8,8 @@ on tf-cnn-resnet50-dgx1 every constant's interval missed its estimate (c1 = 0.00
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import perfmodel
 from perfmodel import Model, PerfModelError

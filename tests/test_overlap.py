@@ -8,8 +8,8 @@ import pytest
 
 import perfmodel
 from perfmodel.errors import PerfModelError
-from perfmodel.language.expression import MAX_LENGTH
 from perfmodel.language import parse_expression
+from perfmodel.language.expression import MAX_LENGTH
 from perfmodel.report import python_snippet
 
 SYMBOLS = ["p", "b", "N"]

@@ -6,13 +6,12 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from cli_run import run
 
 import perfmodel
 from perfmodel.data import guess_roles
 from perfmodel.data.datasets import load_dataset
 from perfmodel.language import PRESETS, preset_spec
-
-from cli_run import run
 
 # Pollux's PerfParams (alpha_c, beta_c, alpha_n, beta_n, alpha_r, beta_r, gamma): made-up but plausible.
 POLLUX = dict(alpha_c=0.02, beta_c=0.0015, alpha_n=0.05, beta_n=0.004, alpha_r=0.01, beta_r=0.002, gamma=3.0)

@@ -4,7 +4,6 @@ term names, group file names, hostile text in the app and in CSV files, signals 
 import sys
 
 import pandas as pd
-
 import pytest
 
 from tests.cli_run import RCV1, one_line_error, run
@@ -109,10 +108,10 @@ def test_a_fit_that_predicts_no_positive_time_is_refused_and_not_saved(tmp_path,
 
 
 def test_the_library_refuses_a_fit_without_a_finite_error():
+    import pandas as pd
+
     from perfmodel import PerfModelError, fit
     from tests.cli_run import RCV1 as path
-
-    import pandas as pd
 
     frame = pd.read_csv(path)
     with pytest.raises(PerfModelError, match="no finite error"):

@@ -121,9 +121,10 @@ def test_three_configurations_fit_with_the_default_lambda_and_are_refused_at_zer
 
 
 def test_one_default_lambda_everywhere():
-    from perfmodel.search import auto_select
-    from perfmodel.cli import build_parser
     import inspect
+
+    from perfmodel.cli import build_parser
+    from perfmodel.search import auto_select
 
     assert Model().lam == DEFAULT_LAM
     assert inspect.signature(auto_select).parameters["lam"].default == DEFAULT_LAM

@@ -8,8 +8,8 @@ import streamlit as st
 
 from perfmodel import PerfModelError
 from perfmodel.advise import advise
-from perfmodel.spreadsheet import to_csv
 from perfmodel.plots.style import fmt_num, fmt_seconds
+from perfmodel.spreadsheet import to_csv
 
 from .text import md
 

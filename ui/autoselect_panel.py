@@ -24,9 +24,9 @@ import pandas as pd
 import streamlit as st
 
 from perfmodel import Measurements, PerfModelError
-from perfmodel.search import Selection, auto_select, lambda_path, plausible
 from perfmodel.fitting import DEFAULT_LAM
 from perfmodel.plots.selection import lambda_path_figure, selection_figure, term_names
+from perfmodel.search import Selection, auto_select, lambda_path, plausible
 from ui import fitting, lambda_live, state
 from ui.widgets import flash, fmt_lambda, fmt_pct, md, show_flash
 

@@ -25,7 +25,6 @@ from perfmodel.fitting import cross_validate
 
 from . import state
 
-
 #: A fit's cross-validation and intervals together cost 7 to 16 times the fit itself (the 27 bundled
 #: datasets, 2026-12-01), counted in the fit's CPU seconds (its wall time in the server doubles when
 #: the machine is busy). When that is expected to be under FOLLOW_UP_BUDGET_S seconds they are
@@ -105,7 +104,7 @@ def _in_thread(fn, on_message, args: tuple):
     def work():
         try:
             out["value"] = fn(*args, progress)
-        except BaseException as exc:  # noqa: BLE001 - handed to the script thread
+        except BaseException as exc:
             out["error"] = exc
 
     worker = threading.Thread(target=work, name="perfmodel-fit", daemon=True)

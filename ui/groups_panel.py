@@ -15,7 +15,9 @@ import json
 import pandas as pd
 import streamlit as st
 
+from perfmodel.data.datasets import get_dataset, load_frame
 from perfmodel.fitting.quality import judge_result
+from perfmodel.groups import GroupFits
 from perfmodel.plots.groups import (
     best_scaling,
     common_notes,
@@ -26,8 +28,6 @@ from perfmodel.plots.groups import (
     term_styles_by_text,
 )
 from perfmodel.plots.style import fmt_num, fmt_range, term_name
-from perfmodel.data.datasets import get_dataset, load_frame
-from perfmodel.groups import GroupFits
 
 from . import state
 from .group_run import GroupRun, charted_first, settings_for

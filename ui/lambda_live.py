@@ -14,10 +14,10 @@ import json
 
 import streamlit as st
 
-from perfmodel.plots.style import FACTOR_WORDS, fmt_num, term_name, term_styles
 from perfmodel.plots.parity import parity_figure
 from perfmodel.plots.scaling import scaling_figure
 from perfmodel.plots.selection import lambda_strip_figure
+from perfmodel.plots.style import FACTOR_WORDS, fmt_num, term_name, term_styles
 from ui import fitting, state
 from ui.widgets import fmt_lambda, fmt_pct, md, show_flash
 

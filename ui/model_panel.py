@@ -10,14 +10,14 @@ from __future__ import annotations
 import streamlit as st
 
 from perfmodel.data.datasets import get_dataset
-from perfmodel.language.expression import FUNCTIONS
 from perfmodel.fitting.model import LOSSES, PENALTIES
 from perfmodel.fitting.problem import STRATEGIES
+from perfmodel.language import PRESETS
+from perfmodel.language.expression import FUNCTIONS
 from perfmodel.language.latex import to_latex
 from perfmodel.plots.style import TERM_LABELS
-from perfmodel.language import PRESETS
 from ui import fitting, state
-from ui.widgets import fmt_pct, flash, md, show_flash
+from ui.widgets import flash, fmt_pct, md, show_flash
 
 CATEGORY_BADGE = {"start-up": "gray", "compute": "blue", "communication": "orange", "scaling": "green"}
 LOSS_HELP = {

@@ -18,7 +18,7 @@ import streamlit as st
 
 from perfmodel import PerfModelError
 from perfmodel.plan import efficient, parse_duration, plan, recommend
-from perfmodel.plots.plan import plan_time_unit, UNITS
+from perfmodel.plots.plan import UNITS, plan_time_unit
 from perfmodel.plots.scaling import typical_value
 from perfmodel.plots.style import FACTOR_WORDS, fmt_num
 

@@ -14,9 +14,9 @@ import numpy as np
 import streamlit as st
 
 from perfmodel.fitting.quality import judge_result
+from perfmodel.plots.scaling import rate_work, scaling_grid, typical_value
 from perfmodel.plots.style import FACTOR_WORDS, fmt_num, fmt_range, fmt_seconds, log_scale_default, unit_seconds
 from perfmodel.uncertainty.ranges import range_at
-from perfmodel.plots.scaling import rate_work, scaling_grid, typical_value
 from ui.text import md
 
 EXTEND = [1, 1.5, 2, 4, 8, 16, 32, 64]
@@ -116,7 +116,7 @@ def _spans_a_decade(res, meas, x: str, lo: float, x_max: float) -> bool:
     grid = scaling_grid(lo, max(x_max, lo), False, 24)
     try:
         t = res.predict({x: grid, **{s: np.full(grid.size, float(v)) for s, v in fixed.items()}})
-    except Exception:  # noqa: BLE001 - a default only; the page reports a failing prediction itself
+    except Exception:
         return False
     return log_scale_default(t)
 

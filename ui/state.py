@@ -29,16 +29,15 @@ import streamlit as st
 
 from perfmodel import Measurements, PerfModelError
 from perfmodel.data import guess_roles, read_table
-from perfmodel.data.measurements import empty_columns
-from perfmodel.data.time_units import check_unit, time_in_seconds
-from perfmodel.data.throughput import guess_throughput, time_from_throughput
 from perfmodel.data.datasets import DEFAULT_DATASET, get_dataset, list_datasets, load_frame
-from perfmodel.language.expression import DEFAULT_PARAM_BOUNDS, FUNCTIONS
-from perfmodel.language import parse_expression
+from perfmodel.data.measurements import empty_columns
+from perfmodel.data.throughput import guess_throughput, time_from_throughput
+from perfmodel.data.time_units import check_unit, time_in_seconds
 from perfmodel.fitting import DEFAULT_LAM
 from perfmodel.fitting.model import MAX_SEED
+from perfmodel.language import PRESETS, library, parse_expression, preset_bounds, preset_spec
+from perfmodel.language.expression import DEFAULT_PARAM_BOUNDS, FUNCTIONS
 from perfmodel.language.overlap import assemble, join_signed
-from perfmodel.language import PRESETS, library, preset_bounds, preset_spec
 from perfmodel.language.terms import effective_symbols
 
 from . import links

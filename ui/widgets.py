@@ -7,7 +7,7 @@ import streamlit as st
 from perfmodel.plots.style import fmt_num
 
 from . import fitting
-from .text import md  # noqa: F401 - re-exported for the pages
+from .text import md
 
 PAGES = {
     "data": "pages/data.py",

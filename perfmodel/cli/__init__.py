@@ -20,18 +20,18 @@ from tqdm import tqdm
 from ..data.measurements import Measurements, measurements_from_extrap
 from ..data.readers import READERS, read_csv, read_table
 from ..errors import PerfModelError
-from ..language.expression import parse_bounds
 from ..fitting.model import DEFAULT_LAM, LOSSES, MAX_SEED, PENALTIES, Model
 from ..fitting.problem import STRATEGIES
 from ..fitting.quality import judge_result
 from ..fitting.result import FitResult
+from ..language.expression import parse_bounds
+from ..language.terms import PRESETS
+from ..spreadsheet import to_csv
 from ..uncertainty import compute_intervals
 from ..uncertainty.prior import describe
-from ..spreadsheet import to_csv
 from . import plan as plan_cli
 from . import sweep as sweep_cli
 from .groups import add_rates, guessed_columns, warn_unmapped
-from ..language.terms import PRESETS
 
 
 class _Parser(argparse.ArgumentParser):
@@ -59,9 +59,9 @@ def _seed(text: str) -> int:
 def _check_limits(args) -> None:
     """Refuse settings that would run for hours, naming the flag (the library checks the same
     limits; this names the flag instead of the setting)."""
-    from ..search import SEARCH_LIMITS
     from ..fitting.evaluate import MAX_FOLDS
     from ..fitting.problem import MAX_DE_WORK, MAX_MAXITER, MAX_POPSIZE
+    from ..search import SEARCH_LIMITS
 
     why = "it would run for hours"
     for flag, value, limit in (
@@ -482,7 +482,7 @@ def _cmd_fit(args) -> int:
     return 0
 
 
-def _grid_frame(result: FitResult, items: list) -> "pd.DataFrame":
+def _grid_frame(result: FitResult, items: list) -> pd.DataFrame:
     """The configurations of ``predict --grid``: every combination of the values given, parsed and built
     as for ``advise`` and ``plan`` (:func:`perfmodel.advise.parse_grid`, :func:`perfmodel.plan.configurations`),
     a factor named by its symbol or its column, the columns named as in the data the model was fitted to."""

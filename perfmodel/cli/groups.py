@@ -10,11 +10,13 @@ import contextlib
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+
 import pandas as pd
 from tqdm import tqdm
+
 from ..data import datasets
 from ..data.measurements import complete_roles, empty_columns, guess_roles
-from ..data.time_units import check_unit, time_in_seconds, unit_from_name
+from ..data.readers import read_table
 from ..data.throughput import (
     guess_throughput,
     looks_per_worker,
@@ -22,11 +24,11 @@ from ..data.throughput import (
     time_from_throughput,
     work_per_run,
 )
-from ..data.readers import read_table
+from ..data.time_units import check_unit, time_in_seconds, unit_from_name
 from ..errors import PerfModelError, did_you_mean
-from ..language.expression import parse_bounds, unmapped_name_notice, unmapped_names
-from ..groups import fit_groups
 from ..fitting.quality import POOR_MAPE, POOR_R2, judge
+from ..groups import fit_groups
+from ..language.expression import parse_bounds, unmapped_name_notice, unmapped_names
 from ..parallel import dashboard_address, dask_client, executor_name
 
 

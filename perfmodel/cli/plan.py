@@ -12,8 +12,8 @@ import pandas as pd
 
 from ..advise import parse_assignments, parse_grid
 from ..fitting.result import FitResult
-from ..spreadsheet import to_csv
 from ..plan import fmt_cost, fmt_duration, parse_duration, plan, recommend
+from ..spreadsheet import to_csv
 
 
 def add_parser(sub) -> argparse.ArgumentParser:

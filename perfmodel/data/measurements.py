@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import keyword as _keyword
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 import numpy as np
 import pandas as pd
 
 from ..errors import PerfModelError, did_you_mean
-
 
 #: Symbols with a conventional meaning; any other identifier may be mapped too.
 ROLE_SYMBOLS = {
@@ -189,7 +188,7 @@ class Measurements:
         factors: dict[str, str] | None = None,
         name: str = "",
         status_column: str | None = "status",
-    ) -> "Measurements":
+    ) -> Measurements:
         """Validate ``frame`` and keep the usable rows.
 
         Rows with a missing, non-numeric or infinite time/factor value, a time <= 0, or a
@@ -310,7 +309,7 @@ class Measurements:
     def n_configurations(self) -> int:
         return int(self.configurations().max()) + 1 if self.n_rows else 0
 
-    def subset(self, mask: np.ndarray) -> "Measurements":
+    def subset(self, mask: np.ndarray) -> Measurements:
         """The rows where ``mask`` is true (row numbers kept)."""
         return Measurements(self.frame.loc[np.asarray(mask, bool)], self.time, dict(self.factors), [], self.name)
 

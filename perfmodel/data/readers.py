@@ -15,9 +15,10 @@ import keyword as _keyword
 import re
 from pathlib import Path
 from typing import IO, Union
-import pandas as pd
-from ..errors import PerfModelError
 
+import pandas as pd
+
+from ..errors import PerfModelError
 
 Source = Union[str, Path, bytes, IO]
 

@@ -10,7 +10,9 @@ Imports from the model language only.
 from __future__ import annotations
 
 import re
+
 import numpy as np
+
 from ..errors import PerfModelError
 from ..language.expression import parse_expression
 from ..language.terms import library

@@ -13,27 +13,28 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+
 import numpy as np
 from scipy.special import stdtrit  # Student-t quantiles (scipy.stats costs 0.6 s to import)
+
 from ..errors import PerfModelError
 from ..language.expression import Expression, parse_expression
 from .extrapolation import (
+    _Z90,
     CROSSINGS,
     DEFAULT_LEVEL,
+    OWN_NOISE_SOURCES,
     POINT_RULES,
-    _Z90,
     beyond_p,
     combined_kappa,
     crossings,
     few_noise_dof,
     moderated_noise,
     normal_quantile,
-    OWN_NOISE_SOURCES,
     series_evidence,
     structure_terms,
     widen_band,
 )
-
 
 FORMAT = "perfmodel.intervals/1"
 
@@ -115,7 +116,7 @@ class Member:
         }
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Member":
+    def from_dict(cls, d: dict) -> Member:
         try:
             point = d["point"]
             K = len(point["coefficients"])
@@ -175,7 +176,7 @@ class Noise:
         z = stdtrit(self.df, 0.5 + level / 2) if self.df else normal_quantile(level)
         return float(self.sigma * z)
 
-    def moderated(self, prior: dict) -> "Noise":
+    def moderated(self, prior: dict) -> Noise:
         """This noise combined with the population's prior on it, ``prior`` {"sigma", "df"}
         (:func:`perfmodel.fitting.extrapolation.moderated_noise`; the stated prior noise, which the data did
         not give, replaced by the population's)."""
@@ -582,7 +583,7 @@ class Uncertainty:
         }
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Uncertainty":
+    def from_dict(cls, d: dict) -> Uncertainty:
         if not isinstance(d, dict) or d.get("format") != FORMAT:
             raise PerfModelError(f"the model file's intervals are not in the format {FORMAT!r}")
 

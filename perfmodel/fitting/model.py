@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import math
 import time as _time
+from collections.abc import Callable
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -39,9 +40,8 @@ from ..data.measurements import Measurements
 from ..errors import PerfModelError
 from ..language.expression import Expression, parse_bounds, parse_expression
 from ..language.terms import preset_bounds, preset_spec
-from .problem import BIG, Problem
+from .problem import BIG, DESettings, Problem
 from .reach import horizon_env
-from .problem import DESettings
 
 if TYPE_CHECKING:
     from .result import FitResult
@@ -146,7 +146,7 @@ class Model:
             **asdict(self.de),
         }
 
-    def clone(self, **changes) -> "Model":
+    def clone(self, **changes) -> Model:
         params = {**self.get_params(), **changes}
         return Model(**params)
 
@@ -183,7 +183,7 @@ class Model:
 
     def fit(
         self, data, time: str | None = None, factors: dict | None = None, *, progress: Callable | None = None
-    ) -> "FitResult":
+    ) -> FitResult:
         """Fit to ``data`` (Measurements, or a DataFrame with ``time`` and ``factors``).
 
         ``progress(generation, maxiter, best_cost)`` is called once per DE generation; a

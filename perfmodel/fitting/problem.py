@@ -11,15 +11,16 @@ Imports from the model language and data layers only.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
+
 import numpy as np
 from scipy.optimize import differential_evolution, lsq_linear, minimize
+
 from ..data.measurements import Measurements
 from ..errors import PerfModelError
 from ..language.expression import Expression
 from .reach import reach_weights
-
 
 BIG = 1e12  # cost of an invalid candidate (non-finite or non-positive prediction with log loss)
 

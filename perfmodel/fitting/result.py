@@ -14,14 +14,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..version import __version__
 from ..data.measurements import Measurements
-from .diagnostics import dropped_terms, factor_span, fit_warnings, prediction_warnings
+from ..data.schema import FORMAT, validate_model_dict
+from ..data.schema import loads as schema_loads
 from ..errors import PerfModelError
+from ..language.expression import Expression, parse_expression, unmapped_name_notice, unmapped_names
+from ..version import __version__
+from .diagnostics import dropped_terms, factor_span, fit_warnings, prediction_warnings
 from .evaluate import metrics as compute_metrics
 from .extrapolation import FEW_NOISE_DOF
-from ..language.expression import Expression, parse_expression, unmapped_name_notice, unmapped_names
-from ..data.schema import FORMAT, loads as schema_loads, validate_model_dict
 from .members import Uncertainty
 
 
@@ -78,7 +79,7 @@ class FitResult:
 
     # -- construction -------------------------------------------------------
     @classmethod
-    def build(cls, model, expr: Expression, meas: Measurements, coefs, theta, problem, z, info) -> "FitResult":
+    def build(cls, model, expr: Expression, meas: Measurements, coefs, theta, problem, z, info) -> FitResult:
         params = {p: float(v) for p, v in zip(expr.params, theta)}
         coefficients = {f"c{k}": float(c) for k, c in enumerate(coefs)}
         loss, pen = problem.parts(z)
@@ -289,7 +290,7 @@ class FitResult:
             self.__dict__["_unc_cache"] = cached
         return cached[1]
 
-    def attach_uncertainty(self, unc) -> "FitResult":
+    def attach_uncertainty(self, unc) -> FitResult:
         """Store ``unc`` (an :class:`~perfmodel.fitting.members.Uncertainty`, as
         :func:`perfmodel.compute_intervals` computes it) as :attr:`uncertainty`; returns ``self``."""
         self.uncertainty = unc.to_dict()
@@ -517,7 +518,7 @@ class FitResult:
         Path(path).write_text(self.to_json())
 
     @classmethod
-    def from_dict(cls, d: dict) -> "FitResult":
+    def from_dict(cls, d: dict) -> FitResult:
         """A result from a parsed model file, validated against :data:`perfmodel.schema.MODEL_SCHEMA`
         and against its own expression (terms, signs, coefficients, parameters)."""
         validate_model_dict(d)
@@ -564,11 +565,11 @@ class FitResult:
         return res
 
     @classmethod
-    def from_json(cls, text: str | bytes) -> "FitResult":
+    def from_json(cls, text: str | bytes) -> FitResult:
         return cls.from_dict(schema_loads(text))
 
     @classmethod
-    def load(cls, path) -> "FitResult":
+    def load(cls, path) -> FitResult:
         p = Path(path)
         if not p.exists():
             raise PerfModelError(f"model file not found: {p}")

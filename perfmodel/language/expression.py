@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import overlap as _ov
 from ..errors import PerfModelError, did_you_mean
+from . import overlap as _ov
 
 MAX_LENGTH = 2000
 MAX_NODES = 600
@@ -306,7 +306,7 @@ def _base_names(node: ast.AST) -> set[str]:
     return set().union(set(), *(_base_names(c) for c in ast.iter_child_nodes(node)))
 
 
-def unmapped_names(expr: "Expression") -> list[str]:
+def unmapped_names(expr: Expression) -> list[str]:
     """Free parameters that stand where a factor would (``q`` in ``1 + q*p``), not as an exponent
     (``b^e1``) or an overlap's parameter: most likely a factor that is not mapped or a typo; the fit
     keeps them as free parameters, so callers warn with :func:`unmapped_name_notice`."""

@@ -10,8 +10,10 @@ Imports from :mod:`perfmodel.language.expression` only.
 from __future__ import annotations
 
 import ast
-from typing import Sequence
+from collections.abc import Sequence
+
 import numpy as np
+
 from ..errors import PerfModelError
 from .expression import ITERATIONS, _evaluate, _lex_check, _names, _render, _split_terms, with_iterations
 

@@ -45,7 +45,6 @@ from .scaling import (
     speedup_figure,
     typical_value,
 )
-from .style import _log_axis, log_scale_default, view_unit
 from .style import (
     BAND,
     BAND_PCT,
@@ -62,11 +61,13 @@ from .style import (
     TERM_LABELS,
     TIME_UNIT,
     TermStyle,
+    _log_axis,
     config_label,
     empty_figure,
     factor_title,
     fmt_num,
     fmt_seconds,
+    log_scale_default,
     log_ticks,
     nice_ticks,
     set_log_ticks,
@@ -74,6 +75,7 @@ from .style import (
     term_styles,
     time_title,
     time_unit,
+    view_unit,
 )
 
 

@@ -6,12 +6,23 @@ Presentation: imports from the layers below and plots.style only.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+
 from ..data.measurements import Measurements
-from .style import MEASURED, config_label, empty_figure, factor_title, fmt_num, style, term_styles, time_title
-from .style import note_html
+from .style import (
+    MEASURED,
+    config_label,
+    empty_figure,
+    factor_title,
+    fmt_num,
+    note_html,
+    style,
+    term_styles,
+    time_title,
+)
 
 
 # -- results: per-term contributions -------------------------------------------------------------

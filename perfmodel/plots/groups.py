@@ -26,6 +26,7 @@ import plotly.graph_objects as go
 from ..errors import PerfModelError
 from ..groups import GroupFits
 from .bands import add_band, speedup_interval
+from .scaling import scaling_data, typical_value
 from .style import (
     CATEGORY_COLORS,
     CATEGORY_ORDER,
@@ -43,7 +44,6 @@ from .style import (
     translucent,
     unit_seconds,
 )
-from .scaling import scaling_data, typical_value
 
 
 def _ok(fits: GroupFits, labels=None) -> list[tuple]:

@@ -6,11 +6,22 @@ Presentation: imports from the data layer and plots.style only.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 import numpy as np
 import plotly.graph_objects as go
+
 from ..data.measurements import Measurements
-from .style import PREDICTED, _log_axis, config_label, empty_figure, set_log_ticks, style, time_title
-from .style import factor_axes, factor_grid
+from .style import (
+    PREDICTED,
+    _log_axis,
+    config_label,
+    empty_figure,
+    factor_axes,
+    factor_grid,
+    set_log_ticks,
+    style,
+    time_title,
+)
 
 
 # -- data page: measured time against each factor --------------------------------------------

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from .bands import parity_intervals
+
 from ..data.measurements import Measurements
 from ..errors import PerfModelError
+from .bands import parity_intervals
 from .style import (
     BAND,
     BAND_PCT,

@@ -6,11 +6,23 @@ Presentation: imports from the data layer and plots.style only.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 import numpy as np
 import plotly.graph_objects as go
+
 from ..data.measurements import Measurements
-from .style import BAND, BAND_PCT, IDEAL, PREDICTED, _log_axis, config_label, empty_figure, style
-from .style import factor_axes, factor_grid
+from .style import (
+    BAND,
+    BAND_PCT,
+    IDEAL,
+    PREDICTED,
+    _log_axis,
+    config_label,
+    empty_figure,
+    factor_axes,
+    factor_grid,
+    style,
+)
 
 
 # -- results: residuals ---------------------------------------------------------------------------

@@ -15,10 +15,10 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .bands import add_band, scaling_interval, speedup_interval
 from ..data.measurements import Measurements
 from ..data.throughput import throughput_from_time
 from ..errors import PerfModelError
+from .bands import add_band, scaling_interval, speedup_interval
 from .style import (
     CATEGORY_COLORS,
     CATEGORY_ORDER,
@@ -32,6 +32,7 @@ from .style import (
     TIME_UNIT,
     factor_title,
     fmt_num,
+    note_html,
     set_log_ticks,
     style,
     term_styles,
@@ -39,7 +40,6 @@ from .style import (
     time_title,
     unit_seconds,
 )
-from .style import note_html
 
 
 # -- scaling ----------------------------------------------------------------------------------------

@@ -22,21 +22,21 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ..compare import TIE_RTOL
+from .parity import add_parity_guides, square_log_axes
 from .style import (
     DISCRETE,
     IDEAL,
     MEASURED,
     PREDICTED,
-    set_log_ticks,
     empty_figure,
     fmt_num,
+    set_log_ticks,
     style,
     term_name,
     term_styles,
     time_title,
 )
-from .parity import add_parity_guides, square_log_axes
-from ..compare import TIE_RTOL
 
 CHOSEN = "#dc2626"
 MINIMUM = "#6b7280"

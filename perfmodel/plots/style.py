@@ -10,13 +10,14 @@ import html
 import math
 import re
 from dataclasses import dataclass
+
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
-from ..data.measurements import Measurements
-from ..language.overlap import partner_text
-from ..fitting.categories import library_matches, term_categories
 
+from ..data.measurements import Measurements
+from ..fitting.categories import library_matches, term_categories
+from ..language.overlap import partner_text
 
 # -- styling: the one place ------------------------------------------------------------------
 FONT = dict(family="Inter, 'Source Sans Pro', 'Helvetica Neue', Arial, sans-serif", size=15, color="#1f2937")

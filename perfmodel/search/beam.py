@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
+
 import numpy as np
+
 from ..data.measurements import Measurements
 from .pool import SearchTerm, term_factors
 from .screening import Score, Screen, score_noise
-
 
 #: Rounds of the exchange step (one swap per round) and candidates tried per term swapped (one
 #: term, or each of two).

@@ -11,7 +11,9 @@ Imports from the fitting layer and :mod:`perfmodel.search.pool` only.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
 import numpy as np
+
 from ..data.measurements import Measurements
 from ..errors import PerfModelError
 from ..fitting.model import Model
@@ -225,7 +227,7 @@ def _cand_dict(c: Candidate, with_result: bool = True) -> dict:
     return d
 
 
-def _size(c: "Candidate") -> str:
+def _size(c: Candidate) -> str:
     """A candidate's size in words: ``2 fitted parameters (constants and exponents)``, with its
     hard-to-read terms (the readability cost) when it has any."""
     text = f"{c.n_params} fitted parameter{'s' if c.n_params != 1 else ''} (constants and exponents)"
@@ -236,7 +238,7 @@ def _size(c: "Candidate") -> str:
     )
 
 
-def simplest_first(c: "Candidate") -> tuple:
+def simplest_first(c: Candidate) -> tuple:
     """Order among candidates within noise of the best: fitted parameters plus readability cost,
     then the readability cost, then the score."""
     return (c.n_params + c.readability, c.readability, c.score)
@@ -261,7 +263,7 @@ def validation_configurations(meas: Measurements, splits) -> int:
     return min(len(np.unique(cfg[tr])) for tr in trains)
 
 
-def structural_prior(meas: Measurements, n_validation: int, evaluated: list["Candidate"]) -> "Candidate | None":
+def structural_prior(meas: Measurements, n_validation: int, evaluated: list[Candidate]) -> Candidate | None:
     """The data-parallel preset's candidate when the validation, training on ``n_validation``
     configurations, is too small to choose (else None)."""
     if n_validation >= MIN_VALIDATION_CONFIGURATIONS:

@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import math
 import time as _time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+
 import numpy as np
+
 from ..data.measurements import Measurements
 from ..errors import PerfModelError
 from ..fitting.evaluate import cross_validate
-from ..fitting.model import Model
-from ..fitting.model import SEARCH_DE, exact_settings
+from ..fitting.model import SEARCH_DE, Model, exact_settings
 from ..parallel import n_workers, run_tasks
-
 
 #: Default λ grid: 0 and 11 values from 1e-6 to 0.1 (λ acts on each term's share of the mean
 #: time, so with the relative loss λ = 0.01 makes a term carrying the whole mean time cost as

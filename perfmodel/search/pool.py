@@ -14,13 +14,16 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
+
 import numpy as np
+
 from ..data.measurements import Measurements
 from ..errors import PerfModelError
 from ..language.expression import FUNCTIONS, GLOBAL_BATCH, ITERATIONS, parse_expression
-from ..language.overlap import DEFAULT_BOUNDS as OVERLAP_BOUNDS, NAME as OVERLAP
+from ..language.overlap import DEFAULT_BOUNDS as OVERLAP_BOUNDS
+from ..language.overlap import NAME as OVERLAP
 from ..language.terms import (
     PRESETS,
     LibraryTerm,
@@ -32,7 +35,6 @@ from ..language.terms import (
     preset_bounds,
     preset_spec,
 )
-
 
 # PMNF blocks (i, j) = x^i·log2(x)^j.
 _SINGLE_POLY = (0, 0.5, 1, 1.5, 2, 2.5, 3)

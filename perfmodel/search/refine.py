@@ -8,12 +8,13 @@ Imports from the fitting layer and the search's lower modules only.
 from __future__ import annotations
 
 import math
+
 import numpy as np
+
 from ..errors import PerfModelError
 from ..fitting.evaluate import cross_validate, holdout
-from ..fitting.model import Model
+from ..fitting.model import Model, exact_settings
 from ..fitting.result import FitResult
-from ..fitting.model import exact_settings
 from .horizon import term_shares
 
 

@@ -10,11 +10,13 @@ Imports from the data and fitting layers only.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
+
 import numpy as np
 import pandas as pd
 from scipy.optimize import nnls
+
 from ..data.measurements import Measurements
 from ..errors import PerfModelError
 from ..fitting.evaluate import fold_ids

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 import time as _time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -32,11 +32,10 @@ from .candidates import (
     structural_prior,
     validation_configurations,
 )
-from .pool import overlap_variant, pool_matrix, preset_specs, readability_cost, search_terms, term_set_spec
 from .horizon import HORIZON_FACTOR, horizon_env, unseen_dominant
+from .pool import overlap_variant, pool_matrix, preset_specs, readability_cost, search_terms, term_set_spec
 from .refine import fit_task, horizon_task, validate_task
 from .screening import Screen, score_noise, validation_splits
-
 
 #: With more varying factors than this, the factors are screened first (see the module doc) and
 #: only those that matter get PMNF blocks and interactions.
@@ -424,7 +423,7 @@ class _HorizonCheck:
     horizon (see :mod:`perfmodel.search.horizon`); each candidate is fitted on all data once, and
     only when the choice reaches it. ``set_aside``: {spec: why} of those set aside."""
 
-    def __init__(self, meas: Measurements, settings: dict, workers: int, run: "_Progress | None" = None):
+    def __init__(self, meas: Measurements, settings: dict, workers: int, run: _Progress | None = None):
         self.meas, self.settings, self.workers, self.run = meas, settings, workers, run
         self.env = horizon_env(meas)
         self.verdict: dict[int, str] = {}  # id(candidate) -> "" (kept) or why it is set aside

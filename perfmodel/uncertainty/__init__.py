@@ -50,8 +50,8 @@ from ..data import Measurements
 from ..errors import PerfModelError
 from ..fitting.members import DEFAULT_LEVEL, DEFAULT_REPLICATES, Uncertainty, distance, normal_quantile
 from .bootstrap import bootstrap
-from .prior import load_prior, topology
 from .calibration import compute, extrapolation_splits, refit_model, scale_axis, submodels
+from .prior import load_prior, topology
 
 
 def compute_intervals(

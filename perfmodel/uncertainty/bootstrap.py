@@ -7,11 +7,12 @@ Imports from the data and fitting layers only.
 from __future__ import annotations
 
 import math
-import numpy as np
-from ..data.measurements import Measurements
-from ..fitting.members import DEFAULT_REPLICATES, Member, Noise, PRIOR_SIGMA
-from ..fitting.model import refit_model
 
+import numpy as np
+
+from ..data.measurements import Measurements
+from ..fitting.members import DEFAULT_REPLICATES, PRIOR_SIGMA, Member, Noise
+from ..fitting.model import refit_model
 
 # Webb's six-point distribution: ±sqrt(1/2), ±1, ±sqrt(3/2), each 1/6 (mean 0, variance 1).
 _WEBB = np.array([-math.sqrt(1.5), -1.0, -math.sqrt(0.5), math.sqrt(0.5), 1.0, math.sqrt(1.5)])

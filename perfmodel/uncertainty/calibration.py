@@ -17,11 +17,11 @@ import numpy as np
 from ..data.measurements import Measurements
 from ..errors import PerfModelError
 from ..fitting.extrapolation import scaling_shortfall
-from ..fitting.members import DEFAULT_LEVEL, DEFAULT_REPLICATES, Member, Noise, PRIOR_SIGMA, Uncertainty, distance
+from ..fitting.members import DEFAULT_LEVEL, DEFAULT_REPLICATES, PRIOR_SIGMA, Member, Noise, Uncertainty, distance
+from ..fitting.model import refit_model
 from .bootstrap import bootstrap
 from .prior import for_series, load_prior, topology
 from .references import reference_members
-from ..fitting.model import refit_model
 
 #: Most "train small, test large" splits used for the calibration.
 MAX_SPLITS = 3
