@@ -99,8 +99,8 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from perfmodel import Measurements  # noqa: E402
-from perfmodel.data.datasets import DATA_DIR  # noqa: E402
+from perfmodel import Measurements
+from perfmodel.data.datasets import DATA_DIR
 
 REFDATA = Path(__file__).resolve().parent.parent.parent / "shared" / "refdata"
 if not REFDATA.exists():  # a worktree beside the main checkout: ../shared is the checkout's sibling
@@ -117,6 +117,7 @@ FAMILIES = {
     "relearn": "hpc",
     "mpi-collectives": "hpc",
     "deepbench": "allreduce",
+    "nvidia-dle": "dle",
     "dawnbench": "other",
     "extradeep": "other",
     "ernest": "other",
@@ -126,6 +127,7 @@ FAMILIES = {
 SOURCE_DATA = {
     "tf-cnn-2017": "data/tf_cnn (= refdata/tf-cnn-benchmarks-2017)",
     "sweep": "data/sweep",
+    "nvidia-dle": "refdata/nvidia-dle-training (dle_training.csv)",
     "mlperf": "refdata/mlperf-training (mlperf_scaling_curves.csv, mlperf_runs.csv)",
     "dawnbench": "refdata/dawnbench (dawnbench_train_entries.csv)",
     "deepbench": "data/deepbench/allreduce.csv (= refdata/deepbench)",
@@ -502,6 +504,35 @@ def load_llm() -> list[Series]:
     return out
 
 
+#: GPUs per node of the DeepLearningExamples systems (the refdata README: DGX-2/2H 16, DGX-1 and DGX A100 8)
+DLE_GPUS_PER_NODE = {"DGX-2": 16, "DGX-2H": 16, "DGX-1": 8, "DGX-A100": 8}
+
+
+def _dle_gpus_per_node(gpu_type: str) -> int:
+    return next(v for k, v in sorted(DLE_GPUS_PER_NODE.items(), key=lambda kv: -len(kv[0])) if gpu_type.startswith(k))
+
+
+def load_dle() -> list[Series]:
+    """NVIDIA DeepLearningExamples: one series per published group (framework, model, variant, precision,
+    system); the per-GPU batch ``b`` is kept as a factor (it varies within 108 groups: several batch sizes
+    per GPU count, or a fixed global batch). Time = seconds per N samples at the published throughput."""
+    d = pd.read_csv(REFDATA / "nvidia-dle-training" / "dle_training.csv")
+    d = d[d["time_s"].notna() & (d["time_s"] > 0) & d["batch_size_per_gpu"].notna()]
+    out = []
+    for name, g in d.groupby("group", sort=True):
+        if g["gpus"].nunique() < 3:
+            continue  # no split: two GPU counts leave nothing beyond a two-scale training set
+        gpn = _dle_gpus_per_node(str(g["gpu_type"].iloc[0]))
+        out.append(
+            _series(
+                "nvidia-dle", name, g, "time_s", {"p": "gpus", "b": "batch_size_per_gpu"}, gpn,
+                f"known: {gpn} GPUs per {g['gpu_type'].iloc[0]} node; nodes as published in multi-node tables",
+                False, nodes_column="nodes", note="seconds per N samples at the published throughput",
+            )
+        )
+    return out
+
+
 LOADERS = {
     "tf-cnn-2017": load_tf_cnn,
     "mlperf": load_mlperf,
@@ -512,6 +543,7 @@ LOADERS = {
     "mpi-collectives": load_mpi,
     "ernest": load_ernest,
     "llm": load_llm,
+    "nvidia-dle": load_dle,
 }
 
 
