@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import math
 import os
 import sys
@@ -59,22 +60,25 @@ import corpus
 import peers
 
 from perfmodel import Measurements, Model, compute_intervals
-from perfmodel.fitting.extrapolation import series_evidence
+from perfmodel.fitting.extrapolation import efficiency_floor, series_evidence
+from perfmodel.fitting.internode import crosses, iteration_values, per_iteration_time
 from perfmodel.fitting.members import distance
 from perfmodel.fitting.model import DEFAULT_PENALTY_REACH, PENALTY_REACHES
 from perfmodel.search import auto_select, plausible
+from perfmodel.search.laws import LAWS
 from perfmodel.uncertainty.references import REFERENCE_PRESETS
 
-METHODS = ("auto", "data-parallel", "ernest", "pollux", "pollux-ref", "optimus-ref")
+METHODS = ("auto", "data-parallel", "ernest", "pollux", "loglog", "pollux-ref", "optimus-ref")
 PRESET_METHODS = ("data-parallel", "ernest", "pollux")
-POINT_ONLY = ("pollux-ref", "optimus-ref")
+POINT_ONLY = ("loglog", "pollux-ref", "optimus-ref")
 LEVEL = 0.9
 #: what `perfmodel fit --auto` passes by default (perfmodel/cli.py: --max-terms, --seed, DE flags, --replicates)
 CLI_AUTO = {"seed": 0, "max_terms": 5}
 CLI_DE = {"strategy": "best1bin", "popsize": 15, "maxiter": 1000, "tol": 0.01}
 CLI_REPLICATES = 200
-#: methods given the ``nodes`` symbol by default
-NODES_FOR = ("pollux",)
+#: methods given the ``nodes`` symbol by default: the product reads it as topology (never a factor with an
+#: exponent), and Pollux's structure has inter-node terms
+NODES_FOR = ("auto", "pollux", "pollux-ref", "optimus-ref")
 RECORD_COLUMNS = [
     "source",
     "family",
@@ -112,7 +116,9 @@ RECORD_COLUMNS = [
 #: (:attr:`perfmodel.fitting.members.Uncertainty.backtest`, for the ``backtest-*`` point rules); and
 #: the series' scaling shortfall over its last measured doubling (``shortfall``), and where the fit's
 #: noise came from (``noise_source``: residuals, repeats, or the stated prior when the data has neither)
-#: its relative size and degrees of freedom (``noise_sigma``; ``noise_df``, NaN for the prior)
+#: its relative size and degrees of freedom (``noise_sigma``; ``noise_df``, NaN for the prior); for
+#: ``auto`` the law chosen (``law``) and every scaling law's own prediction (``law_<name>``), from
+#: which scripts/learn_prior.py learns the rule among them
 LEARN_COLUMNS = (
     (
         "band_low",
@@ -124,9 +130,12 @@ LEARN_COLUMNS = (
         "noise_source",
         "noise_sigma",
         "noise_df",
+        "law",
+        "efficiency_bound",
+        "internode_unit",
     )
     + tuple(f"shift_{s}" for s in REFERENCE_PRESETS)
-    + tuple(f"bt_{s}" for s in ("model",) + REFERENCE_PRESETS)
+    + tuple(f"law_{s}" for s in LAWS)
 )
 RECORD_COLUMNS += list(LEARN_COLUMNS)
 
@@ -139,7 +148,7 @@ def without_nodes(meas: Measurements) -> Measurements:
     return Measurements(meas.frame, meas.time, {k: v for k, v in meas.factors.items() if k != "nodes"}, [], meas.name)
 
 
-def _interval(res, test: Measurements):
+def _interval(res, test: Measurements, train: Measurements | None = None):
     """(pred, low, high, learning columns) at the test rows: ``predict(interval=0.9)`` as the fit
     was given (the benchmark computes its intervals without the population's prior: the baseline the
     prior is learned against), and what learning needs (:data:`LEARN_COLUMNS`)."""
@@ -160,11 +169,16 @@ def _interval(res, test: Measurements):
             "noise_sigma": np.full(len(t), float(unc.noise.sigma)),
             "noise_df": np.full(len(t), np.nan if unc.noise.df is None else float(unc.noise.df)),
         }
+        # the efficiency floor (no slack) and the inter-node term's value per unit ρ at each row, from
+        # which scripts/learn_prior.py learns the slack and ρ
+        learn["efficiency_bound"] = efficiency_floor(unc.efficiency_ref, env)
+        learn["internode_unit"] = np.zeros(len(t))
+        if train is not None and "nodes" in train.factors and float(train.values("nodes").max()) <= 1:
+            t_it = per_iteration_time(res.predict, train)
+            learn["internode_unit"] = t_it * iteration_values(list(res.factors), env) * crosses(env)
         shifts = unc.reference_shifts(env, t) if unc.references else np.zeros((0, len(t)))
         for m, a in zip(unc.references or [], shifts):
             learn[f"shift_{m.label}"] = a
-        for label, v in (unc.backtest or {}).items():
-            learn[f"bt_{label}"] = np.full(len(t), v)
     return (
         out["predicted_time"].to_numpy(float),
         out["predicted_low"].to_numpy(float),
@@ -189,32 +203,53 @@ def _with_prior() -> bool:
     return os.environ.get("PERFMODEL_BENCH_PRIOR") == "1"
 
 
-def run_auto(train: Measurements, test: Measurements):
-    """``fit --auto`` (one process) then ``predict --interval 0.9``."""
-    selection = auto_select(train, final_de=dict(CLI_DE), workers=1, **CLI_AUTO)
+def _law_prior(source: str) -> dict | bool:
+    """The prior whose law rule ``auto`` follows: the rule learned without ``source`` when
+    ``--law-rules FILE`` gives one per source (leave one source out), else the shipped prior."""
+    path = os.environ.get("PERFMODEL_BENCH_RULES")
+    if not path:
+        return True
+    rules = json.loads(Path(path).read_text())
+    return {"law_rule": rules[source]} if source in rules else True
+
+
+def run_auto(train: Measurements, test: Measurements, source: str = ""):
+    """``fit --auto`` (one process) then ``predict --interval 0.9``; every scaling law's own prediction
+    is recorded beside it."""
+    selection = auto_select(
+        train, final_de=dict(CLI_DE), workers=1, prior=_law_prior(source), validate=False, **CLI_AUTO
+    )
     res, _, averaging = plausible(selection)
-    compute_intervals(res, train, replicates=CLI_REPLICATES, prior=_with_prior(), backtests=True, **averaging)
-    return (*_interval(res, test), res.expression)
+    compute_intervals(res, train, replicates=CLI_REPLICATES, prior=_with_prior(), **averaging)
+    pred, low, high, learn = _interval(res, test, train)
+    learn["law"] = np.full(
+        len(pred), selection.best.origin.removeprefix("law: ") if selection.rule else "search", dtype=object
+    )
+    for c in selection.candidates:
+        if c.origin.startswith("law: ") and c.result is not None:
+            with np.errstate(all="ignore"):
+                learn[f"law_{c.origin[5:]}"] = np.asarray(c.result.predict(test.frame), float)
+    return pred, low, high, learn, res.expression
 
 
 def run_preset(name: str, train: Measurements, test: Measurements):
     """``fit --preset NAME`` then ``predict --interval 0.9``."""
     res = Model(preset=name, seed=CLI_AUTO["seed"], **CLI_DE).fit(train)
-    compute_intervals(res, train, replicates=CLI_REPLICATES, prior=_with_prior(), backtests=True)
+    compute_intervals(res, train, replicates=CLI_REPLICATES, prior=_with_prior())
     return (*_interval(res, test), res.expression)
 
 
 def run_peer(name: str, train: Measurements, test: Measurements):
-    """Pollux's or Optimus's own fit (point predictions only)."""
-    fit = peers.fit_pollux(train) if name == "pollux-ref" else peers.fit_optimus(train)
+    """Pollux's or Optimus's own fit, or a spreadsheet's log-log trend line (point predictions only)."""
+    fit = {"pollux-ref": peers.fit_pollux, "optimus-ref": peers.fit_optimus, "loglog": peers.fit_loglog}[name](train)
     pred = np.asarray(fit.predict(test), float)
     nan = np.full(len(pred), np.nan)
     return pred, nan, nan, {}, fit.expression
 
 
-def run_method(name: str, train: Measurements, test: Measurements):
+def run_method(name: str, train: Measurements, test: Measurements, source: str = ""):
     if name == "auto":
-        return run_auto(train, test)
+        return run_auto(train, test, source)
     if name in PRESET_METHODS:
         return run_preset(name, train, test)
     if name in POINT_ONLY:
@@ -252,7 +287,7 @@ def run_split(task) -> list[dict]:
         try:
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")
-                pred, low, high, learn, expr = run_method(m, train, test)
+                pred, low, high, learn, expr = run_method(m, train, test, split.source)
         except Exception as exc:
             pred = low = high = np.full(len(y), np.nan)
             learn = {}
@@ -515,7 +550,13 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--nodes-for",
         default=",".join(NODES_FOR),
-        help="methods given the nodes symbol ('all', 'none' or a list; default pollux)",
+        help="methods given the nodes symbol ('all', 'none' or a list; default: " + ",".join(NODES_FOR) + ")",
+    )
+    ap.add_argument(
+        "--law-rules",
+        default=None,
+        help="JSON {source: law rule} (scripts/learn_prior.py --rules-out): auto follows the rule learned "
+        "without the split's source (leave one source out) instead of the shipped prior's",
     )
     ap.add_argument("--out", default=None, help="CSV of one record per held-out row and method")
     ap.add_argument("--records", default=None, help="print the tables of saved records instead of fitting")
@@ -537,6 +578,8 @@ def main(argv=None) -> int:
         os.environ["PERFMODEL_BENCH_PRIOR"] = "1"
     if args.penalty_reach:
         os.environ["PERFMODEL_BENCH_REACH"] = args.penalty_reach
+    if args.law_rules:
+        os.environ["PERFMODEL_BENCH_RULES"] = str(Path(args.law_rules).resolve())
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     for m in methods:
         if m not in METHODS:

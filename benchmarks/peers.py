@@ -323,3 +323,31 @@ def fit_optimus_table(tab: StepTable, scale: float = 1.0) -> OptimusFit:
 def fit_optimus(meas: Measurements) -> OptimusFit:
     scale = step_scale(meas)
     return fit_optimus_table(step_table(meas, scale), scale)
+
+
+# ----------------------------------------------------------------------------------------
+# the log-log trend line
+# ----------------------------------------------------------------------------------------
+@dataclass
+class LogLogFit:
+    """A spreadsheet's power trend line: least squares of log time on log p (and on the log of every
+    other varying factor with positive values; the ``nodes`` topology is not one of them)."""
+
+    symbols: tuple
+    coef: np.ndarray
+
+    def predict(self, meas: Measurements) -> np.ndarray:
+        X = np.column_stack([np.ones(meas.n_rows)] + [np.log(meas.values(s)) for s in self.symbols])
+        return np.exp(X @ self.coef)
+
+    @property
+    def expression(self) -> str:
+        return f"exp({self.coef[0]:.4g})·" + "·".join(f"{s}^{c:.4g}" for s, c in zip(self.symbols, self.coef[1:]))
+
+
+def fit_loglog(meas: Measurements) -> LogLogFit:
+    vary = [s for s in meas.varying() if s != "nodes"]
+    symbols = ["p"] + [s for s in vary if s != "p" and meas.values(s).min() > 0]
+    X = np.column_stack([np.ones(meas.n_rows)] + [np.log(meas.values(s)) for s in symbols])
+    coef, *_ = np.linalg.lstsq(X, np.log(meas.y), rcond=None)
+    return LogLogFit(tuple(symbols), coef)

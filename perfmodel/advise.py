@@ -81,7 +81,7 @@ MAX_CANDIDATES = 100_000
 
 def candidates(result, target: dict, grid: dict) -> pd.DataFrame:
     """Every combination of ``grid`` (symbols it leaves out take the target's value), one row each."""
-    factors = list(result.factors)
+    factors = [s for s in result.factors if s in result.target_factors() or s in target or s in grid]
     missing = [s for s in factors if s not in target]
     if missing:
         raise PerfModelError(
@@ -96,7 +96,7 @@ def candidates(result, target: dict, grid: dict) -> pd.DataFrame:
     count = math.prod(len(a) for a in axes)  # counted before any combination is built
     if count > MAX_CANDIDATES:
         raise PerfModelError(f"the grid has {count:,} configurations; at most {MAX_CANDIDATES:,}")
-    return pd.DataFrame(list(itertools.product(*axes)), columns=factors)
+    return result.with_nodes(pd.DataFrame(list(itertools.product(*axes)), columns=factors))
 
 
 #: How candidates are ranked: gain per GPU-hour (p × time, the resources a run uses: default), per
@@ -168,6 +168,7 @@ def advise(
     unc = result._uncertainty(required=True)
     cand = grid if isinstance(grid, pd.DataFrame) else candidates(result, target, grid)
     cand = cand[list(result.factors)].reset_index(drop=True)
+    target = result.with_nodes(pd.DataFrame({s: [v] for s, v in target.items()})).iloc[0].to_dict()
     tgt = {s: np.array([float(target[s])]) for s in result.factors}
     result.check_defined(tgt, describe=lambda i: "the target")
     result.check_defined(

@@ -80,6 +80,8 @@ def configurations(result, at: dict, grid: dict) -> pd.DataFrame:
     twice = [s for s in grid if s in at]
     if twice:
         raise PerfModelError(f"{twice[0]} is given both in --at and in --grid")
+    derived = [s for s in factors if s not in result.target_factors() and s not in at and s not in grid]
+    factors = [s for s in factors if s not in derived]  # the nodes p workers span follow from p
     missing = [s for s in factors if s not in at and s not in grid]
     if missing:
         raise PerfModelError(
@@ -94,7 +96,7 @@ def configurations(result, at: dict, grid: dict) -> pd.DataFrame:
         v = frame[s].to_numpy()
         if np.all(np.isfinite(v) & (v == np.round(v)) & (np.abs(v) < 2**53)):
             frame[s] = v.astype(np.int64)
-    return frame
+    return result.with_nodes(frame) if derived else frame
 
 
 @dataclass(frozen=True)

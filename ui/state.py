@@ -423,7 +423,7 @@ def default_spec(meas: Measurements) -> str:
     :mod:`perfmodel.search`, *Too few configurations*); the simpler sums need enough configurations."""
     syms = list(meas.factors)
     candidates = [
-        preset_spec("data-parallel", syms, positive_symbols(meas), meas.varying()),
+        preset_spec("data-parallel", syms, positive_symbols(meas), meas.scaling_factors()),
         " + ".join(["1", *syms]),
         f"1 + {syms[0]}" if syms else "1",
     ]
@@ -522,7 +522,7 @@ def apply_preset(name: str) -> None:
     meas = st.session_state.get("meas")
     if meas is None or name not in PRESETS:
         return
-    spec = preset_spec(name, list(meas.factors), positive_symbols(meas), meas.varying(), env=meas.env())
+    spec = preset_spec(name, list(meas.factors), positive_symbols(meas), meas.scaling_factors(), env=meas.env())
     set_spec(spec)
     params = parse_expression(spec, list(meas.factors), {})[0].params  # none for a factor that never varies
     st.session_state["bounds"] = {

@@ -28,7 +28,7 @@ from ..language.expression import parse_bounds
 from ..language.terms import PRESETS
 from ..spreadsheet import to_csv
 from ..uncertainty import compute_intervals
-from ..uncertainty.prior import describe
+from ..uncertainty.prior import describe, with_topology
 from . import plan as plan_cli
 from . import sweep as sweep_cli
 from .groups import add_rates, guessed_columns, warn_unmapped
@@ -406,6 +406,7 @@ def _cmd_fit(args) -> int:
     meas, suggested, rate = _load_measurements(args)
     for d in meas.dropped:
         print(f"warning: dropped {d}", file=sys.stderr)
+    meas = with_topology(meas, args.gpus_per_node)
     de = dict(strategy=args.strategy, popsize=args.popsize, maxiter=args.maxiter, tol=args.tol)
     common = dict(
         lam=args.lam,
@@ -460,7 +461,7 @@ def _cmd_fit(args) -> int:
         _, v = holdout(model, meas, args.holdout)
         result.validation[v.method] = v.metrics
     if args.replicates:
-        compute_intervals(result, meas, replicates=args.replicates, gpus_per_node=args.gpus_per_node, **averaging)
+        compute_intervals(result, meas, replicates=args.replicates, **averaging)
     result.rate = rate
     Path(args.out).write_text(result.to_json())
     print(report or result.report())
@@ -496,7 +497,9 @@ def _grid_frame(result: FitResult, items: list) -> pd.DataFrame:
         if sym in grid:
             raise PerfModelError(f"--grid: {name} is given twice")
         grid[sym] = values
-    missing = [f"{s} (column {c!r})" for s, c in result.factors.items() if s not in grid]
+    missing = [
+        f"{s} (column {c!r})" for s, c in result.factors.items() if s not in grid and s in result.target_factors()
+    ]
     if missing:
         raise PerfModelError(f"--grid: give every factor of the model; missing {', '.join(missing)}")
     return configurations(result, {}, grid).rename(columns=result.factors)
@@ -585,7 +588,7 @@ def _cmd_show(args) -> int:
     for method, vm in result.validation.items():
         print(f"{method}: MAPE {vm['mape']:.2f} %")
     if result.has_intervals:
-        note = result._uncertainty().predictor_note
+        note = result._uncertainty().members_note
         if note:
             print(note)
     else:

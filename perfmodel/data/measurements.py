@@ -10,6 +10,7 @@ Imports from the model language (its function names) and :mod:`perfmodel.data.re
 from __future__ import annotations
 
 import keyword as _keyword
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -34,6 +35,17 @@ PRESET_SYMBOLS = {
     "nodes": "machines (nodes) the workers are spread over; 1 = all on one machine",
     "servers": "parameter servers (synchronous parameter-server training)",
 }
+
+#: Symbols that say where the workers run, not how much work there is: never a term's factor (only
+#: structures with an inter-node cost read them, as Pollux's network terms do).
+TOPOLOGY_SYMBOLS = ("nodes",)
+
+
+def nodes_of(p, gpus_per_node: float) -> np.ndarray:
+    """The nodes ``p`` workers span at ``gpus_per_node`` per node: ceil(p / gpus_per_node)."""
+    with np.errstate(all="ignore"):
+        return np.ceil(np.asarray(p, float) / float(gpus_per_node) - 1e-9)
+
 
 #: Column-name fragments used to guess a first mapping (lower-case, checked in order).
 _GUESSES = {
@@ -179,6 +191,11 @@ class Measurements:
     factors: dict[str, str]
     dropped: list[DroppedRow] = field(default_factory=list)
     name: str = ""
+    #: GPUs (workers) per node when given (e.g. ``--gpus-per-node 8``) and no ``nodes`` column is mapped;
+    #: see :meth:`node_topology`
+    gpus_per_node: float | None = None
+    #: True when :attr:`gpus_per_node` is a guess (GPUs named in p's column, nothing given)
+    gpus_per_node_guessed: bool = False
 
     @classmethod
     def from_frame(
@@ -294,6 +311,12 @@ class Measurements:
         """The symbols with more than one distinct value in these rows (mapping order)."""
         return [s for s in self.factors if len(np.unique(self.values(s))) > 1]
 
+    def scaling_factors(self) -> list[str]:
+        """The varying symbols a term may scale with: :meth:`varying` without the topology
+        (:data:`TOPOLOGY_SYMBOLS`: the nodes a run spans are where its network crosses machines, not a
+        factor with an exponent of its own)."""
+        return [s for s in self.varying() if s not in TOPOLOGY_SYMBOLS]
+
     def env(self) -> dict[str, np.ndarray]:
         """Symbol -> values, shape (n_rows,) each."""
         return {sym: self.values(sym) for sym in self.factors}
@@ -311,7 +334,43 @@ class Measurements:
 
     def subset(self, mask: np.ndarray) -> Measurements:
         """The rows where ``mask`` is true (row numbers kept)."""
-        return Measurements(self.frame.loc[np.asarray(mask, bool)], self.time, dict(self.factors), [], self.name)
+        return Measurements(
+            self.frame.loc[np.asarray(mask, bool)],
+            self.time,
+            dict(self.factors),
+            [],
+            self.name,
+            self.gpus_per_node,
+            self.gpus_per_node_guessed,
+        )
+
+    # -- topology -----------------------------------------------------------
+    def node_topology(self) -> tuple[float | None, str]:
+        """(GPUs per node, how it is known): from the ``nodes`` column when p / nodes is the same on every
+        run ("the nodes column"), else as given (:attr:`gpus_per_node`), else (None, why not). The nodes a
+        run spans are where its network crosses machines: topology, never a factor with an exponent."""
+        if self.gpus_per_node:  # given (the nodes column, if any, was made from it: with_nodes)
+            return float(self.gpus_per_node), "a guess" if self.gpus_per_node_guessed else "given"
+        if "nodes" in self.factors and "p" in self.factors:
+            p, nodes = self.values("p"), self.values("nodes")
+            with np.errstate(all="ignore"):
+                g = float(np.max(p / nodes)) if len(p) else float("nan")
+            if math.isfinite(g) and g >= 1 and np.array_equal(nodes_of(p, g), nodes):
+                return g, "the nodes column"  # every run on ceil(p / g) nodes: g per full node
+            return None, "the nodes column (the GPUs per node differ between runs)"
+        return None, "not given"
+
+    def with_nodes(self, gpus_per_node: float, guessed: bool = False) -> Measurements:
+        """These runs with the topology symbol ``nodes`` mapped to a column ``nodes`` = ceil(p / GPUs per
+        node) (when no nodes column is mapped already), the GPUs per node kept (``guessed``: a guess)."""
+        g = float(gpus_per_node)
+        if "nodes" in self.factors or "p" not in self.factors:
+            return Measurements(self.frame, self.time, dict(self.factors), list(self.dropped), self.name, g, guessed)
+        frame = self.frame.copy()
+        col = "nodes" if "nodes" not in frame.columns else "nodes (from p)"
+        frame[col] = nodes_of(self.values("p"), g)
+        factors = {**self.factors, "nodes": col}
+        return Measurements(frame, self.time, factors, list(self.dropped), self.name, g, guessed)
 
     def summary(self) -> dict:
         """Rows, configurations, repeats, factor ranges and noise (CV across repeats, %)."""

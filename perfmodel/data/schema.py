@@ -120,6 +120,7 @@ MODEL_SCHEMA: dict = {
                 "work": {"type": ["string", "number"], "minLength": 1, "exclusiveMinimum": 0, "maximum": _FLOAT_MAX},
             },
         },
+        "gpus_per_node": {"type": ["number", "null"], "minimum": 1, "maximum": 1e9},
         "factor_span": {
             "type": "object",
             "additionalProperties": False,

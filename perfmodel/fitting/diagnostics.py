@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .extrapolation import POINT_RULE_WORDS, crossings
+from .extrapolation import crossings
 
 #: Extrapolation "far beyond the measured range": this many times past it.
 FAR = 4.0
@@ -140,7 +140,7 @@ def fit_warnings(result, meas, term_matrix: np.ndarray) -> list[str]:
             out.append(f"{name} is not determined by the data: the term(s) it belongs to were dropped")
     for sym in result.factors:
         vals = np.unique(meas.values(sym))
-        if len(vals) == 1:
+        if len(vals) == 1 and sym != "nodes":  # the topology: one node measured is said by the crossing notes
             out.append(
                 f"{sym} ({result.factors[sym]}) has one value in the data ({vals[0]:g}): the model cannot "
                 f"tell how the time depends on it"
@@ -197,6 +197,7 @@ def prediction_warnings(result, env: dict) -> list[str]:
         if far_lo.size:
             out.append(f"{sym} = {far_lo.min():g} is far below the smallest measured {sym} ({lo:g})")
     out += _direction_warnings(result, env)
+    out += _topology_warnings(result, env)
     out += _crossing_warnings(result, env)
     out += _structure_warnings(result, env)
     if "b" in env:
@@ -214,39 +215,66 @@ def prediction_warnings(result, env: dict) -> list[str]:
     return out
 
 
-#: The point prediction departs from the formula's own by more than this (relative) before it is said.
-STRUCTURE_NOTE = 0.05
+#: A reference structure is named in a warning when, beyond the measurements, its prediction departs
+#: from the formula's by more than this (relative, beyond its own misfit where measured).
+STRUCTURE_NOTE = 0.10
 
 
 def _structure_warnings(result, env: dict) -> list[str]:
-    """Where the point prediction is not the formula's: the reference structures (data-parallel, Ernest,
-    Pollux, a power law) disagree with it beyond the measurements, and the prediction is made from them by the prior's
-    point rule (:data:`perfmodel.fitting.extrapolation.POINT_RULE_WORDS`)."""
+    """Beyond the measurements, the reference structures fitted to the same runs (data-parallel,
+    Ernest, Pollux, a power law) that predict otherwise than the formula by more than
+    :data:`STRUCTURE_NOTE`: each named with its prediction at the configuration where they disagree
+    most. The number stays the formula's; the interval reaches towards them as the prior says."""
     unc = result._uncertainty() if result.uncertainty else None
-    if unc is None or unc.point_rule() == "model":
+    if unc is None or not unc.references:
         return []
     try:
         env = {k: np.atleast_1d(np.asarray(v, float)) for k, v in env.items()}
         formula = unc.point(unc.point_predictions(env))
         with np.errstate(all="ignore"):
-            ratio = np.exp(unc.structures(env, formula)[0])  # the point prediction / the formula's
+            shifts = unc.reference_shifts(env, formula)  # (J, n), 0 where they agree as well as measured
+            ratios = np.exp(unc.reference_logratios(env, formula))
     except (KeyError, TypeError, ValueError):
         return []
-    off = np.flatnonzero(np.isfinite(ratio) & (np.abs(ratio - 1) > STRUCTURE_NOTE))
-    if not off.size:
+    off = np.abs(np.expm1(shifts)) > STRUCTURE_NOTE
+    if not off.any():
         return []
-    i = off[np.argmax(np.abs(np.log(ratio[off])))]
-    names = ", ".join(m.label for m in unc.references)
+    i = int(np.argmax(np.where(off, np.abs(shifts), 0.0).max(axis=0)))
+    at = ", ".join(f"{result.factors.get(k, k)} = {float(v[i]):g}" for k, v in env.items() if k in result.factors)
+    named = "; ".join(
+        f"{m.label} {formula[i] * ratios[j, i]:.4g} s ({ratios[j, i]:.2f}×)"
+        for j, m in enumerate(unc.references)
+        if off[j, i] and np.isfinite(ratios[j, i])
+    )
+    g = unc.structure_scale(0.9)
     return [
-        f"beyond the measurements the formula and the reference structures ({names}) disagree: the "
-        f"prediction is {POINT_RULE_WORDS[unc.point_rule()]}, {ratio[i]:.3g}× the formula's own at the farthest such "
-        f"configuration ({len(off)} of {len(ratio)} configuration(s) differ by more than "
-        f"{STRUCTURE_NOTE:.0%})"
+        f"beyond the measurements other structures fitted to the same runs predict otherwise at {at}: {named}, "
+        f"where the formula gives {formula[i]:.4g} s"
         + (
-            f"; the interval reaches towards them by {g:.2g} × their spread from it (the corpus's structure scale)"
-            if (g := unc.structure_scale(0.9))
+            f"; its interval reaches towards them by {g:.2g} × their spread from it (the corpus's structure scale)"
+            if g
             else ""
         )
+    ]
+
+
+def _topology_warnings(result, env: dict) -> list[str]:
+    """A target whose (GPUs, nodes) combination was never measured in kind: its nodes are not
+    ceil(p / GPUs per node) of the measured runs (e.g. 16 GPUs on 4 nodes where every measured node held 8)."""
+    g = getattr(result, "gpus_per_node", None)
+    if not g or "nodes" not in env or "p" not in env:
+        return []
+    p = np.atleast_1d(np.asarray(env["p"], float))
+    nodes = np.atleast_1d(np.asarray(env["nodes"], float))
+    with np.errstate(all="ignore"):
+        off = np.flatnonzero(np.isfinite(p) & np.isfinite(nodes) & (nodes != np.ceil(p / g - 1e-9)))
+    if not off.size:
+        return []
+    i = int(off[0])
+    return [
+        f"p = {p[i]:g} on {nodes[i]:g} node(s) ({p[i] / nodes[i]:.3g} per node) is a combination the measured runs "
+        f"never had: they put up to {g:g} on a node ({len(off)} configuration(s) like it); the model's nodes "
+        f"for p = {p[i]:g} would be {np.ceil(p[i] / g - 1e-9):g}"
     ]
 
 

@@ -3,8 +3,8 @@
 The plain functions :class:`perfmodel.fitting.members.Uncertainty` evaluates a stored fit with, and that
 ``scripts/learn_prior.py`` uses as they are to learn the prior from the corpus: the series' own evidence
 and its combination with the population's κ, the scaling shortfall that tells a series' scaling class,
-the widening per doubling, the node crossing of a target, and the point rules that make the prediction
-from the model and the reference structures.
+the widening per doubling, the node crossing of a target, and how far the reference structures reach
+around the model's prediction.
 
 Imports numpy and scipy only.
 """
@@ -61,20 +61,6 @@ def moderated_noise(sigma, df, prior_sigma: float, prior_df: float):
     return np.sqrt(var), prior_df + d
 
 
-#: :meth:`Uncertainty.point_rule` values
-POINT_RULES = ("model", "structures-median", "structures-only-median", "backtest-best", "backtest-weighted")
-#: how each rule but ``model`` makes the point prediction, in words ("the prediction is ...")
-POINT_RULE_WORDS = {
-    "structures-median": "their median with it",
-    "structures-only-median": "their median (the formula's own left out, as for series that had stopped scaling)",
-    "backtest-best": "the one of them that extrapolated this series' own larger worker counts best",
-    "backtest-weighted": "their mean weighted by how well each extrapolated this series' own larger worker counts",
-}
-#: the smallest backtest error (log units) the ``backtest-weighted`` rule weighs by: about a run's own
-#: noise, below which two structures' errors on a few held-out points say nothing about which is better
-BACKTEST_FLOOR = 0.01
-
-
 def series_evidence(points) -> tuple[float, int]:
     """(Σ max(e² − b², 0) / d², n) of a series' own calibration points [e, b_low, b_high, d]: the
     extrapolation error its larger-scale splits showed beyond their un-widened bands, per doubling²."""
@@ -123,35 +109,14 @@ def widen_band(half: np.ndarray, kappa: np.ndarray, d: np.ndarray, level: float)
     return np.sqrt(half**2 + (normal_quantile(level) * kappa * d) ** 2)
 
 
-def structure_terms(
-    shifts: np.ndarray, rule: str, scores: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(shift, below, above), shape (n,) each, from the reference structures' shifts (J, n) around the
-    model's prediction (NaN: a structure left out at that configuration): the point's log shift by
-    ``rule`` (:data:`POINT_RULES`) and how far the structures, the model among them, reach below and
-    above the shifted point. ``scores``: the backtest errors of the model and the structures, shape
-    (J + 1,) or (J + 1, n) (NaN: not scored), which the ``backtest-*`` rules weigh them by; without
-    them those rules leave the point where the model puts it."""
+def structure_reach(shifts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(below, above), shape (n,) each: how far the reference structures reach below and above the
+    model's prediction, from their log shifts (J, n) around it (NaN: a structure left out there). The
+    model's own prediction (shift 0) is among them, so both are >= 0. The point prediction is always
+    the model's: the structures are evidence that widens its band, never the number."""
     a = np.vstack([np.zeros(np.shape(shifts)[-1]), np.reshape(shifts, (-1, np.shape(shifts)[-1]))])
     with np.errstate(all="ignore"):
-        if rule == "structures-median":
-            m = np.nanmedian(a, axis=0)
-        elif rule == "structures-only-median":  # the model's own prediction only where no structure speaks
-            m = np.nanmedian(a[1:], axis=0) if len(a) > 1 else np.zeros(a.shape[1])
-            m = np.where(np.isfinite(m), m, 0.0)
-        elif rule in ("backtest-best", "backtest-weighted") and scores is not None:
-            sc = np.broadcast_to(np.reshape(np.asarray(scores, float), (len(a), -1)), a.shape)
-            sc = np.where(np.isfinite(a), sc, np.nan)  # a structure left out at a row is not chosen there
-            if rule == "backtest-best":
-                best = np.argmin(np.where(np.isfinite(sc), sc, np.inf), axis=0)  # ties, no score: the model
-                m = a[best, np.arange(a.shape[1])]
-            else:  # inverse mean-square-error weights (Bates & Granger 1969), errors floored at 1 %
-                w = np.where(np.isfinite(sc), 1.0 / np.maximum(sc, BACKTEST_FLOOR) ** 2, 0.0)
-                w[0] = np.where(w.sum(axis=0) > 0, w[0], 1.0)
-                m = np.nansum(w * np.nan_to_num(a), axis=0) / w.sum(axis=0)
-        else:
-            m = np.zeros(a.shape[1])
-        return m, np.maximum(m - np.nanmin(a, axis=0), 0.0), np.maximum(np.nanmax(a, axis=0) - m, 0.0)
+        return np.maximum(-np.nanmin(a, axis=0), 0.0), np.maximum(np.nanmax(a, axis=0), 0.0)
 
 
 def beyond_p(factor_ranges: dict, env: dict) -> np.ndarray:
@@ -195,3 +160,53 @@ def extended(topology: dict | None, env: dict, j: int) -> dict | None:
     else:
         return topology
     return {**topology, "max_nodes": max(float(topology["max_nodes"]), nodes)}
+
+
+#: Symbols along which the work per run does not change (the workers and where they run): the GPU-seconds
+#: of a run, time × p, are comparable between configurations that differ in these only.
+FIXED_WORK_FREE = ("p", "nodes")
+
+
+def efficiency_reference(env: dict, y, symbols) -> dict | None:
+    """The least GPU-seconds (mean time × p over a configuration's repeats) measured for each
+    combination of the other factors ``symbols`` (all but :data:`FIXED_WORK_FREE`): the best parallel
+    efficiency the measurements showed, per amount of work. {"symbols": [...], "rows": [[values...,
+    least p·T], ...]}; None without a factor ``p``."""
+    if "p" not in env:
+        return None
+    p = np.asarray(env["p"], float)
+    y = np.asarray(y, float)
+    others = [s for s in symbols if s not in FIXED_WORK_FREE and s in env]
+    keys = np.column_stack([np.asarray(env[s], float) for s in others]) if others else np.zeros((len(p), 0))
+    full = np.column_stack([keys, p])
+    cfg, inv = np.unique(full, axis=0, return_inverse=True)
+    inv = inv.ravel()
+    means = np.array([np.mean(y[inv == i]) for i in range(len(cfg))])
+    tp = means * cfg[:, -1]
+    rows = []
+    for key in np.unique(cfg[:, :-1], axis=0):
+        sel = np.all(cfg[:, :-1] == key, axis=1) & np.isfinite(tp) & (tp > 0)
+        if sel.any():
+            rows.append([float(v) for v in key] + [float(np.min(tp[sel]))])
+    return {"symbols": others, "rows": rows} if rows else None
+
+
+def efficiency_floor(reference: dict | None, env: dict) -> np.ndarray:
+    """The shortest time at each configuration of ``env`` that keeps the parallel efficiency at or below
+    the best measured for the same work: least measured GPU-seconds / p (NaN where no configuration with
+    the same other factors was measured, or without a reference)."""
+    n = len(next(iter(env.values()))) if env else 0
+    out = np.full(n, np.nan)
+    if not reference or "p" not in env:
+        return out
+    p = np.asarray(env["p"], float)
+    syms = list(reference.get("symbols") or [])
+    if any(s not in env for s in syms):
+        return out
+    keys = np.column_stack([np.asarray(env[s], float) for s in syms]) if syms else np.zeros((n, 0))
+    for row in reference.get("rows") or []:
+        key, tp = np.asarray(row[:-1], float), float(row[-1])
+        sel = np.all(np.isclose(keys, key[None, :], rtol=1e-9, atol=0.0), axis=1) if syms else np.ones(n, bool)
+        with np.errstate(all="ignore"):
+            out = np.where(sel, tp / p, out)
+    return out

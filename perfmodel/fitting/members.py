@@ -24,15 +24,15 @@ from .extrapolation import (
     CROSSINGS,
     DEFAULT_LEVEL,
     OWN_NOISE_SOURCES,
-    POINT_RULES,
     beyond_p,
     combined_kappa,
     crossings,
+    efficiency_floor,
     few_noise_dof,
     moderated_noise,
     normal_quantile,
     series_evidence,
-    structure_terms,
+    structure_reach,
     widen_band,
 )
 
@@ -245,17 +245,17 @@ def distance(factor_ranges: dict, env: dict) -> np.ndarray:
 
 @dataclass
 class Uncertainty:
-    """What a fit needs to give intervals: members, noise, calibration and the predictor choice."""
+    """What a fit needs to give intervals: members, noise, calibration, the prior and the reference structures."""
 
     members: list
     noise: Noise
     calibration: list  # per held-out configuration of the nested splits: [e, b_low, b_high, d] (see module doc)
     factor_ranges: dict
-    predictor: str = "best"  # "best" (member 0) or "ensemble" (weighted mean of the members' point fits)
-    predictor_note: str = ""
     replicates: int = DEFAULT_REPLICATES
     seed: int = 0
     seconds: float = 0.0
+    #: what the members beside the displayed model are (the search's plausible models, or submodels)
+    members_note: str = ""
     method: str = "cluster wild bootstrap (Webb weights), Levenberg-Marquardt refits"
     share_replicates: list | None = None  # (R, K) the best member's term shares per replicate
     splits: list | None = None
@@ -270,13 +270,13 @@ class Uncertainty:
     #: over the measured configurations (|log| of the ratio), which it does not add
     references: list | None = None
     reference_misfit: list | None = None
-    #: {label: RMS log error} of the model ("model") and each reference structure extrapolating this
-    #: series' own larger worker counts (perfmodel.uncertainty.calibration.reference_backtests)
-    backtest: dict | None = None
     #: how far the series' last measured doubling fell short of perfect scaling (scaling_shortfall),
     #: which tells its scaling class in the prior (perfmodel.uncertainty.prior.for_series) and widens κ by
     #: the prior's ``shortfall_scale``: 1 + η·u
     scaling_shortfall: float | None = None
+    #: the least GPU-seconds measured per amount of work (:func:`efficiency_reference`), which with the
+    #: prior's ``efficiency_slack`` bounds the band's low end (:meth:`efficiency_bound`)
+    efficiency_ref: dict | None = None
 
     # -- calibration --------------------------------------------------------------------------
     def kappa(self, level: float, crossing: str = "unknown", topology: dict | None = None) -> tuple[float, str]:
@@ -403,41 +403,14 @@ class Uncertainty:
             a = np.nan_to_num(np.sign(lr) * np.maximum(np.abs(lr) - rho, 0.0))
         return a * beyond_p(self.factor_ranges, env)[None, :]
 
-    def point_rule(self) -> str:
-        """How the point prediction is made from the model and the reference structures (the prior's
-        ``point_rule``): ``"model"`` (the model's own prediction), ``"structures-median"`` (the median
-        of the model's prediction and the structures' :meth:`reference_shifts` around it, which is the
-        model's prediction wherever the structures agree with it as well as they do where measured),
-        ``"structures-only-median"`` (the median of the structures alone; inside the measurements, where
-        every shift is 0, still the model's prediction), ``"backtest-best"`` (the one of them that
-        extrapolated this series' own larger worker counts
-        best, :attr:`backtest`) or ``"backtest-weighted"`` (their shifts weighed by the inverse square
-        of those errors); see :func:`structure_terms`."""
-        rule = str(self.prior.get("point_rule", "model")) if self.prior and self.references else "model"
-        return rule if rule in POINT_RULES else "model"
-
-    def backtest_scores(self) -> np.ndarray:
-        """The backtest errors of the model and each reference structure, in :meth:`structures`' order
-        (NaN: not scored), shape (1 + J,)."""
-        bt = self.backtest or {}
-        return np.array([bt.get("model", np.nan)] + [bt.get(m.label, np.nan) for m in self.references or []], float)
-
-    def structures(self, env: dict, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(shift, below, above), shape (n,) each, around the model's prediction ``t``: the log shift of
-        the point prediction by :meth:`point_rule`, and how far the structures (the model's own
-        prediction, shift 0, among them) reach below and above the shifted point."""
+    def structures(self, env: dict, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(below, above), shape (n,) each: how far the reference structures reach below and above the
+        model's prediction ``t`` beyond the measurements (:meth:`reference_shifts`); zeros without
+        them or when the prior's ``structure_scale`` takes none of it in."""
         n = len(t)
-        if not self.references or (self.point_rule() == "model" and not self.structure_scale(DEFAULT_LEVEL)):
-            return np.zeros(n), np.zeros(n), np.zeros(n)  # the structures would change nothing
-        return structure_terms(self.reference_shifts(env, t), self.point_rule(), self.backtest_scores())
-
-    def predict_point(self, env: dict, points: np.ndarray | None = None) -> np.ndarray:
-        """The point prediction at ``env`` (``points``: :meth:`point_predictions` there, if known)."""
-        t = self.point(self.point_predictions(env) if points is None else points)
-        if self.point_rule() == "model":
-            return t
-        with np.errstate(all="ignore"):
-            return t * np.exp(self.structures(env, t)[0])
+        if not self.references or not self.structure_scale(DEFAULT_LEVEL):
+            return np.zeros(n), np.zeros(n)  # the structures would change nothing
+        return structure_reach(self.reference_shifts(env, t))
 
     def kappas(self, env: dict, level: float, topology: dict | None = None) -> np.ndarray:
         """κ of each configuration of ``env`` (its node crossing decides which prior applies;
@@ -447,6 +420,18 @@ class Uncertainty:
             return np.full(len(cross), self.kappa(level)[0])
         table = {c: self.kappa(level, c, topology)[0] for c in set(cross)}
         return np.array([table[c] for c in cross], float)
+
+    def efficiency_bound(self, env: dict) -> np.ndarray:
+        """The shortest time the band may reach at each configuration of ``env``: the best parallel
+        efficiency measured for the same work, exceeded by at most the prior's ``efficiency_slack``
+        (how far the corpus's runs beyond the measurements ever ran faster than that; super-linear
+        steps exist but are rare). NaN where no bound applies (work not measured at other worker
+        counts, or no slack in the prior)."""
+        n = len(next(iter(env.values()))) if env else 0
+        slack = (self.prior or {}).get("efficiency_slack")
+        if slack is None or not self.efficiency_ref:
+            return np.full(n, np.nan)
+        return efficiency_floor(self.efficiency_ref, env) / (1.0 + float(slack))
 
     # -- predictions --------------------------------------------------------------------------
     def member_predictions(self, env: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -463,9 +448,7 @@ class Uncertainty:
         return np.vstack([m.predict(env, m.point_coefficients[None], m.point_params[None])[0] for m in self.members])
 
     def point(self, points: np.ndarray) -> np.ndarray:
-        if self.predictor == "ensemble" and len(self.members) > 1:
-            w = np.array([m.weight for m in self.members])
-            return w @ points / w.sum()
+        """The point prediction: the displayed model's (member 0), never a mix of the members."""
         return points[0]
 
     def interval(
@@ -477,7 +460,7 @@ class Uncertainty:
         with np.errstate(all="ignore"):
             preds, weights, points = self.member_predictions(env) if predictions is None else predictions
             t = self.point(points)
-            shift, below, above = self.structures(env, t)
+            below, above = self.structures(env, t)
         a = (1 - level) / 2
         with np.errstate(all="ignore"):
             logs = np.log(np.where(preds > 0, preds, np.nan))
@@ -492,11 +475,12 @@ class Uncertainty:
             d = distance(self.factor_ranges, env)
             s = self.band_scale() if widen else 1.0
             g = self.structure_scale(level) if widen else 0.0
-            # the members' and the noise's band around the model's prediction, moved with the point
-            lt = lt + shift
+            # the members' and the noise's band around the model's prediction
             low = np.exp(lt - np.hypot(widen_band(s * np.sqrt(hl**2 + q**2), kappa, d, level), g * below))
             high = np.exp(lt + np.hypot(widen_band(s * np.sqrt(hu**2 + q**2), kappa, d, level), g * above))
-            t = np.exp(lt)
+            if widen:  # no faster than the best measured efficiency allows (never above the point itself)
+                floor = self.efficiency_bound(env)
+                low = np.where(np.isfinite(floor), np.maximum(low, np.minimum(t, floor)), low)
         bad = ~(t > 0)
         low = np.where(bad, np.nan, low)
         high = np.where(bad, np.nan, high)
@@ -519,13 +503,13 @@ class Uncertainty:
         e = rng.standard_t(df, size=(int(n), C)) if df else rng.standard_normal((int(n), C))
         shared = rng.standard_normal((int(n), 1))
         extra = shared * (self.kappas(env, level) * distance(self.factor_ranges, env))[None, :]
-        shift, below, above = self.structures(env, t)
+        below, above = self.structures(env, t)
         g = self.structure_scale(level)
         if g:  # the structures' disagreement, shared by the draw: a two-piece normal, z·σ = γ·reach per side
             u = rng.standard_normal((int(n), 1))
             extra = extra + u * (g / normal_quantile(level)) * np.where(u > 0, above[None, :], below[None, :])
         with np.errstate(all="ignore"):
-            return (t * np.exp(shift))[None, :] * np.exp(self.band_scale() * (dev[idx] + self.noise.sigma * e) + extra)
+            return t[None, :] * np.exp(self.band_scale() * (dev[idx] + self.noise.sigma * e) + extra)
 
     def constants(self, level: float = DEFAULT_LEVEL) -> dict[str, tuple[float, float]]:
         """{name: (low, high)} of the best member's constants and free parameters (percentile of the
@@ -561,8 +545,7 @@ class Uncertainty:
             "replicates": int(self.replicates),
             "seed": int(self.seed),
             "seconds": float(self.seconds),
-            "predictor": self.predictor,
-            "predictor_note": self.predictor_note,
+            "members_note": self.members_note,
             "noise": self.noise.to_dict(),
             "factor_ranges": {k: list(v) for k, v in self.factor_ranges.items()},
             "calibration": {"points": [[float(v) for v in pt] for pt in self.calibration], "splits": self.splits or []},
@@ -578,8 +561,8 @@ class Uncertainty:
                 if self.references
                 else {}
             ),
-            **({"backtest": {k: float(v) for k, v in self.backtest.items()}} if self.backtest else {}),
             **({"scaling_shortfall": float(self.scaling_shortfall)} if self.scaling_shortfall is not None else {}),
+            **({"efficiency_ref": self.efficiency_ref} if self.efficiency_ref else {}),
         }
 
     @classmethod
@@ -612,11 +595,10 @@ class Uncertainty:
                 noise=noise,
                 calibration=points,
                 factor_ranges={str(k): (float(v[0]), float(v[1])) for k, v in d["factor_ranges"].items()},
-                predictor=text(d, "predictor", "best"),
-                predictor_note=text(d, "predictor_note", ""),
                 replicates=int(d.get("replicates", 0)),
                 seed=int(d.get("seed", 0)),
                 seconds=float(d.get("seconds", 0.0)),
+                members_note=text(d, "members_note", ""),
                 method=text(d, "method", ""),
                 share_replicates=d.get("share_replicates") or None,
                 splits=cal.get("splits") or None,
@@ -624,15 +606,13 @@ class Uncertainty:
                 topology=d.get("topology") or None,
                 references=[Member.from_dict(m) for m in d.get("references") or []] or None,
                 reference_misfit=[float(v) for v in d.get("reference_misfit") or []] or None,
-                backtest={text({"label": k}, "label"): float(v) for k, v in (d.get("backtest") or {}).items()} or None,
                 scaling_shortfall=None if d.get("scaling_shortfall") is None else float(d["scaling_shortfall"]),
+                efficiency_ref=_efficiency_ref(d.get("efficiency_ref")),
             )
         except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as exc:
             raise PerfModelError(f"the model file's intervals are malformed ({exc})") from None
         if not members:
             raise PerfModelError("the model file's intervals have no members")
-        if out.predictor not in ("best", "ensemble"):
-            raise PerfModelError(f"unknown predictor {out.predictor!r} in the model file's intervals")
         out._validate()
         return out
 
@@ -655,10 +635,6 @@ class Uncertainty:
             )
         ):
             bad("reference_misfit", "must hold one finite number >= 0 per reference")
-        if self.backtest is not None and (
-            len(self.backtest) > MAX_MEMBERS + 1 or not all(math.isfinite(v) and v >= 0 for v in self.backtest.values())
-        ):
-            bad("backtest", "must hold at most one finite error >= 0 per structure")
         if self.scaling_shortfall is not None and not 0 <= self.scaling_shortfall <= 2:
             bad("scaling_shortfall", f"is {self.scaling_shortfall!r}; a number from 0 to 2")
         if not sum(m.weight for m in self.members) > 0:
@@ -705,6 +681,7 @@ class Uncertainty:
                 ("shortfall_scale", 0.0),
                 ("band_scale", 1.0),
                 ("few_dof_band_scale", 1.0),
+                ("efficiency_slack", 0.0),
             ):
                 try:
                     vals.append(float(self.prior.get(key, default)))
@@ -714,7 +691,7 @@ class Uncertainty:
                 bad(
                     "prior",
                     "needs finite κ >= 0 for same_nodes, crosses_nodes and unknown, pseudo_configurations, "
-                    "structure_scale, shortfall_scale, band_scale and few_dof_band_scale",
+                    "structure_scale, shortfall_scale, band_scale, few_dof_band_scale and efficiency_slack",
                 )
             if "noise" in self.prior and not valid_noise_prior(self.prior["noise"]):
                 bad("prior.noise", NOISE_PRIOR_NEEDS)
@@ -747,6 +724,25 @@ class Uncertainty:
                     ok = False
                 if not ok:
                     bad(f"topology.{key}", f"is {v!r}; a positive number")
+
+
+def _efficiency_ref(ref) -> dict | None:
+    """A stored efficiency reference, checked: {"symbols": [names], "rows": [[one finite number per
+    symbol, a positive number of GPU-seconds], ...]} (at most MAX_MEMBERS² rows); raises ValueError."""
+    if ref is None:
+        return None
+    if not isinstance(ref, dict) or not isinstance(ref.get("symbols"), list) or not isinstance(ref.get("rows"), list):
+        raise ValueError("efficiency_ref must hold a list of symbols and a list of rows")
+    syms = ref["symbols"]
+    if not all(isinstance(x, str) and x.isidentifier() for x in syms) or len(ref["rows"]) > MAX_MEMBERS**2:
+        raise ValueError("efficiency_ref's symbols must be names, its rows at most " + str(MAX_MEMBERS**2))
+    rows = []
+    for row in ref["rows"]:
+        vals = [float(v) for v in row] if isinstance(row, list) and len(row) == len(syms) + 1 else []
+        if not vals or not all(math.isfinite(v) for v in vals) or not vals[-1] > 0:
+            raise ValueError("an efficiency_ref row needs one finite number per symbol and positive GPU-seconds")
+        rows.append(vals)
+    return {"symbols": list(syms), "rows": rows}
 
 
 def _holding(interval, estimate) -> tuple[float, float]:

@@ -162,7 +162,7 @@ class Model:
             raise PerfModelError("give either terms or a preset, not both")
         if self.preset is not None:
             positive = [s for s in symbols if data.values(s).min() >= 1]
-            spec = preset_spec(self.preset, symbols, positive, data.varying(), env=data.env())
+            spec = preset_spec(self.preset, symbols, positive, data.scaling_factors(), env=data.env())
             bounds = {**preset_bounds(self.preset, symbols), **user_bounds}
         elif self.terms is not None:
             spec, bounds = self.terms, user_bounds

@@ -49,6 +49,12 @@ def time_scale(y: np.ndarray) -> float:
     return math.ldexp(1.0, min(1023, max(-1022, math.floor((math.log2(lo) + math.log2(hi)) / 2))))
 
 
+def pinned(lo: float, hi: float) -> bool:
+    """True when bounds [lo, hi] hold a coefficient at one value (to a relative 1e-6): a term may then be
+    0 on every measured row (an inter-node cost on one-node data, sized elsewhere)."""
+    return bool(np.isfinite(lo) and np.isfinite(hi) and 0 <= hi - lo <= 1e-6 * max(abs(lo), abs(hi)))
+
+
 class Problem:
     """The cost function of one fit, vectorised over a DE population.
 
@@ -115,7 +121,7 @@ class Problem:
             if not np.all(np.isfinite(v)):
                 i = int(np.flatnonzero(~np.isfinite(v))[0])
                 raise PerfModelError(f"term {expr.terms[k].text!r} is not finite at row {self.rows_of_group[i]}")
-            if not np.any(v != 0):
+            if not np.any(v != 0) and not pinned(lo[k], hi[k]):  # a pinned coefficient needs no data
                 raise PerfModelError(
                     f"term {expr.terms[k].text!r} is 0 on every row, so its coefficient cannot be fitted; remove it"
                 )

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..data.measurements import Measurements
+from ..data.measurements import Measurements, nodes_of
 from ..data.schema import FORMAT, validate_model_dict
 from ..data.schema import loads as schema_loads
 from ..errors import PerfModelError
@@ -48,6 +48,9 @@ class FitResult:
         combination never measured; {} for a file written before it.
     rate : {"column": the throughput column, "work": units of work per run or a column} when the time
         was made from a throughput (:func:`perfmodel.data.throughput.time_from_throughput`); {} otherwise.
+    gpus_per_node : the GPUs (workers) per node of the measured runs, from the ``nodes`` column or as
+        given (:meth:`perfmodel.Measurements.node_topology`); a target without a ``nodes`` value spans
+        ceil(p / gpus_per_node) nodes. None when not known.
     """
 
     expression: str
@@ -75,6 +78,7 @@ class FitResult:
     uncertainty: dict = field(default_factory=dict)
     rate: dict = field(default_factory=dict)
     factor_span: dict = field(default_factory=dict)
+    gpus_per_node: float | None = None
     version: str = __version__
 
     # -- construction -------------------------------------------------------
@@ -137,6 +141,7 @@ class FitResult:
             dropped=[str(d) for d in meas.dropped],
             warnings=warnings,
             factor_span=factor_span(meas.env()),
+            gpus_per_node=meas.node_topology()[0],
         )
         pred = res.predict(meas)
         res.metrics = compute_metrics(meas.y, pred, res.n_params)
@@ -153,6 +158,21 @@ class FitResult:
     @property
     def n_params(self) -> int:
         return len(self.coefficients) + len(self.params)
+
+    def target_factors(self) -> list[str]:
+        """The symbols a target configuration must give: every factor but ``nodes`` where it follows from
+        ``p`` (the model knows the GPUs per node; a target may still give its own nodes)."""
+        derived = bool(self.gpus_per_node) and "p" in self.factors
+        return [s for s in self.factors if not (derived and s == "nodes")]
+
+    def with_nodes(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """``frame`` (columns named by symbol) with ``nodes`` = ceil(p / GPUs per node) added where the model
+        maps nodes, knows the GPUs per node and the frame has p but no nodes (columns in factor order)."""
+        if "nodes" in frame.columns or "nodes" not in self.factors or not self.gpus_per_node or "p" not in frame:
+            return frame
+        out = frame.copy()
+        out["nodes"] = nodes_of(out["p"].to_numpy(float), self.gpus_per_node).astype(np.int64)
+        return out[[s for s in self.factors if s in out.columns] + [c for c in out.columns if c not in self.factors]]
 
     def _expression(self) -> Expression:
         expr, _ = parse_expression(
@@ -171,8 +191,11 @@ class FitResult:
         if not isinstance(data, pd.DataFrame):
             raise PerfModelError(f"expected a DataFrame, Measurements or dict, got {type(data).__name__}")
         env = {}
-        for sym, col in self.factors.items():
+        for sym, col in sorted(self.factors.items(), key=lambda kv: kv[0] == "nodes"):  # nodes after p
             name = col if col in data.columns else sym if sym in data.columns else None
+            if name is None and sym == "nodes" and self.gpus_per_node and "p" in env:
+                env[sym] = nodes_of(env["p"], self.gpus_per_node)  # topology: the nodes p workers span
+                continue
             if name is None:
                 raise PerfModelError(
                     f"column {col!r} (symbol {sym}) is missing; the data has: {', '.join(map(str, data.columns))}"
@@ -183,7 +206,7 @@ class FitResult:
                 i = int(np.flatnonzero(bad)[0])
                 raise PerfModelError(f"row {i + 1}, column {name!r}: not a finite number ({data[name].iloc[i]!r})")
             env[sym] = values
-        return env
+        return {sym: env[sym] for sym in self.factors}
 
     def term_values(self, data) -> np.ndarray:
         """Term values (signs included), shape (K, n)."""
@@ -221,23 +244,21 @@ class FitResult:
     def predict(self, data, interval: float | None = None):
         """Predicted time (seconds) for each row of ``data`` (DataFrame, Measurements or dict).
 
-        Without ``interval``: an array of shape (n,). With ``interval=0.9``: a DataFrame with the
-        columns ``predicted_time``, ``predicted_low`` and ``predicted_high`` (a 90 % prediction
-        interval for one new measurement; see :mod:`perfmodel.uncertainty`). Where the fit chose the
-        ensemble of plausible models as its predictor (``--auto``), both use it.
+        Without ``interval``: an array of shape (n,), the formula's own prediction. With
+        ``interval=0.9``: a DataFrame with the columns ``predicted_time`` (the same numbers),
+        ``predicted_low`` and ``predicted_high`` (a 90 % prediction interval for one new measurement;
+        see :mod:`perfmodel.uncertainty`). The displayed formula makes every number: other models and
+        the corpus only widen the interval.
         """
         unc = self._uncertainty(required=interval is not None)
-        if unc is None or (interval is None and unc.predictor != "ensemble" and unc.point_rule() == "model"):
+        if unc is None or interval is None:
             expr = self._expression()
             if not expr.overlaps:
                 return np.array(list(self.coefficients.values())) @ self.term_values(data)
             expr, parts, theta = self._parts(data, expr)
             with np.errstate(all="ignore"):
                 return expr.predict_from(parts, theta)
-        env = self._env(data)
-        if interval is None:
-            return unc.predict_point(env)
-        t, low, high = unc.interval(env, float(interval))
+        t, low, high = unc.interval(self._env(data), float(interval))
         return pd.DataFrame({"predicted_time": t, "predicted_low": low, "predicted_high": high})
 
     def check_defined(self, data, describe=None) -> None:
@@ -492,8 +513,8 @@ class FitResult:
                     f"widens by {kappa * 100:.3g} % per doubling beyond the measured range ({how})",
                 )
             )
-        if unc.predictor_note:
-            facts.append(("predictor", unc.predictor_note))
+        if unc.members_note:
+            facts.append(("members", unc.members_note))
         return facts
 
     def intervals_report(self, level: float = 0.9) -> str:

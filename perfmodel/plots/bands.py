@@ -125,8 +125,8 @@ def speedup_interval(result, p0: float, x: np.ndarray, fixed: dict, level: float
     preds, weights, points = unc.member_predictions(env)
     with np.errstate(all="ignore"):
         ratio = np.log(preds[:, :1] / preds[:, 1:])  # (S, n)
-        shift, below, above = unc.structures(env, unc.point(points))
-        t = unc.point(points) * np.exp(shift)  # the point prediction (Uncertainty.predict_point)
+        t = unc.point(points)  # the model's own prediction
+        below, above = unc.structures(env, t)
         point = np.log(t[0] / t[1:])
         ok = np.isfinite(ratio)
         ratio = np.where(ok, ratio, point[None, :])

@@ -76,6 +76,11 @@ class Selection:
     #: {expression: why} of the candidates set aside because a term the data cannot see carries
     #: their prediction at the standard horizon (see :mod:`perfmodel.search.horizon`)
     set_aside: dict = field(default_factory=dict)
+    #: why the first is first when the scaling laws were chosen between by the corpus's rule
+    #: (:mod:`perfmodel.search.laws`); empty for the term search
+    rule: str = ""
+    #: {law: what it says} of the laws listed, in their order
+    law_words: dict = field(default_factory=dict)
 
     @property
     def best(self) -> Candidate:
@@ -90,6 +95,11 @@ class Selection:
         if not self.candidates:
             return out
         first = self.candidates[0]
+        if self.rule:
+            return [
+                f"#1 is {self.rule}. Each law is a formula you can read; the others are listed as alternatives, "
+                "and where they predict otherwise beyond the measurements the warnings name them."
+            ]
         if self.prior:
             out.append(
                 f"Too few measurements for the validation to choose between the candidates ({self.prior}): "
@@ -144,6 +154,8 @@ class Selection:
     def report(self) -> str:
         """A sectioned text report: what was searched, the candidates, the best model."""
         s = self.settings
+        if self.rule:
+            return self._law_report()
         lines = [
             "[[Automatic term selection]]",
             f"    term pool: {self.pool.get('total', 0)} terms ({self.pool.get('library', 0)} library, "
@@ -190,8 +202,30 @@ class Selection:
             lines += ["    " + line for line in self.best.result.report().splitlines()]
         return "\n".join(lines)
 
+    def _law_report(self) -> str:
+        lines = [
+            "[[Scaling laws]]",
+            f"    chosen: {self.rule}",
+            f"    {len(self.candidates)} laws fitted on all data ({self.seconds:.1f} s); corpus error: the median "
+            "error of the law's extrapolations of the corpus's series in this cell; hold-out: its error at "
+            + (f"{self.holdout_query} when fitted without it" if self.holdout_query else "the largest scale (none)"),
+            f"    {'#':>2} {'law':<14} {'corpus err %':>12} {'hold-out %':>10}  expression",
+        ]
+        for i, c in enumerate(self.candidates, 1):
+            lines.append(
+                f"    {i:>2} {c.origin[5:]:<14} {c.score:>12.2f} {c.holdout.get('mape', float('nan')):>10.3f}  {c.spec}"
+            )
+        for name, words in self.law_words.items():
+            lines.append(f"    {name}: {words}")
+        if self.candidates and self.best.result is not None:
+            lines.append("[[Best model]]")
+            lines += ["    " + line for line in self.best.result.report().splitlines()]
+        return "\n".join(lines)
+
     def to_dict(self) -> dict:
         return {
+            "rule": self.rule,
+            "law_words": dict(self.law_words),
             "candidates": [_cand_dict(c) for c in self.candidates],
             "evaluated": [_cand_dict(c, with_result=False) for c in self.evaluated],
             "trace": self.trace,
@@ -290,6 +324,8 @@ def plausible(selection: Selection, shown: Candidate | None = None) -> tuple[Fit
     ensemble predict instead was measured on the 61 short real series with 3 GPU counts: median error
     4.1 % against 3.5 %, 3 series above 20 % against 6.)"""
     shown = selection.best if shown is None else shown
+    if selection.rule:  # the laws: the others are the reference structures' evidence, not members
+        return shown.result, [], {"candidates": None, "scores": None, "noise_scale": float(selection.noise)}
     others = [c for c in selection.candidates if c is not shown and c.result is not None]
     score = {id(c): c.score for c in selection.candidates}
     if selection.prior:

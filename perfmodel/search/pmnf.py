@@ -215,7 +215,7 @@ def strong_scaling(meas: Measurements) -> list[str]:
     factor (the other factors fixed; ties: the larger total time), ordered by it."""
     means = _config_means(meas)
     out = []
-    for sym in meas.varying():
+    for sym in meas.scaling_factors():
         others = [s for s in meas.factors if s != sym]
         groups = [g for _, g in means.groupby(others, sort=True)] if others else [means]
         g = max(groups, key=lambda g: (len(g), float(g["_y"].sum())))
@@ -351,7 +351,7 @@ def pmnf_search(meas: Measurements, negative_exponents: bool | None = None) -> P
     falling = strong_scaling(meas)
     negative = bool(falling) if negative_exponents is None else bool(negative_exponents)
     per_factor, points, blocks = {}, {}, []
-    for s in meas.varying():
+    for s in meas.scaling_factors():
         x, y = _line(meas, s)
         points[s] = len(x)
         ijk, _ = best_single_term(x, y, negative)

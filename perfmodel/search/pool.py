@@ -146,7 +146,7 @@ def search_terms(
     more than one value; those without are dropped in any case). The library terms are always
     in the pool.
     """
-    varying = meas.varying()
+    varying = meas.scaling_factors()
 
     def subset(chosen):
         return varying if chosen is None else [x for x in varying if x in set(chosen)]
@@ -254,7 +254,7 @@ def preset_specs(
     to :data:`perfmodel.language.terms.PRESETS` (others are skipped) with at most ``max_params`` parameters."""
     symbols = list(meas.factors)
     positive = [x for x in symbols if meas.values(x).min() >= 1]
-    varying = meas.varying()
+    varying = meas.scaling_factors()
     out = []
     for name in PRESET_CANDIDATES if names is None else names:
         if name not in PRESETS:

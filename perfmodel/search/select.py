@@ -18,8 +18,8 @@ import numpy as np
 
 from ..data.measurements import Measurements
 from ..errors import PerfModelError
-from ..fitting.evaluate import MAX_FOLDS, largest_scale_query
-from ..fitting.model import DEFAULT_LAM, SEARCH_DE, Model
+from ..fitting.evaluate import MAX_FOLDS, holdout, largest_scale_query
+from ..fitting.model import DEFAULT_LAM, SEARCH_DE, Model, exact_settings
 from ..fitting.result import FitResult
 from ..parallel import n_workers, run_tasks, with_single_blas_thread
 from .beam import BeamSearch
@@ -33,6 +33,7 @@ from .candidates import (
     validation_configurations,
 )
 from .horizon import HORIZON_FACTOR, horizon_env, unseen_dominant
+from .laws import LAW_WORDS, LAWS, internode_applies, law_cell, law_spec, ruled_law, with_internode
 from .pool import overlap_variant, pool_matrix, preset_specs, readability_cost, search_terms, term_set_spec
 from .refine import fit_task, horizon_task, validate_task
 from .screening import Screen, score_noise, validation_splits
@@ -94,8 +95,16 @@ def auto_select(
     progress: Callable | None = None,
     should_stop: Callable | None = None,
     workers: int | None = None,
+    laws: bool = True,
+    prior: dict | bool = True,
+    validate: bool = True,
 ) -> Selection:
     """Search small expressions for ``meas`` and return the best few (see the module doc).
+
+    With a factor ``p`` of at least two values (and ``laws``), the model is one of the scaling laws of
+    :mod:`perfmodel.search.laws`, chosen by the corpus's rule for the series' cell (``prior``: the
+    population prior holding the rule, True for the shipped one), the others listed after it; the term
+    search runs for data without workers.
 
     Parameters
     ----------
@@ -116,6 +125,8 @@ def auto_select(
         (``Selection.stopped``), or raises :class:`PerfModelError` when it has nothing yet.
     workers : processes for the refinement (default: all cores; 1 = no pool). A pool is
         started only when the work left justifies it (:data:`perfmodel.parallel.POOL_THRESHOLD`).
+    laws, prior : choose among the scaling laws by the corpus's rule where they apply (see above).
+    validate : hold out each law's largest scale for the table (the choice does not use it).
     """
     t0 = _time.perf_counter()
     _check_inputs(
@@ -136,6 +147,10 @@ def auto_select(
     Model("1", **base, **final_de)._check_settings()
     if holdout_query == "auto":
         holdout_query = largest_scale_query(meas)
+    if laws and law_cell(meas) is not None:
+        return _select_law(
+            meas, base, final_de, int(k), int(seed), holdout_query, validate, workers, t0, progress, prior
+        )
     run = _Progress(progress, should_stop, n_steps=max(1, int(max_terms)), n_best=int(n_best))
 
     splits = validation_splits(meas, int(k), int(seed), holdout_query)
@@ -227,7 +242,7 @@ def _build_pool(meas: Measurements, splits, loss: str, max_terms: int, beam: int
     """(pool terms, their values (n, P), the pool's counts, the factors' importance): with more than
     :data:`FULL_POOL_FACTORS` varying factors, the factors are screened first, and only those that
     matter get PMNF blocks and interactions."""
-    varying = meas.varying()
+    varying = meas.scaling_factors()
     importance: dict[str, float] = {}
     if len(varying) > FULL_POOL_FACTORS:
         terms, X = pool_matrix(meas, search_terms(meas, singles=varying, pairs=(), triples=()))
@@ -517,3 +532,92 @@ def _refit(
             }
             c.result = res
     return [c for c in chosen if c.result is not None]
+
+
+def _select_law(
+    meas: Measurements,
+    base: dict,
+    final_de: dict,
+    k: int,
+    seed: int,
+    holdout_query,
+    validate: bool,
+    workers: int,
+    t0: float,
+    progress: Callable | None,
+    prior: dict | bool = True,
+) -> Selection:
+    """The scaling law the corpus's rule gives for ``meas``'s cell, first, then the other laws (by the
+    corpus's error in that cell); each fitted on all data with the final settings and, with
+    ``validate``, refitted without the largest scale to show how it extrapolated it."""
+    from ..uncertainty.prior import load_prior
+
+    cell = law_cell(meas)
+    prior_d = load_prior() if prior is True else (prior or None)
+    chosen, evidence = ruled_law(cell, prior_d)
+    order = sorted(LAWS, key=lambda name: (name != chosen, evidence.get(name, math.inf), LAWS.index(name)))
+    if progress is not None:
+        progress(0, len(order), f"fitting {len(order)} scaling laws")
+    out: list[Candidate] = []
+    for i, name in enumerate(order):
+        terms, preset = law_spec(name, meas)
+        data = meas  # the topology stays mapped: only Pollux's structure reads it, as its network's machines
+        model = Model(terms, preset=preset, **base, **final_de)
+        try:
+            res = model.clone(**exact_settings(model, data)).fit(data)
+        except PerfModelError:
+            continue
+        cv: dict = {}
+        ho: dict = {}
+        if validate and holdout_query:  # how the law extrapolated the largest measured scale, for the table
+            try:
+                ho = holdout(model.clone(**{**SEARCH_DE, **exact_settings(model, data)}), data, holdout_query)[
+                    1
+                ].metrics
+            except PerfModelError:
+                ho = {}
+            if ho:
+                res.validation = {f"hold-out ({holdout_query})": ho}
+        if not out and internode_applies(meas, prior_d):  # the chosen law, on one node: the inter-node cost
+            res = with_internode(res, meas, prior_d["internode"], {**base, **final_de})
+        err = evidence.get(name, math.nan)
+        out.append(
+            Candidate(
+                res.expression,
+                res,
+                cv,
+                ho,
+                float(err),
+                res.n_params,
+                0.0,
+                dict(res.param_bounds),
+                f"law: {name}",
+                float("nan"),
+                0,
+            )
+        )
+        if progress is not None:
+            progress(i + 1, len(order), f"fitted {name}")
+    if not out:
+        raise PerfModelError("no scaling law could be fitted to these measurements")
+    n = evidence.get("n")
+    why = f"the corpus's rule for series with {cell.describe()}: {out[0].origin[5:]} " + (
+        f"(median error {evidence[out[0].origin[5:]]:.1f} % over {n} extrapolations of such series)"
+        if out[0].origin[5:] in evidence and n
+        else "(no learned rule: the default)"
+    )
+    return Selection(
+        candidates=out,
+        evaluated=list(out),
+        trace=[],
+        holdout_query=holdout_query,
+        k=k,
+        seed=seed,
+        settings={**base, "final_de": final_de, "laws": list(LAWS)},
+        pool={"total": len(LAWS), "laws": len(LAWS)},
+        n_screened=0,
+        seconds=_time.perf_counter() - t0,
+        workers=workers,
+        rule=why,
+        law_words={c.origin[5:]: LAW_WORDS[c.origin[5:]] for c in out},
+    )

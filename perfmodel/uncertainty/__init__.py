@@ -66,13 +66,12 @@ def compute_intervals(
     prior: dict | bool = True,
     gpus_per_node: float | None = None,
     references: bool = True,
-    backtests: bool | None = None,
 ):
     """Fill ``result.uncertainty`` from ``data`` (the measurements it was fitted on); returns ``result``.
 
     ``candidates``, ``scores``, ``noise_scale``: other plausible fits with validation scores (this
     fit's first), as the automatic search gives them (:func:`perfmodel.search.plausible`); see
-    :func:`compute` (also for ``prior``, ``gpus_per_node`` and ``backtests``).
+    :func:`compute` (also for ``prior`` and ``gpus_per_node``).
     """
     if not isinstance(data, Measurements):
         raise PerfModelError("compute_intervals needs the Measurements the model was fitted on")
@@ -87,7 +86,6 @@ def compute_intervals(
         prior=prior,
         gpus_per_node=gpus_per_node,
         references=references,
-        backtests=backtests,
     )
     return result.attach_uncertainty(unc)
 

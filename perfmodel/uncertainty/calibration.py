@@ -16,7 +16,7 @@ import numpy as np
 
 from ..data.measurements import Measurements
 from ..errors import PerfModelError
-from ..fitting.extrapolation import scaling_shortfall
+from ..fitting.extrapolation import efficiency_reference, scaling_shortfall
 from ..fitting.members import DEFAULT_LEVEL, DEFAULT_REPLICATES, PRIOR_SIGMA, Member, Noise, Uncertainty, distance
 from ..fitting.model import refit_model
 from .bootstrap import bootstrap
@@ -119,7 +119,6 @@ def compute(
     prior: dict | bool = True,
     gpus_per_node: float | None = None,
     references: bool = True,
-    backtests: bool | None = None,
 ) -> Uncertainty:
     """The :class:`Uncertainty` of ``result`` fitted on ``meas``.
 
@@ -128,15 +127,13 @@ def compute(
     ``PRIOR_KAPPA`` as before it existed). ``gpus_per_node``: to tell a target on more nodes than
     measured when ``nodes`` is not a factor (see :func:`perfmodel.uncertainty.prior.topology`).
     ``references``: fit the reference structures too (:mod:`perfmodel.uncertainty.references`), whose
-    disagreement with the point prediction widens the interval as the prior says. ``backtests``: score
-    the model and the structures on the series' own larger worker counts (:func:`reference_backtests`;
-    None, the default: when the prior's point rule uses them, as a ``backtest-*`` rule does; True: also
-    otherwise, e.g. to record them for scripts/learn_prior.py).
+    disagreement with the model's prediction widens the interval as the prior says (never the
+    prediction itself).
 
     ``candidates``: other plausible fits of ``meas`` (FitResults, e.g. the automatic search's runners-up)
     with ``scores`` (validation scores, ``result``'s first; lower is better) and the score noise
-    ``noise_scale``; the members are weighted ``exp(-(score - best) / noise)``. The ensemble of their
-    point fits predicts instead of ``result`` alone when it does better on the extrapolation splits.
+    ``noise_scale``; the members are weighted ``exp(-(score - best) / noise)``. They widen the band;
+    the point prediction stays ``result``'s.
     """
     with np.errstate(all="ignore"):  # non-finite replicates are handled where they arise
         unc = _compute(
@@ -146,6 +143,7 @@ def compute(
     unc.topology = topology(meas, gpus_per_node)
     if "p" in meas.factors:
         unc.scaling_shortfall = scaling_shortfall(meas.values("p"), meas.y)
+        unc.efficiency_ref = efficiency_reference(meas.env(), meas.y, list(meas.factors))
     unc.prior = for_series(unc.prior, unc.scaling_shortfall)  # the fields of the series' scaling class
     if unc.prior and unc.prior.get("noise"):  # the population's prior on the noise, combined with the fit's
         unc.noise = unc.noise.moderated(unc.prior["noise"])
@@ -156,44 +154,23 @@ def compute(
             env = meas.env()
             lr = unc.reference_logratios(env, unc.point(unc.point_predictions(env)))
             unc.reference_misfit = [float(np.nanmax(np.abs(v))) if np.isfinite(v).any() else 0.0 for v in lr]
-            if calibrate and (unc.point_rule().startswith("backtest-") if backtests is None else backtests):
-                unc.backtest = reference_backtests(unc, meas)
         unc.seconds += _time.perf_counter() - t0
     return unc
-
-
-def reference_backtests(unc: Uncertainty, meas: Measurements) -> dict | None:
-    """How the model and each reference structure extrapolated this series' own larger worker counts:
-    refitted on the smaller ``p`` of each "train small, test large" split (:func:`extrapolation_splits`,
-    the calibration's), the root mean square of their log errors over the held-out configurations
-    (repeats of one configuration are one point). {label: error}, ``"model"`` the displayed model's
-    (the calibration's points); None when the splits are not along ``p`` or none could be scored."""
-    if scale_axis(meas) != "p":
-        return None
-    labels = [m.label for m in unc.references]
-    errors: dict = {label: [] for label in labels}
-    for _, test in extrapolation_splits(meas):
-        train_m, test_m = meas.subset(~test), meas.subset(test)
-        env, cfg = test_m.env(), test_m.configurations()
-        fitted = {m.label: m for m in reference_members(train_m, unc.seed, presets=labels)}
-        for label in labels:
-            m = fitted.get(label)
-            if m is None:
-                continue
-            with np.errstate(all="ignore"):
-                e = np.log(test_m.y / m.predict(env, m.point_coefficients[None], m.point_params[None])[0])
-            errors[label] += [float(np.mean(e[cfg == g])) for g in np.unique(cfg)]
-    out = {"model": [float(pt[0]) for pt in unc.calibration], **errors}
-    out = {k: float(np.sqrt(np.mean(np.square(v)))) for k, v in out.items() if v and np.isfinite(v).all()}
-    return out if "model" in out and len(out) > 1 else None
 
 
 def _compute(result, meas, candidates, scores, noise_scale, replicates, seed, calibrate, calibration_replicates):
     t0 = _time.perf_counter()
     seed = int(result.settings.get("seed", 0)) if seed is None else int(seed)
-    allow_ensemble = bool(candidates)
+    submodel_note = ""
     if not candidates and result.n_params > result.n_configurations:
         candidates, scores, noise_scale = submodels(result, meas)
+        if candidates:
+            submodel_note = (
+                f"the interval includes {len(candidates)} model(s) with one term left out, which fit "
+                "the measurements about as well (more unknowns than configurations)"
+            )
+    elif candidates:
+        submodel_note = f"the interval includes {len(candidates)} other plausible model(s) of the search"
     results = [result] + list(candidates or [])
     if len(results) > 1:
         sc = np.asarray(scores, float)
@@ -214,9 +191,10 @@ def _compute(result, meas, candidates, scores, noise_scale, replicates, seed, ca
         replicates=int(replicates),
         seed=seed,
     )
+    unc.members_note = submodel_note
     unc.share_replicates = _share_replicates(members[0], meas)
     if calibrate:
-        _calibrate(unc, results, weights, meas, calibration_replicates, seed, allow_ensemble)
+        _calibrate(unc, results, weights, meas, calibration_replicates, seed)
     unc.seconds = _time.perf_counter() - t0
     return unc
 
@@ -256,11 +234,12 @@ def _calibrate(
     meas: Measurements,
     replicates: int,
     seed: int,
-    allow_ensemble: bool = True,
 ) -> None:
-    """Scores of the larger-scale points on nested splits; chooses best vs ensemble."""
-    points: dict = {"best": [], "ensemble": []}
-    splits, err_best, err_ens = [], [], []
+    """The larger-scale points of nested "train small, test large" splits: [error, band low, band
+    high, distance] of the displayed model refitted on the smaller scales (its members' band, not
+    widened), one point per held-out configuration."""
+    points: list = []
+    splits = []
     level = DEFAULT_LEVEL
     for label, test in extrapolation_splits(meas):
         train_m, test_m = meas.subset(~test), meas.subset(test)
@@ -288,55 +267,26 @@ def _calibrate(
         env = test_m.env()
         y = test_m.y
         predictions = nested.member_predictions(env)
-        points_j = predictions[2]
-        ens = nested.point(points_j) if len(ok) > 1 else points_j[0]
-        err_best += list(np.abs(points_j[0] / y - 1))
-        err_ens += list(np.abs(ens / y - 1))
         d = distance(nested.factor_ranges, env)
         cfg = test_m.configurations()
+        t, low, high = nested.interval(env, level, widen=False, predictions=predictions)
+        with np.errstate(all="ignore"):
+            e, b_lo, b_hi = np.log(y / t), np.log(t / low), np.log(high / t)
         covered = []
-        for predictor in ("best", "ensemble") if len(ok) > 1 else ("best",):
-            nested.predictor = predictor
-            t, low, high = nested.interval(env, level, widen=False, predictions=predictions)
-            with np.errstate(all="ignore"):
-                e, b_lo, b_hi = np.log(y / t), np.log(t / low), np.log(high / t)
-            for g in np.unique(cfg):  # repeats of one configuration are one point: their mean error
-                sel = cfg == g
-                pt = [float(np.mean(e[sel])), float(b_lo[sel][0]), float(b_hi[sel][0]), float(d[sel][0])]
-                if all(math.isfinite(v) for v in pt) and pt[3] > 0:
-                    points[predictor].append(pt)
-                    if predictor == "best":
-                        covered.append(-pt[1] <= pt[0] <= pt[2])
+        for g in np.unique(cfg):  # repeats of one configuration are one point: their mean error
+            sel = cfg == g
+            pt = [float(np.mean(e[sel])), float(b_lo[sel][0]), float(b_hi[sel][0]), float(d[sel][0])]
+            if all(math.isfinite(v) for v in pt) and pt[3] > 0:
+                points.append(pt)
+                covered.append(-pt[1] <= pt[0] <= pt[2])
         splits.append(
             {
                 "split": label,
                 "train_configurations": train_m.n_configurations,
                 "test_configurations": test_m.n_configurations,
-                "mape_fit": float(np.mean(np.abs(points_j[0] / y - 1)) * 100),
-                "mape_ensemble": float(np.mean(np.abs(ens / y - 1)) * 100) if len(ok) > 1 else None,
+                "mape_fit": float(np.mean(np.abs(t / y - 1)) * 100),
                 "covered_unwidened": float(np.mean(covered)) if covered else None,
             }
         )
     unc.splits = splits
-    if len(results) > 1 and not allow_ensemble:
-        unc.predictor_note = (
-            f"the interval includes {len(results) - 1} model(s) with one term left out, which fit "
-            "the measurements about as well (more unknowns than configurations)"
-        )
-    elif len(results) > 1:
-        if err_best and np.mean(err_ens) < np.mean(err_best):
-            unc.predictor = "ensemble"
-            unc.predictor_note = (
-                f"predicts with the weighted ensemble of {len(results)} plausible models: on the "
-                f"larger-scale splits its error was {np.mean(err_ens) * 100:.1f} % against "
-                f"{np.mean(err_best) * 100:.1f} % for the displayed model alone"
-            )
-        elif err_best:
-            unc.predictor_note = (
-                f"predicts with the displayed model: on the larger-scale splits its error was "
-                f"{np.mean(err_best) * 100:.1f} % against {np.mean(err_ens) * 100:.1f} % for the "
-                f"ensemble of {len(results)} plausible models"
-            )
-        else:
-            unc.predictor_note = "predicts with the displayed model (no larger-scale split to compare the ensemble on)"
-    unc.calibration = points[unc.predictor]
+    unc.calibration = points

@@ -8,10 +8,9 @@ noise's own band must be scaled to cover as often as it says (``band_scale``, an
 ``few_dof_band_scale`` for a fit whose noise is the stated prior or rests on fewer than three degrees
 of freedom, where the Student-t quantile makes the band several times wider than the noise known
 would); how much of the reference
-structures' reach beyond the measurements the band takes in (``structure_scale``), how much faster
+structures' reach beyond the measurements the band takes in (``structure_scale``) and how much faster
 κ grows for a series whose last measured doubling fell short of perfect scaling (``shortfall_scale``,
-η in κ·(1 + η·u), :func:`perfmodel.fitting.extrapolation.scaling_shortfall`) and how the point
-prediction is made from the model and those structures (``point_rule``); and it may hold the
+η in κ·(1 + η·u), :func:`perfmodel.fitting.extrapolation.scaling_shortfall`); and it may hold the
 population's prior on one run's noise (``noise``: σ and pseudo-degrees of freedom of a scaled
 inverse-χ², with which :meth:`perfmodel.fitting.members.Noise.moderated` combines a fit's own
 estimate; none in the shipped file, see ``scripts/learn_prior.py --noise-prior``). It is written by
@@ -47,7 +46,6 @@ import numpy as np
 
 from ..data import Measurements
 from ..errors import PerfModelError
-from ..fitting.extrapolation import POINT_RULES
 from ..fitting.members import NOISE_PRIOR_NEEDS, valid_noise_prior
 
 PRIOR_FILE = Path(__file__).resolve().parent / "extrapolation_prior.json"
@@ -75,8 +73,9 @@ def _load(path: str) -> dict:
             f"{path}: κ, pseudo_configurations, band_scale, few_dof_band_scale, structure_scale "
             "and shortfall_scale must be finite numbers >= 0"
         )
-    if d.get("point_rule", "model") not in POINT_RULES:
-        raise PerfModelError(f"{path}: point_rule must be one of {', '.join(POINT_RULES)}")
+    slack = d.get("efficiency_slack", 0.0)
+    if not (isinstance(slack, (int, float)) and math.isfinite(slack) and slack >= 0):
+        raise PerfModelError(f"{path}: efficiency_slack must be a finite number >= 0")
     if "noise" in d and not valid_noise_prior(d["noise"]):
         raise PerfModelError(f"{path}: noise {NOISE_PRIOR_NEEDS}")
     for i, c in enumerate(d.get("classes") or []):
@@ -89,13 +88,10 @@ def _load(path: str) -> dict:
             )
         except (KeyError, TypeError, ValueError):
             vals = [float("nan")]
-        if c.get("point_rule", "model") not in POINT_RULES:
-            vals = [float("nan")]
         if not all(math.isfinite(v) and v >= 0 for v in vals):
             raise PerfModelError(
                 f"{path}: scaling class {i + 1} needs efficiency_min, κ per crossing, "
-                "pseudo_configurations and band_scale, finite numbers >= 0, and a point rule "
-                f"of {', '.join(POINT_RULES)}"
+                "pseudo_configurations and band_scale, finite numbers >= 0"
             )
     return d
 
@@ -108,7 +104,6 @@ CLASS_FIELDS = (
     "few_dof_band_scale",
     "structure_scale",
     "shortfall_scale",
-    "point_rule",
 )
 
 
@@ -160,7 +155,9 @@ def load_prior(path: str | Path | None = None) -> dict:
         "few_dof_band_scale",
         "structure_scale",
         "shortfall_scale",
-        "point_rule",
+        "efficiency_slack",
+        "internode",
+        "law_rule",
         "noise",
         "level",
         "classes",
@@ -179,18 +176,48 @@ GUESSED_GPUS_PER_NODE = 8
 _ACCELERATOR = re.compile(r"gpu|accel|device|tpu|chip|hpu", re.I)
 
 
+def guessed_gpus_per_node(meas: Measurements) -> float | None:
+    """:data:`GUESSED_GPUS_PER_NODE` when ``p``'s column names GPUs or accelerators and neither a
+    ``nodes`` column nor the GPUs per node is given; else None."""
+    if "p" not in meas.factors or "nodes" in meas.factors or meas.gpus_per_node:
+        return None
+    return float(GUESSED_GPUS_PER_NODE) if _ACCELERATOR.search(str(meas.factors["p"])) else None
+
+
+def with_topology(meas: Measurements, gpus_per_node: float | None = None) -> Measurements:
+    """``meas`` with where its runs ran mapped as topology: a ``nodes`` column as it is; else the GPUs per
+    node given (``gpus_per_node``; 0: unknown, nothing is assumed) or guessed (:func:`guessed_gpus_per_node`)
+    make a column ``nodes`` = ceil(p / GPUs per node), the GPUs per node kept with it, so a target spans
+    the nodes it would and a crossing is told the same way everywhere."""
+    if "nodes" in meas.factors or "p" not in meas.factors or gpus_per_node == 0:
+        return meas
+    if gpus_per_node is not None:
+        try:
+            g = float(gpus_per_node)
+        except (TypeError, ValueError):
+            g = float("nan")
+        if not (math.isfinite(g) and 1 <= g <= 1e9):
+            raise PerfModelError(f"GPUs per node must be a number from 1 to 1e9, got {gpus_per_node!r}")
+        return meas.with_nodes(g)
+    g = guessed_gpus_per_node(meas)
+    return meas if g is None else meas.with_nodes(g, guessed=True)
+
+
 def topology(meas: Measurements, gpus_per_node: float | None = None) -> dict | None:
     """How node crossings are told for targets of a fit on ``meas``: the ``nodes`` factor when mapped,
     else ``gpus_per_node`` with ``p`` (given, or :data:`GUESSED_GPUS_PER_NODE` when ``p``'s column
     names GPUs or accelerators, flagged ``guessed``), else None (unknown; ``gpus_per_node=0`` says so
     without a guess)."""
     if "nodes" in meas.factors:
+        g, how = meas.node_topology()
         return {
             "nodes_symbol": "nodes",
-            "gpus_per_node": None,
+            "gpus_per_node": g,
             "max_nodes": float(np.max(meas.values("nodes"))),
-            "guessed": False,
+            "guessed": how == "a guess",
         }
+    if gpus_per_node is None and meas.gpus_per_node:
+        gpus_per_node = meas.gpus_per_node
     if "p" not in meas.factors or gpus_per_node == 0:
         return None
     guessed = gpus_per_node is None
@@ -219,7 +246,7 @@ def describe(topo: dict | None) -> str:
             "topology unknown: map a nodes column or give the GPUs per node (--gpus-per-node) to tell "
             "targets on more nodes than measured"
         )
-    if topo.get("nodes_symbol"):
+    if topo.get("nodes_symbol") and not topo.get("gpus_per_node"):
         return f"nodes from the {topo['nodes_symbol']} column; measured on up to {topo['max_nodes']:g} node(s)"
     how = "guessed; set it with --gpus-per-node" if topo.get("guessed") else "given"
     return f"{topo['gpus_per_node']:g} GPUs per node ({how}); measured on up to {topo['max_nodes']:g} node(s)"

@@ -24,7 +24,7 @@ from ..data.measurements import Measurements
 from ..errors import PerfModelError
 from ..fitting.members import Member
 from ..fitting.model import Model, exact_settings
-from ..language.terms import preset_spec
+from ..language.terms import NODES, preset_spec
 
 #: The reference structures (presets of :data:`perfmodel.language.terms.PRESETS`), fitted as
 #: ``perfmodel fit --preset NAME`` fits them (a linear one by its exact solution, the same fit in one
@@ -53,23 +53,34 @@ def point_member(result, label: str) -> Member:
 def ernest_spec(meas: Measurements) -> str:
     """Ernest's terms (the ``ernest`` preset) and a linear term for each other factor that varies (the
     batch size, say): a structure for the whole of the data, as the corpus's prior was learned with."""
-    symbols = list(meas.factors)
-    vary = meas.varying()
+    symbols = [s for s in meas.factors if s != NODES]
+    vary = meas.scaling_factors()
     positive = [s for s in symbols if meas.values(s).min() >= 1]
     spec = preset_spec("ernest", symbols, positive, vary, env=meas.env())
     have = {t.strip() for t in spec.split("+")}
     return " + ".join([spec] + [x for x in symbols if x not in ("p", "N") and x in vary and x not in have])
 
 
+def topology_free(meas: Measurements) -> Measurements:
+    """``meas`` without the topology symbol ``nodes`` among its factors (the column stays): what a
+    structure without an inter-node term is fitted on."""
+    if NODES not in meas.factors:
+        return meas
+    factors = {k: v for k, v in meas.factors.items() if k != NODES}
+    return Measurements(meas.frame, meas.time, factors, list(meas.dropped), meas.name)
+
+
 def power_law_spec(meas: Measurements) -> str:
     """One term, a product of a free power of each varying factor with positive values (``p^e1`` at
-    least): ``c·p^e1·B^e2``, a straight line in log-log coordinates."""
-    vary = meas.varying()
-    symbols = ["p"] + [s for s in meas.factors if s != "p" and s in vary and meas.values(s).min() > 0]
+    least): ``c·p^e1·B^e2``, a straight line in log-log coordinates. The topology (``nodes``) is never
+    one of them."""
+    vary = meas.scaling_factors()
+    symbols = ["p"] + [s for s in meas.factors if s not in ("p", NODES) and s in vary and meas.values(s).min() > 0]
     return "*".join(f"{s}^e{i + 1}" for i, s in enumerate(symbols))
 
 
 def _reference_model(name: str, meas: Measurements, seed: int) -> Model:
+    """The structure ``name`` as a Model (fitted on :func:`topology_free` data but for Pollux's)."""
     if name == "ernest":
         return Model(terms=ernest_spec(meas), seed=seed)
     if name == "power-law":
