@@ -58,6 +58,7 @@ for _p in (ROOT, ROOT / "benchmarks", ROOT / "scripts"):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
+import prior_laws  # noqa: E402
 import prior_noise  # noqa: E402
 import prior_records as records  # noqa: E402
 
@@ -94,7 +95,6 @@ from prior_report import (
 from perfmodel.fitting.extrapolation import (
     CROSSINGS,
     FEW_NOISE_DOF,
-    POINT_RULES,
     combined_kappa,
     widen_band,
 )
@@ -127,11 +127,6 @@ GAMMA_GRID = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5)
 #: same fell from 86.8 % to 84.1 % (2026-12-02, 754 splits), and the whole corpus chose 0 either way;
 #: ``--shortfall-scale 0,1,2,4,8`` tries them.
 ETA_GRID = (0.0,)
-#: Point rules tried (:data:`perfmodel.fitting.extrapolation.POINT_RULES`). The backtest rules are left out by
-#: default (``--point-rules`` tries them): no held-out source chose one for every series, and per scaling
-#: class one won only on the few splits of the small sources, which cost MLPerf's held-out splits
-#: 16.5 -> 21.2 % (2026-12-02).
-POINT_RULE_GRID = ("model", "structures-median", "structures-only-median")
 KAPPA_MAX = 5.0  # per doubling, in log units: exp(1.645·5) ≈ 3700× per doubling; far beyond any series
 BISECTIONS = 25  # KAPPA_MAX / 2^25: 1.5e-7 per doubling
 KNOWN = ("same_nodes", "crosses_nodes")
@@ -182,10 +177,15 @@ def halves(r: pd.DataFrame, kappa: np.ndarray, band_scale=1.0, gamma: float = 0.
     reach, as :meth:`perfmodel.fitting.members.Uncertainty.interval` does)."""
     d = r["d_model"].to_numpy(float)
     band_scale = row_scales(r, band_scale)
+    lo = np.hypot(
+        widen_band(band_scale * r["band_low"].to_numpy(float), kappa, d, LEVEL), gamma * r["below"].to_numpy(float)
+    )
+    if "floor_s" in r:  # the band's low end stops at the best measured efficiency (+ slack), never above t
+        with np.errstate(all="ignore"):
+            cap = np.maximum(np.log(r["pred"].to_numpy(float) / r["floor_s"].to_numpy(float)), 0.0)
+        lo = np.fmin(lo, cap)
     return (
-        np.hypot(
-            widen_band(band_scale * r["band_low"].to_numpy(float), kappa, d, LEVEL), gamma * r["below"].to_numpy(float)
-        ),
+        lo,
         np.hypot(
             widen_band(band_scale * r["band_high"].to_numpy(float), kappa, d, LEVEL), gamma * r["above"].to_numpy(float)
         ),
@@ -387,72 +387,22 @@ def row_kappas(r: pd.DataFrame, kappa: dict, n0: float, known: bool = True, eta:
 # ----------------------------------------------------------------------------------------
 # leave-one-source-out
 # ----------------------------------------------------------------------------------------
-#: split errors below this (%) count as it in the geometric mean of :func:`choose_rule`
-APE_FLOOR = 0.01
-
-
-def choose_rule(frames: dict, held_out: str | None, scaling_class: str | None = None) -> str | None:
-    """The point rule with the smallest geometric mean over the training sources of their median split
-    error (a source weighing as the square root of its splits, as in :func:`learning_weights`, and a
-    relative gain counting the same on a source whose errors are 2 % as on one whose are 40 %;
-    ``held_out`` not seen), over the splits of one scaling class
-    when given (None when fewer than :data:`MIN_CLASS_SOURCES` sources have such splits); the only one
-    when there is one."""
-    if len(frames) == 1:
-        return next(iter(frames))
-    errors = {}
-    for rule, f in frames.items():
-        e = split_errors(f)
-        e = e[e["source"] != held_out] if held_out is not None else e
-        errors[rule] = e[e["scaling_class"] == scaling_class] if scaling_class is not None else e
-    if scaling_class is not None and next(iter(errors.values()))["source"].nunique() < MIN_CLASS_SOURCES:
-        return None
-
-    def score(rule):
-        g = errors[rule].groupby("source")["ape"]
-        med, w = g.median().fillna(np.inf).to_numpy(float), np.sqrt(g.size().to_numpy(float))
-        return float(w @ np.log(np.maximum(med, APE_FLOOR)) / w.sum())
-
-    return min(frames, key=score)
-
-
-def choose_rules(frames: dict, held_out: str | None) -> tuple[str, dict]:
-    """(the rule of a series without a scaling class, {class: its rule}) by :func:`choose_rule`."""
-    rule = choose_rule(frames, held_out)
-    return rule, {name: choose_rule(frames, held_out, name) or rule for name, _ in records.CLASSES}
-
-
-def compose(frames: dict, rule: str, rules: dict) -> pd.DataFrame:
-    """Every row as its class's point rule makes it (``rules``; ``rule`` without a class): the
-    frames hold the same rows in the same order, each with one rule's point."""
-    out = frames[rule].copy()
-    for name, rl in rules.items():
-        m = (out["scaling_class"] == name).to_numpy(bool)
-        if rl != rule and m.any():
-            out.loc[m] = frames[rl].loc[m]
-    return out
-
-
 def loso(
-    frames: dict,
+    rows: pd.DataFrame,
     n0_grid=N0_GRID,
     band_scales=BAND_SCALE_GRID,
     gammas=GAMMA_GRID,
     etas=ETA_GRID,
     criterion: str = "score",
 ) -> tuple[pd.DataFrame, dict]:
-    """Every row with the point rule and the intervals learned without its source: columns
-    ``low_known``/``high_known`` (crossing known) and ``low_unknown``/``high_unknown``, ``pred`` by the
-    rule chosen without it; and what was learned per held-out source. ``frames``: {point rule: rows}."""
+    """Every row with the intervals learned without its source: columns ``low_known``/``high_known``
+    (crossing known) and ``low_unknown``/``high_unknown`` around the model's own prediction ``pred``;
+    and what was learned per held-out source."""
     parts, learned = [], {}
-    first = next(iter(frames.values()))
-    for src in sorted(first["source"].unique()):
-        rule, rules = choose_rules(frames, src)
-        r, noise = with_noise_prior(compose(frames, rule, rules), src)
+    for src in sorted(rows["source"].unique()):
+        r, noise = with_noise_prior(rows, src)
         fit = learn_classes(training_rows(r, src), n0_grid, band_scales, gammas, etas, criterion)
-        fit["point_rule"], fit["noise"] = rule, noise
-        for name, c in fit["classes"].items():
-            c["point_rule"] = rules[name]
+        fit["noise"] = noise
         learned[src] = fit
         sub = r[r["source"] == src].copy()
         ok = sub["ok"].to_numpy(bool)
@@ -509,10 +459,8 @@ def method_text() -> str:
             if prior_noise.NOISE_PRIOR
             else ""
         )
-        + "; the point rule of "
-        + ", ".join(POINT_RULE_GRID)
-        + " by the geometric mean over sources of their "
-        "median split error; all of it learned once on every series and once per scaling class ("
+        + "; the point is the displayed model's (the scaling law of the learned rule); all of it learned "
+        "once on every series and once per scaling class ("
         + ", ".join(
             f"{name}: last measured doubling at >= {100 * lo:g} % parallel efficiency" for name, lo in records.CLASSES
         )
@@ -534,7 +482,8 @@ def prior_document(r: pd.DataFrame, fit: dict) -> dict:
         **({"few_dof_band_scale": float(fit["few_dof_band_scale"])} if FEW_DOF_SCALE_GRID else {}),
         "structure_scale": float(fit["structure_scale"]),
         "shortfall_scale": float(fit["shortfall_scale"]),
-        "point_rule": fit["point_rule"],
+        **({k: fit[k] for k in ("law_rule", "internode") if fit.get(k)}),
+        **({"efficiency_slack": fit["efficiency_slack"]} if fit.get("efficiency_slack") is not None else {}),
         **({"noise": {k: fit["noise"][k] for k in ("sigma", "df", "n_fits", "n_sources")}} if fit.get("noise") else {}),
         "level": LEVEL,
         "n_series": int(train.groupby(["source", "series"]).ngroups),
@@ -551,7 +500,6 @@ def prior_document(r: pd.DataFrame, fit: dict) -> dict:
                 **({"few_dof_band_scale": float(c["few_dof_band_scale"])} if FEW_DOF_SCALE_GRID else {}),
                 "structure_scale": float(c["structure_scale"]),
                 "shortfall_scale": float(c["shortfall_scale"]),
-                "point_rule": c.get("point_rule", fit["point_rule"]),
                 "own": bool(c["own"]),
                 "n_series": c["n_series"],
                 "n_sources": c["n_sources"],
@@ -566,7 +514,7 @@ def prior_document(r: pd.DataFrame, fit: dict) -> dict:
 
 
 def main(argv=None) -> int:
-    global N0_GRID, BAND_SCALE_GRID, GAMMA_GRID, ETA_GRID, CRITERION, POINT_RULE_GRID, FEW_DOF_SCALE_GRID  # as run
+    global N0_GRID, BAND_SCALE_GRID, GAMMA_GRID, ETA_GRID, CRITERION, FEW_DOF_SCALE_GRID  # as run
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("records", help="records CSV of benchmarks/extrapolation.py (method auto)")
     ap.add_argument("--method", default="auto")
@@ -618,18 +566,12 @@ def main(argv=None) -> int:
         help="reference structures to use, e.g. data-parallel,ernest,pollux (default: every one recorded)",
     )
     ap.add_argument(
-        "--point-rules", default=",".join(POINT_RULE_GRID), help="point rules tried, of " + ", ".join(POINT_RULES)
-    )
-    ap.add_argument(
         "--classes",
         default=",".join(f"{name}:{lo:g}" for name, lo in records.CLASSES),
         help="scaling classes as name:lowest efficiency, from the highest ('' for one prior)",
     )
     args = ap.parse_args(argv)
     records.CLASSES = tuple((c.rsplit(":", 1)[0], float(c.rsplit(":", 1)[1])) for c in args.classes.split(",") if c)
-    POINT_RULE_GRID = tuple(v for v in args.point_rules.split(",") if v)
-    if not POINT_RULE_GRID or set(POINT_RULE_GRID) - set(POINT_RULES):
-        ap.error(f"--point-rules: some of {', '.join(POINT_RULES)}")
     records.STRUCTURES = tuple(args.structures.split(",")) if args.structures else None
     grid = tuple(float(v) for v in args.n0.split(","))
     scales = tuple(float(v) for v in args.band_scale.split(","))
@@ -645,32 +587,32 @@ def main(argv=None) -> int:
     )
     if prior_noise.NOISE_PRIOR and "noise_sigma" not in raw:
         ap.error(f"--noise-prior: {args.records} has no noise_sigma column (records of an older benchmark run)")
-    frames = {rule: prepare(raw[raw["method"] == args.method], rule) for rule in POINT_RULE_GRID}  # after CLASSES
-    r = frames["model"]
-    if not len(r):
+    if not (raw["method"] == args.method).any():
         ap.error(f"no {args.method} records in {args.records}")
+    adjusted, laws_learned, splits = prior_laws.apply(raw[raw["method"] == args.method].assign(method="auto"))
+    r = prepare(adjusted)  # after CLASSES
     _check_kappas(r)
     print(
         f"{len(r)} held-out rows ({int(r['ok'].sum())} with a usable fit) of "
         f"{r.groupby(['source', 'series', 'cut']).ngroups} splits, {r['source'].nunique()} sources; "
         f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC\n"
     )
-    scored, learned = loso(frames, grid, scales, gammas, etas, args.criterion)
+    scored, learned = loso(r, grid, scales, gammas, etas, args.criterion)
     print(loso_report(scored, learned))
-    peers = raw[raw["method"].isin(["pollux-ref", "optimus-ref"])]
+    peers = raw[raw["method"].isin(["loglog", "pollux-ref", "optimus-ref"])]
     print(
-        "\nPoint predictions (median of each split's MAPE; LOSO choice: the rule chosen without the source):\n"
-        + point_report(frames, scored, peers)
+        "\nPoint predictions (median of each split's MAPE; auto: the law of the rule learned without the source, "
+        f"{splits.attrs['mismatch']} split(s) run with another law):\n" + point_report(splits, scored, peers)
     )
-    rule, rules = choose_rules(frames, None)
-    r, noise = with_noise_prior(compose(frames, rule, rules), None)
+    print("\n" + prior_laws.report(laws_learned, splits))
+    r, noise = with_noise_prior(r, None)
     fit = learn_classes(training_rows(r, None), grid, scales, gammas, etas, args.criterion)
-    fit["point_rule"], fit["noise"] = rule, noise
-    for name, c in fit["classes"].items():
-        c["point_rule"] = rules[name]
-    print(
-        f"\nLearned on every source, point rule {rule} (γ × band scale × n0 grid, source-weighted mean interval score):"
-    )
+    fit["noise"] = noise
+    t_all = prior_laws.split_table(raw[raw["method"] == args.method].assign(method="auto"))
+    fit["law_rule"] = prior_laws.learn_rule(t_all)
+    fit["internode"] = prior_laws.learn_rho(adjusted)
+    fit["efficiency_slack"] = prior_laws.learn_slack(adjusted)["slack"]
+    print("\nLearned on every source (γ × band scale × n0 grid, source-weighted mean interval score):")
     for row in fit["grid"]:
         print(
             f"  η {row['shortfall_scale']:g}, γ {row['structure_scale']:g}, band scale {row['band_scale']:g}, n0 = {row['n0']:g}: κ same "
@@ -682,15 +624,15 @@ def main(argv=None) -> int:
         f"\nprior: κ {doc['kappa']}, n0 = {doc['pseudo_configurations']:g}, band scale {doc['band_scale']:g} "
         f"(few dof {doc.get('few_dof_band_scale', doc['band_scale']):g}), "
         f"structure scale {doc['structure_scale']:g}, shortfall scale {doc['shortfall_scale']:g}, "
-        f"point rule {doc['point_rule']}" + (f", noise {doc['noise']}" if "noise" in doc else "")
+        f"efficiency slack {doc.get('efficiency_slack')}, inter-node {doc.get('internode')}"
+        + (f", noise {doc['noise']}" if "noise" in doc else "")
     )
     for c in doc["classes"]:
         print(
             f"  class {c['name']} (efficiency >= {100 * c['efficiency_min']:g} %, {c['n_series']} series of "
             f"{c['n_sources']} sources{'' if c['own'] else ', too few: the whole corpus'}): κ {c['kappa']}, "
             f"n0 = {c['pseudo_configurations']:g}, band scale {c['band_scale']:g} (few dof "
-            f"{c.get('few_dof_band_scale', c['band_scale']):g}), structure scale {c['structure_scale']:g}, "
-            f"point rule {c['point_rule']}"
+            f"{c.get('few_dof_band_scale', c['band_scale']):g}), structure scale {c['structure_scale']:g}"
         )
     if args.write:
         Path(args.out).write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")

@@ -19,7 +19,7 @@ for _p in (ROOT, ROOT / "benchmarks"):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
-from perfmodel.fitting.extrapolation import few_noise_dof, scaling_shortfall, structure_terms  # noqa: E402
+from perfmodel.fitting.extrapolation import few_noise_dof, scaling_shortfall, structure_reach  # noqa: E402
 from perfmodel.uncertainty.prior import efficiency  # noqa: E402
 
 LEVEL = 0.9
@@ -30,31 +30,27 @@ LEVEL = 0.9
 CLASSES = (("scales well", 0.9), ("scales partly", 0.7), ("scaling stopped", 0.0))
 
 
-def load_records(path, method: str = "auto", rule: str = "model") -> pd.DataFrame:
+def load_records(path, method: str = "auto") -> pd.DataFrame:
     """The learning rows of a records CSV (one method), with ``ok`` (a usable fit: positive point,
-    band and distance finite) and ``z`` = log(y / t), the point made by the point ``rule``."""
+    band and distance finite) and ``z`` = log(y / t), t the model's own prediction."""
     r = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"series": str, "expression": str, "error": str})
-    return prepare(r[r["method"] == method], rule)
+    return prepare(r[r["method"] == method])
 
 
 #: the reference structures whose recorded shifts are used (None: every one recorded); --structures
 STRUCTURES: tuple | None = None
 
 
-def structures(r: pd.DataFrame, rule: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(shift, below, above) of each row from the recorded shifts of the reference structures and
-    their backtest errors, by the product's own :func:`perfmodel.fitting.extrapolation.structure_terms` (a
-    structure without a record at a row, e.g. not fitted, is left out)."""
+def structures(r: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(below, above) of each row: how far the reference structures reach around the model's prediction,
+    from their recorded shifts, by the product's own :func:`perfmodel.fitting.extrapolation.structure_reach`
+    (a structure without a record at a row, e.g. not fitted, is left out)."""
     cols = [c for c in r.columns if c.startswith("shift_") and (STRUCTURES is None or c[len("shift_") :] in STRUCTURES)]
     shifts = np.array([pd.to_numeric(r[c], errors="coerce").to_numpy(float) for c in cols]).reshape(-1, len(r))
-    bt = ["bt_model"] + ["bt_" + c[len("shift_") :] for c in cols]
-    scores = np.array(
-        [pd.to_numeric(r[c], errors="coerce").to_numpy(float) if c in r else np.full(len(r), np.nan) for c in bt]
-    ).reshape(-1, len(r))
-    return structure_terms(shifts, rule, scores)
+    return structure_reach(shifts)
 
 
-def prepare(r: pd.DataFrame, rule: str = "model") -> pd.DataFrame:
+def prepare(r: pd.DataFrame) -> pd.DataFrame:
     r = r.reset_index(drop=True).copy()
     for c in (
         "y_true",
@@ -69,8 +65,9 @@ def prepare(r: pd.DataFrame, rule: str = "model") -> pd.DataFrame:
         "distance",
     ):
         r[c] = pd.to_numeric(r[c], errors="coerce")
-    shift, r["below"], r["above"] = structures(r, rule)
-    r["pred"] = r["pred"] * np.exp(shift)
+    r["below"], r["above"] = structures(r)
+    # the efficiency floor (least measured GPU-seconds / p, no slack; NaN where none applies)
+    r["floor"] = pd.to_numeric(r["efficiency_bound"], errors="coerce") if "efficiency_bound" in r else np.nan
     with np.errstate(all="ignore"):
         r["z"] = np.log(r["y_true"] / r["pred"])
     ok = (

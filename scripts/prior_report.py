@@ -10,33 +10,44 @@ import pandas as pd
 from prior_records import LEVEL, prepare, source_weights, split_errors  # beside it; it puts the repository on the path
 
 
-def point_report(frames: dict, scored: pd.DataFrame, peers: pd.DataFrame | None) -> str:
-    """Markdown: per family, the median split error of each point rule, of the rule chosen without the
-    family's source (LOSO), and of the peers recorded beside (e.g. pollux-ref); splits with ≥ 3
-    training configurations over 100 % error; the worst split."""
-    cols = {rule: split_errors(f) for rule, f in frames.items()}
-    cols["LOSO choice"] = split_errors(scored)
+def point_report(splits: pd.DataFrame, scored: pd.DataFrame, peers: pd.DataFrame | None) -> str:
+    """Markdown: per family (and the deep-learning families pooled), the median split error of the
+    product's point (``auto``: the law the rule learned without the source picks, the inter-node step
+    added), of each scaling law on its own, and of the peers recorded beside it (the log-log trend line,
+    Pollux's and Optimus's own fits); auto's ratio to the log-log line and to Pollux's own fit; splits with
+    ≥ 3 training configurations over 100 % error and the worst split."""
+    from perfmodel.search.laws import LAWS
+    from prior_laws import DL_FAMILIES
+
+    auto = split_errors(scored)
+    auto["key"] = auto["source"] + "|" + auto["series"].astype(str) + "|" + auto["cut"].astype(str)
+    cols = {"auto": auto.set_index("key")["ape"]}
+    for law in LAWS:
+        cols[law] = splits[law] * 100
     for name, g in peers.groupby("method") if peers is not None and len(peers) else []:
-        cols[name] = split_errors(prepare(g))
-    fams = sorted(cols["LOSO choice"]["family"].unique()) + ["all"]
+        e = split_errors(prepare(g))
+        cols[name] = e.set_index(e["source"] + "|" + e["series"].astype(str) + "|" + e["cut"].astype(str))["ape"]
+    t = pd.DataFrame(cols)
+    meta = auto.set_index("key")[["family", "n_train_configs"]]
+    t = t.join(meta, how="inner")
+    groups = [(f, t[t["family"] == f]) for f in sorted(t["family"].unique())]
+    groups.append(("deep learning", t[t["family"].isin(DL_FAMILIES)]))
+    names = [c for c in cols if c in t]
     lines = [
-        "| family | splits | "
-        + " | ".join(f"{k}: median %" for k in cols)
-        + " | "
-        + " | ".join(f"{k}: >100 % / worst" for k in cols)
-        + " |",
-        "|---|---:|" + "---:|" * (2 * len(cols)),
+        "| family | splits | " + " | ".join(names) + " | auto / log-log | auto / pollux-ref | auto > 100 % | worst % |",
+        "|---|---:|" + "---:|" * (len(names) + 4),
     ]
-    for fam in fams:
-        cells, tails = [], []
-        n = None
-        for e in cols.values():
-            sub = e if fam == "all" else e[e["family"] == fam]
-            n = n or len(sub)
-            cells.append(f"{sub['ape'].median():.1f}")
-            bad = int(((sub["ape"] > 100) & (sub["n_train_configs"] >= 3)).sum())
-            tails.append(f"{bad} / {sub['ape'].max():.0f}")
-        lines.append(f"| {fam} | {n} | " + " | ".join(cells) + " | " + " | ".join(tails) + " |")
+    for fam, g in groups:
+        med = {c: float(g[c].median()) for c in names}
+        ratio = [
+            f"{med['auto'] / med[c]:.2f}" if c in med and med[c] > 0 else "-" for c in ("loglog", "pollux-ref")
+        ]
+        bad = int(((g["auto"] > 100) & (g["n_train_configs"] >= 3)).sum())
+        lines.append(
+            f"| {fam} | {len(g)} | "
+            + " | ".join(f"{med[c]:.1f}" for c in names)
+            + f" | {ratio[0]} | {ratio[1]} | {bad} | {g['auto'].max():.0f} |"
+        )
     return "\n".join(lines)
 
 
@@ -135,8 +146,8 @@ def loso_report(r: pd.DataFrame, learned: dict) -> str:
         + ", ".join(f"{v} {metrics(r, *cols)['coverage_sw']:.1f} %" for v, cols in VARIANTS.items())
     ]
     lines = [
-        "| held-out source | rows | point rule | κ same | κ cross | κ unknown | n0 | band scale | few-dof band scale | γ | η |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| held-out source | rows | κ same | κ cross | κ unknown | n0 | band scale | few-dof band scale | γ | η |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for src, fit in learned.items():
         for name, f in [("", fit)] + list(fit.get("classes", {}).items()):
@@ -144,7 +155,7 @@ def loso_report(r: pd.DataFrame, learned: dict) -> str:
             what = f"{src} · {name}" + ("" if f.get("own", True) else " (= all)") if name else src
             lines.append(
                 f"| {what} | {int(((r['source'] == src) & ((r['scaling_class'] == name) | (name == ''))).sum())} | "
-                f"{f.get('point_rule', fit['point_rule'])} | {k['same_nodes']:.3f} | {k['crosses_nodes']:.3f} | {k['unknown']:.3f} | "
+                f"{k['same_nodes']:.3f} | {k['crosses_nodes']:.3f} | {k['unknown']:.3f} | "
                 f"{f['n0']:g} | {f['band_scale']:g} | {f['few_dof_band_scale']:g} | {f['structure_scale']:g} | "
                 f"{f['shortfall_scale']:g} |"
             )

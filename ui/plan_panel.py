@@ -108,7 +108,7 @@ def _seed_from_link(res, meas, defaults: dict) -> None:
 
 def _defaults(res, meas) -> dict:
     return {
-        "at": {s: typical_value(res, s, meas) for s in res.factors if s != "p"},
+        "at": {s: typical_value(res, s, meas) for s in res.target_factors() if s != "p"},
         "grid": _fmt_list(default_grid(res, meas)),
         "repeat": 1.0,
         "pricing": "none",
@@ -311,11 +311,11 @@ def current(res, meas) -> tuple[pd.DataFrame | None, bool]:
     made = (
         kwargs is not None
         and key == st.session_state.get("data_key")
-        and set(kwargs.get("at", {})) == {s for s in res.factors if s != "p"}
+        and set(kwargs.get("at", {})) == {s for s in res.target_factors() if s != "p"}
     )
     if not made:
         kwargs = {
-            "at": {s: typical_value(res, s, meas) for s in res.factors if s != "p"},
+            "at": {s: typical_value(res, s, meas) for s in res.target_factors() if s != "p"},
             "grid": {"p": default_grid(res, meas)},
         }
     try:

@@ -112,7 +112,7 @@ def _spans_a_decade(res, meas, x: str, lo: float, x_max: float) -> bool:
     """Whether the predicted time along ``x`` (the other factors at their chosen or typical values)
     spans a factor of 10 or more: then the time axis is logarithmic by default."""
     ss = st.session_state
-    fixed = {s: ss.get(f"w:fix:{s}", typical_value(res, s, meas)) for s in res.factors if s != x}
+    fixed = {s: ss.get(f"w:fix:{s}", typical_value(res, s, meas)) for s in res.target_factors() if s != x}
     grid = scaling_grid(lo, max(x_max, lo), False, 24)
     try:
         t = res.predict({x: grid, **{s: np.full(grid.size, float(v)) for s, v in fixed.items()}})
@@ -123,7 +123,7 @@ def _spans_a_decade(res, meas, x: str, lo: float, x_max: float) -> bool:
 
 def _fixed_values(res, meas, x: str) -> dict:
     ss = st.session_state
-    others = [s for s in res.factors if s != x]
+    others = [s for s in res.target_factors() if s != x]  # the nodes of each p follow from it
     fixed = {}
     if not others:
         return fixed

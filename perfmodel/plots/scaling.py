@@ -105,10 +105,11 @@ def scaling_data(
         raise PerfModelError(f"{symbol!r} is not a factor of the model (factors: {', '.join(result.factors)})")
     lo, hi = (float(v) for v in result.factor_ranges[symbol])
     fixed = dict(fixed or {})
-    for s in result.factors:
-        if s != symbol and s not in fixed:
+    held = [s for s in result.target_factors() if s != symbol]  # the nodes of each p follow from it
+    for s in held:
+        if s not in fixed:
             fixed[s] = typical_value(result, s, meas)
-    fixed = {s: float(fixed[s]) for s in result.factors if s != symbol}  # in the model's factor order
+    fixed = {s: float(fixed[s]) for s in held}  # in the model's factor order
     if meas is not None and symbol in meas.factors and meas.n_rows:
         integer = bool(np.all(np.mod(meas.values(symbol), 1) == 0))
     else:

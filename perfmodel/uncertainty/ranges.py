@@ -39,5 +39,6 @@ def range_at(result, config: dict, level: float = DEFAULT_LEVEL) -> Range | None
     the fit has no intervals."""
     if not getattr(result, "has_intervals", False):
         return None
-    row = result.predict({s: [float(config[s])] for s in result.factors}, interval=level).iloc[0]
+    given = {s: [float(config[s])] for s in result.factors if s in config or s in result.target_factors()}
+    row = result.predict(given, interval=level).iloc[0]  # a target's nodes follow from p when not given
     return Range(float(row["predicted_time"]), float(row["predicted_low"]), float(row["predicted_high"]), level)
