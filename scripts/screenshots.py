@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.browser.harness import (
+from tests.browser.harness import (  # noqa: E402 (after ROOT is put on sys.path above)
     CHROMIUM,
     CHROMIUM_ARGS,
     PLOT,
