@@ -64,4 +64,5 @@ __all__ = [
     "fit_groups",
     "compute_intervals",
     "plan",
+    "__version__",
 ]

@@ -215,7 +215,7 @@ def validate_grid(command: str, grid: dict[str, list[str]]) -> dict[str, list[st
 def configurations(grid: dict[str, list[str]]) -> list[dict[str, str]]:
     """Cartesian product of the grid, first factor varying slowest."""
     names = list(grid)
-    return [dict(zip(names, combo)) for combo in itertools.product(*(grid[n] for n in names))]
+    return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*(grid[n] for n in names))]
 
 
 # ------------------------------------------------------------------------------------------ the file
@@ -248,7 +248,7 @@ def _read_existing(path: Path, columns: list[str]) -> list[dict[str, str]]:
         for lineno, values in enumerate(reader, start=1):
             if len(values) != len(columns):
                 raise PerfModelError(f"{path}: row {lineno} has {len(values)} fields, expected {len(columns)}")
-            rows.append(dict(zip(columns, map(read_cell, values))))
+            rows.append(dict(zip(columns, map(read_cell, values), strict=True)))
     return rows
 
 
@@ -316,7 +316,7 @@ class _Signals:
     """While a sweep runs in the main thread: SIGTERM/SIGINT set a flag and are passed on to the
     process group of the job in progress (elsewhere they keep their usual meaning)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.received: int | None = None
         self.job_pgid: int | None = None
         self._previous: dict = {}
@@ -635,8 +635,8 @@ def run_sweep(
             elapsed, status, code, tail = run_once(cmd, timeout, shell, signals)
             record = RunRecord(config, rep, elapsed, status, code, tail, started, command_text(cmd))
             _append(path, columns, record, names)
-            if status == "interrupted":
-                raise SweepInterrupted(signals.received)
+            if status == "interrupted":  # run_once says so only after a signal arrived
+                raise SweepInterrupted(signals.received or signal.SIGTERM)
             pending.pop(0)
             done += 1
             if status == "ok":
