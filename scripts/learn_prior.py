@@ -34,7 +34,7 @@ recorded them), the LOSO prior with the crossing known, and the LOSO prior with 
 and writes ``perfmodel/uncertainty/extrapolation_prior.json`` (sources, date, counts, method).
 
 ``--noise-prior`` first moderates each fit's noise with a population prior on it learned from the other
-sources' fits (:func:`learn_noise_prior`; off by default, see the README's "Tried and not kept").
+sources' fits (:func:`learn_noise_prior`; off by default, see docs/method/tried.md).
 
 Beside this script: ``prior_records.py`` (the records, their scaling classes and weights),
 ``prior_noise.py`` (that noise prior) and ``prior_report.py`` (the tables printed); their names are
