@@ -99,8 +99,8 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from perfmodel import Measurements  # noqa: E402
-from perfmodel.data.datasets import DATA_DIR  # noqa: E402
+from perfmodel import Measurements
+from perfmodel.data.datasets import DATA_DIR
 
 REFDATA = Path(__file__).resolve().parent.parent.parent / "shared" / "refdata"
 if not REFDATA.exists():  # a worktree beside the main checkout: ../shared is the checkout's sibling
@@ -639,7 +639,7 @@ def distance_counts(splits: list[Split]) -> pd.DataFrame:
     """Held-out rows per family × distance bucket (and how many cross a node boundary)."""
     rows = []
     for s in splits:
-        for b, c in zip(s.bucket, s.crosses_nodes):
+        for b, c in zip(s.bucket, s.crosses_nodes, strict=True):
             rows.append({"family": s.family, "bucket": b, "crosses": bool(c)})
     f = pd.DataFrame(rows)
     t = f.groupby(["family", "bucket"]).agg(rows=("crosses", "size"), crossing=("crosses", "sum")).reset_index()

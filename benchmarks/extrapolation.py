@@ -161,7 +161,7 @@ def _interval(res, test: Measurements):
             "noise_df": np.full(len(t), np.nan if unc.noise.df is None else float(unc.noise.df)),
         }
         shifts = unc.reference_shifts(env, t) if unc.references else np.zeros((0, len(t)))
-        for m, a in zip(unc.references or [], shifts):
+        for m, a in zip(unc.references or [], shifts, strict=True):
             learn[f"shift_{m.label}"] = a
         for label, v in (unc.backtest or {}).items():
             learn[f"bt_{label}"] = np.full(len(t), v)

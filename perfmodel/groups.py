@@ -551,7 +551,7 @@ def fit_groups(
         fit, a group with more fitted parameters than configurations is fitted when λ > 0, with a warning).
     gpus_per_node : to tell targets on more nodes than measured (see :func:`perfmodel.compute_intervals`).
     replicates : bootstrap replicates for each group's prediction intervals (0: none; see
-        :meth:`perfmodel.FitResult.compute_intervals`).
+        :func:`perfmodel.compute_intervals`).
     executor : ``"serial"``, ``"processes"`` (default; a pool of ``workers`` processes, started
         only when the work justifies it) or a ``dask.distributed.Client``.
     progress : ``progress(done, total)`` after each group.

@@ -86,7 +86,7 @@ class Selection:
     def explain(self) -> list[str]:
         """Why the first candidate is first, in plain words (one sentence each): the small-data rule,
         the choice of the simplest among candidates the data cannot tell apart, the candidates set aside."""
-        out = []
+        out: list[str] = []
         if not self.candidates:
             return out
         first = self.candidates[0]
@@ -282,7 +282,7 @@ READABLE_BAND = 1.0
 def plausible(selection: Selection, shown: Candidate | None = None) -> tuple[FitResult, list[FitResult], dict]:
     """The displayed model of ``selection`` (``shown``, one of its candidates; default the best), the
     other plausible ones (its other candidates within noise of the best score) and the keyword
-    arguments :meth:`perfmodel.FitResult.compute_intervals` needs for model averaging:
+    arguments :func:`perfmodel.compute_intervals` needs for model averaging:
     ``candidates``, their validation ``scores`` (the displayed model's first), the score noise
     ``noise_scale``. When the validation was too small to choose (``selection.prior``),
     the paper's model shown first counts as plausible as the best validated one (its score is no
@@ -295,9 +295,11 @@ def plausible(selection: Selection, shown: Candidate | None = None) -> tuple[Fit
     if selection.prior:
         score[id(selection.best)] = min(score.values())
     scores = [score[id(shown)]] + [score[id(c)] for c in others]
+    results = [c.result for c in others if c.result is not None]  # every one of them: others have results
     kwargs = {
-        "candidates": [c.result for c in others] or None,
+        "candidates": results or None,
         "scores": scores if others else None,
         "noise_scale": float(selection.noise),
     }
-    return shown.result, [c.result for c in others], kwargs
+    assert shown.result is not None  # the shown candidate was refitted on all the data
+    return shown.result, results, kwargs

@@ -131,7 +131,7 @@ def auto_select(
     workers = n_workers(workers)
     search_de = {**SEARCH_DE, **(search_de or {})}
     final_de = dict(final_de or {})
-    base = {"lam": lam, "loss": loss, "penalty": penalty, "seed": seed}
+    base: dict = {"lam": lam, "loss": loss, "penalty": penalty, "seed": seed}
     Model("1", **base, **search_de)._check_settings()  # bad λ/loss/seed/DE fail here, with one message
     Model("1", **base, **final_de)._check_settings()
     if holdout_query == "auto":
@@ -244,7 +244,7 @@ def _build_pool(meas: Measurements, splits, loss: str, max_terms: int, beam: int
     else:
         pool = search_terms(meas)
     terms, X = pool_matrix(meas, pool)
-    pool_counts = {
+    pool_counts: dict = {
         "total": len(terms),
         **{kind: sum(t.kind == kind for t in terms) for kind in ("library", "pmnf", "interaction")},
     }
@@ -392,7 +392,8 @@ def _validate(
     )
     run.n_tasks = len(tasks)
     evaluated: list[Candidate] = []
-    for (spec, bounds, n_params, origin, sc), out in zip(specs, outcomes):
+    # strict=False: outcomes is empty when the search was stopped before validating
+    for (spec, bounds, n_params, origin, sc), out in zip(specs, outcomes, strict=False):
         if out is None or "error" in out:
             continue
         evaluated.append(
@@ -441,7 +442,7 @@ class _HorizonCheck:
             ]
             stop = self.run.stop if self.run is not None else None
             outs = run_tasks(horizon_task, tasks, self.workers, None, stop)
-            for c, out in zip(todo, outs):
+            for c, out in zip(todo, outs, strict=True):
                 self.verdict[id(c)] = self._why(c, out)
                 if self.verdict[id(c)]:
                     self.set_aside[c.spec] = self.verdict[id(c)]
@@ -508,7 +509,7 @@ def _refit(
     results = run_tasks(
         fit_task, fits, workers, run.tick(run.total - 1 + run.n_tasks, "refitting the chosen models"), None
     )
-    for c, res in zip(chosen, results):
+    for c, res in zip(chosen, results, strict=True):
         if isinstance(res, FitResult):
             res.validation = {
                 f"{out_name}": m

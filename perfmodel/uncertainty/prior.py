@@ -194,7 +194,7 @@ def topology(meas: Measurements, gpus_per_node: float | None = None) -> dict | N
     if "p" not in meas.factors or gpus_per_node == 0:
         return None
     guessed = gpus_per_node is None
-    if guessed:
+    if gpus_per_node is None:  # guessed
         if not _ACCELERATOR.search(str(meas.factors["p"])):
             return None
         gpus_per_node = GUESSED_GPUS_PER_NODE
