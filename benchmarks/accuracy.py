@@ -161,7 +161,7 @@ def run_series(workers: int = 2, ks=(3, 4, 5, 6), ahead: int = 2, models=None, c
     else:
         results = [run_case(t) for t in tasks]
     rows = []
-    for (name, k, train, test, _), res in zip(tasks, results):
+    for (name, k, train, test, _), res in zip(tasks, results, strict=True):
         rows.append(
             {
                 "name": name,

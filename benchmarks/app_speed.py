@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from perfmodel import Model  # noqa: E402
 from perfmodel.data.datasets import DEFAULT_DATASET, get_dataset, load_dataset  # noqa: E402
-from tests.browser.harness import (
+from tests.browser.harness import (  # noqa: E402 (after the sys.path set-up above)
     CHROMIUM,
     CHROMIUM_ARGS,
     IDLE,

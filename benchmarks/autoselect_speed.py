@@ -100,10 +100,10 @@ def many_factor(n_factors: int, rows: int = 300, seed: int = 0, noise: float = 0
     ]
     n_cfg = rows // 2
     cols = {}
-    for sym, col, levels in base[: min(n_factors, 4)]:
+    for sym, _col, levels in base[: min(n_factors, 4)]:
         cols[sym] = rng.choice(levels, n_cfg)
     extras = EXTRA_FACTORS[: max(0, n_factors - 4)]
-    for sym, col, levels, term, share in extras:
+    for sym, _col, levels, _term, _share in extras:
         cols[sym] = rng.choice(levels, n_cfg)
     p, n, b = cols["p"], cols["N"], cols["b"]
     e = cols.get("E", np.ones(n_cfg))
@@ -111,7 +111,7 @@ def many_factor(n_factors: int, rows: int = 300, seed: int = 0, noise: float = 0
     t = 5 + 0.002 * it * b**0.8 + 0.01 * it * np.log2(p)
     scale = float(np.median(t))
     truth = {"1": 5.0, "I*b^0.8": 0.002, "I*log2(p)": 0.01}
-    for sym, col, levels, term, share in extras:
+    for _sym, _col, _levels, term, share in extras:
         if term is None:
             continue
         v = e * cols["s"] if term == "E*s" else cols["d"] ** 2.0
@@ -256,8 +256,8 @@ def main(argv=None) -> int:
     print(head)
     print("-" * (len(head) + 30))
     for name, meas, run in cases:
-        t1, r1 = timed(lambda: run(meas, 1), args.repeat)
-        t2, r2 = timed(lambda: run(meas, None), args.repeat)
+        t1, r1 = timed(lambda run=run, meas=meas: run(meas, 1), args.repeat)
+        t2, r2 = timed(lambda run=run, meas=meas: run(meas, None), args.repeat)
         if hasattr(r1, "best"):
             same = r1.best.spec == r2.best.spec
             what = (

@@ -525,9 +525,16 @@ def load_dle() -> list[Series]:
         gpn = _dle_gpus_per_node(str(g["gpu_type"].iloc[0]))
         out.append(
             _series(
-                "nvidia-dle", name, g, "time_s", {"p": "gpus", "b": "batch_size_per_gpu"}, gpn,
+                "nvidia-dle",
+                name,
+                g,
+                "time_s",
+                {"p": "gpus", "b": "batch_size_per_gpu"},
+                gpn,
                 f"known: {gpn} GPUs per {g['gpu_type'].iloc[0]} node; nodes as published in multi-node tables",
-                False, nodes_column="nodes", note="seconds per N samples at the published throughput",
+                False,
+                nodes_column="nodes",
+                note="seconds per N samples at the published throughput",
             )
         )
     return out
@@ -671,7 +678,7 @@ def distance_counts(splits: list[Split]) -> pd.DataFrame:
     """Held-out rows per family × distance bucket (and how many cross a node boundary)."""
     rows = []
     for s in splits:
-        for b, c in zip(s.bucket, s.crosses_nodes):
+        for b, c in zip(s.bucket, s.crosses_nodes, strict=True):
             rows.append({"family": s.family, "bucket": b, "crosses": bool(c)})
     f = pd.DataFrame(rows)
     t = f.groupby(["family", "bucket"]).agg(rows=("crosses", "size"), crossing=("crosses", "sum")).reset_index()

@@ -177,7 +177,7 @@ def _interval(res, test: Measurements, train: Measurements | None = None):
             t_it = per_iteration_time(res.predict, train)
             learn["internode_unit"] = t_it * iteration_values(list(res.factors), env) * crosses(env)
         shifts = unc.reference_shifts(env, t) if unc.references else np.zeros((0, len(t)))
-        for m, a in zip(unc.references or [], shifts):
+        for m, a in zip(unc.references or [], shifts, strict=True):
             learn[f"shift_{m.label}"] = a
     return (
         out["predicted_time"].to_numpy(float),

@@ -32,8 +32,8 @@ def make_data(n=1000, seed=0) -> Measurements:
     p = rng.choice([1, 2, 4, 8, 16, 32, 64], n)
     b = rng.choice([16, 32, 64, 128, 256], n)
     N = rng.choice([25_000, 50_000, 100_000, 200_000], n)
-    I = np.ceil(N / (p * b))
-    t = 4 + 1e-3 * I * b**0.8 + 0.02 * I * np.log2(p) + 0.1 * p**1.2
+    iters = np.ceil(N / (p * b))
+    t = 4 + 1e-3 * iters * b**0.8 + 0.02 * iters * np.log2(p) + 0.1 * p**1.2
     t *= 1 + 0.03 * rng.uniform(-1, 1, n)
     frame = pd.DataFrame({"p": p, "b": b, "N": N, "time_s": t})
     return Measurements.from_frame(frame, "time_s", {"p": "p", "b": "b", "N": "N"})

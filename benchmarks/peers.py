@@ -262,12 +262,14 @@ def fit_pollux_table(tab: StepTable, scale: float = 1.0, compute_error: bool = C
         return obj, grad[free]
 
     with np.errstate(all="ignore"):
-        res = minimize(fun, x0[free], jac=True, method="L-BFGS-B", bounds=list(zip(lower[free], upper[free])))
+        res = minimize(
+            fun, x0[free], jac=True, method="L-BFGS-B", bounds=list(zip(lower[free], upper[free], strict=True))
+        )
     theta = x0.copy()
     theta[free] = res.x
     return PolluxFit(
-        dict(zip(PARAMS, map(float, theta))),
-        tuple(p for p, f in zip(PARAMS, fixed) if f),
+        dict(zip(PARAMS, map(float, theta), strict=True)),
+        tuple(p for p, f in zip(PARAMS, fixed, strict=True) if f),
         scale,
         bool(res.success),
         str(res.message),
@@ -317,7 +319,7 @@ def fit_optimus_table(tab: StepTable, scale: float = 1.0) -> OptimusFit:
             absolute_sigma=False,
             bounds=([0, 0, 0], [np.inf] * 3),
         )
-    return OptimusFit(dict(zip("abd", map(float, popt))), scale)
+    return OptimusFit(dict(zip("abd", map(float, popt), strict=True)), scale)
 
 
 def fit_optimus(meas: Measurements) -> OptimusFit:
@@ -342,7 +344,9 @@ class LogLogFit:
 
     @property
     def expression(self) -> str:
-        return f"exp({self.coef[0]:.4g})·" + "·".join(f"{s}^{c:.4g}" for s, c in zip(self.symbols, self.coef[1:]))
+        return f"exp({self.coef[0]:.4g})·" + "·".join(
+            f"{s}^{c:.4g}" for s, c in zip(self.symbols, self.coef[1:], strict=True)
+        )
 
 
 def fit_loglog(meas: Measurements) -> LogLogFit:

@@ -51,7 +51,7 @@ def series(sweep: bool = False):
             meas = load_dataset(d.name)
             out.append((d.name, meas))
             f = meas.frame
-            for (b, n), g in f.groupby([meas.factors["b"], meas.factors["N"]]):
+            for (b, n), _g in f.groupby([meas.factors["b"], meas.factors["N"]]):
                 mask = ((f[meas.factors["b"]] == b) & (f[meas.factors["N"]] == n)).to_numpy()
                 out.append((f"{d.name}/b={b:g}/N={n:g}", meas.subset(mask)))
     return out

@@ -49,7 +49,7 @@ def main(argv=None) -> int:
     for lam in lams:
         for k in ks:
             errs, refused, n = [], 0, 0
-            for name, meas in data:
+            for _name, meas in data:
                 parts = cut(meas, k)
                 if parts is None:
                     continue

@@ -6,7 +6,6 @@ import streamlit as st
 from perfmodel.plots.plan import plan_deadline_figure, plan_frontier_figure
 from perfmodel.spreadsheet import to_csv
 from ui import intervals, plan_panel
-from ui.exports import plan_csv
 from ui.nav import guard
 from ui.text import md
 from ui.widgets import require_result

@@ -9,7 +9,7 @@ decompose and plot.
 ...                                                      factors={"p": "gpus", "N": "samples"})
 >>> r.predict(df2), r.contributions(df2), r.to_json()
 
-The package is layered, each layer importing only from those below it (the README's map):
+The package is layered, each layer importing only from those below it (docs/architecture.md):
 ``language`` (expressions, terms, presets, overlap) < ``data`` (readers, Measurements, datasets,
 schema) < ``fitting`` (cost, DE, FitResult, evaluating stored intervals) < ``uncertainty`` (bootstrap members,
 calibration) < ``search`` (automatic term selection, λ path) < ``compare``, ``groups``,
@@ -64,4 +64,5 @@ __all__ = [
     "fit_groups",
     "compute_intervals",
     "plan",
+    "__version__",
 ]

@@ -130,7 +130,8 @@ def _intervals(unc, env: dict, level: float) -> tuple[np.ndarray, np.ndarray, np
     S = sum(len(m.coefficients) for m in unc.members)
     step = max(1, CELLS // max(S, 1))
     parts = [unc.interval({s: v[i : i + step] for s, v in env.items()}, level) for i in range(0, n, step)]
-    return tuple(np.concatenate([p[k] for p in parts]) for k in range(3))
+    point, low, high = (np.concatenate([p[k] for p in parts]) for k in range(3))
+    return point, low, high
 
 
 def advise(
@@ -183,6 +184,7 @@ def advise(
     small = thinned(unc, MAX_REPLICATES)
     preds_t, w, points_t = small.member_predictions(tgt)  # (S, 1) replicates at the target
     today = range_at(result, target, level)  # the interval every view quotes for the target
+    assert today is not None  # the fit has intervals: _uncertainty(required=True) above
     t_point = today.point
     if not t_point > 0:
         raise PerfModelError("the model predicts no positive time at the target")
@@ -253,7 +255,7 @@ def advise(
         if not (float(budget) > 0):
             raise PerfModelError(f"--budget must be a positive number of seconds, got {budget!r}")
         cum, plan = 0.0, []
-        for t, gain in zip(out["predicted_time"], out["gain_pct"]):
+        for t, gain in zip(out["predicted_time"], out["gain_pct"], strict=True):
             ok = gain > 0 and cum + t <= float(budget)
             cum += t if ok else 0.0
             plan.append(ok)

@@ -49,15 +49,7 @@ from .fitting.result import FitResult
 from .language.terms import preset_spec
 from .parallel import n_workers, run_tasks
 from .search.candidates import Selection
-from .search.pmnf import (
-    EXTRAP_EXPONENTS,
-    EXTRAP_NEGATIVE_EXPONENTS,
-    PMNFSearch,
-    PMNFSearchModel,
-    best_single_term,
-    pmnf_search,
-    strong_scaling,
-)
+from .search.pmnf import PMNFSearchModel, pmnf_search
 from .search.select import auto_select
 
 
@@ -192,7 +184,7 @@ def same_expression_notes(table: pd.DataFrame, results: dict) -> dict[str, str]:
     fits' settings (``same terms as your model; λ = 0 here, 1e-05 there``), or that nothing does."""
     notes = {}
     seen: dict[str, str] = {}
-    for name, expr in zip(table["model"], table["expression"]):
+    for name, expr in zip(table["model"], table["expression"], strict=True):
         if not expr or name not in results:
             continue
         first = seen.setdefault(expr, name)
@@ -436,7 +428,7 @@ def _tabulate(meas: Measurements, peers: list, outs: list) -> tuple[pd.DataFrame
     cross-validated and held-out predictions per row; the fitted results by name)."""
     rows, preds, results = [], [], {}
     y = meas.y
-    for peer, out in zip(peers, outs):
+    for peer, out in zip(peers, outs, strict=True):
         name = peer["name"]
         row = {
             "model": name,

@@ -158,7 +158,7 @@ class GroupFits:
         :func:`~perfmodel.uncertainty.compute_intervals` on the same rows), for a view that needs
         the bands of a few groups only; groups that already have intervals are kept as they are."""
         outcomes = []
-        for o, meas in zip(self.outcomes, self.data):
+        for o, meas in zip(self.outcomes, self.data, strict=True):
             r = o.result
             if r is not None and not r.has_intervals and (labels is None or o.label in labels) and replicates:
                 r = FitResult.from_dict(r.to_dict())
@@ -177,7 +177,7 @@ class GroupFits:
         names = file_names([o.key for o in self.outcomes])
         summary = self.summary
         files = []
-        for o, name in zip(self.outcomes, names):
+        for o, name in zip(self.outcomes, names, strict=True):
             if o.result is None:
                 files.append("")
                 continue
@@ -215,7 +215,7 @@ def _by_columns(by: Sequence[str]) -> list[str]:
 
 
 def _summary_row(by: Sequence[str], o: GroupOutcome) -> dict:
-    row: dict[str, Any] = dict(zip(_by_columns(by), o.key))
+    row: dict[str, Any] = dict(zip(_by_columns(by), o.key, strict=True))
     row.update(group=o.label, status=o.status, reason=o.reason, configurations=o.n_configurations, rows=o.n_rows)
     r = o.result
     if r is not None:
@@ -264,7 +264,7 @@ def file_names(keys: Sequence[tuple]) -> list[str]:
     for s in slugs:
         counts[s.lower()] = counts.get(s.lower(), 0) + 1
     out, taken = [], set()
-    for key, s in zip(parts, slugs):
+    for key, s in zip(parts, slugs, strict=True):
         if s != "__".join(key) or counts[s.lower()] > 1:
             s = f"{s}-{hashlib.sha1(json.dumps(key).encode('utf-8')).hexdigest()[:8]}"
         while s.lower() in taken:  # keys with equal labels (1 and "1"): still one file each
@@ -310,7 +310,7 @@ def _category_shares(result: FitResult, meas: Measurements) -> dict[str, float]:
     contrib = result.contributions(meas)
     total = float(contrib.to_numpy().sum())
     out: dict[str, float] = {}
-    for category, term in zip(term_categories(result), contrib.columns):
+    for category, term in zip(term_categories(result), contrib.columns, strict=True):
         out[category] = out.get(category, 0.0) + (float(contrib[term].sum()) / total if total else 0.0)
     return out
 
@@ -383,6 +383,7 @@ def _cross_validate_into(model: Model, meas: Measurements, k: int, o: GroupOutco
     try:
         v = cross_validate(model, meas, k=k, seed=model.seed)
         o.cv, o.cv_method = dict(v.metrics), v.method
+        assert o.result is not None  # called for fitted groups only
         o.result.validation[v.method] = v.metrics
     except PerfModelError as exc:
         o.notes.append(f"no cross-validation: {exc}")
@@ -418,6 +419,8 @@ def _group_model(task: dict, meas: Measurements, constant: dict, o: GroupOutcome
         positive = [s for s in symbols if meas.values(s).min() >= 1]
         terms = preset_spec(preset, symbols, positive, env=meas.env())
         bounds = {**preset_bounds(preset, symbols), **bounds}
+    elif terms is None:  # as Model.fit says it
+        raise PerfModelError("no terms given: pass an expression or a preset")
     spec, changes = without_constant_factors(terms, symbols, constant)
     if not changes:
         return Model(terms, bounds=bounds or None, **settings), meas
@@ -548,7 +551,7 @@ def fit_groups(
         fit, a group with more fitted parameters than configurations is fitted when λ > 0, with a warning).
     gpus_per_node : to tell targets on more nodes than measured (see :func:`perfmodel.compute_intervals`).
     replicates : bootstrap replicates for each group's prediction intervals (0: none; see
-        :meth:`perfmodel.FitResult.compute_intervals`).
+        :func:`perfmodel.compute_intervals`).
     executor : ``"serial"``, ``"processes"`` (default; a pool of ``workers`` processes, started
         only when the work justifies it) or a ``dask.distributed.Client``.
     progress : ``progress(done, total)`` after each group.

@@ -253,7 +253,7 @@ def _end_workers(ex: ProcessPoolExecutor) -> None:
     """Terminate a pool's worker processes now (they would otherwise outlive an interrupted command,
     holding the resource tracker's pipe open with them). Takes none of the executor's locks: it runs
     in a signal handler, possibly inside ``ex.submit`` (which holds them while it starts workers)."""
-    ex._ended_by_signal = True
+    ex._ended_by_signal = True  # type: ignore[attr-defined]  # our own mark on the executor, read by _in_pool
     procs = list((getattr(ex, "_processes", None) or {}).values())
     for proc in procs:
         with contextlib.suppress(Exception):
@@ -503,7 +503,9 @@ def dask_client(address: str, workers: int | None = None):
         with cluster, Client(cluster) as client:
             yield client
         return
-    host, port = check_dask_address(address)
+    checked = check_dask_address(address)
+    assert checked is not None  # None is "local", handled above
+    host, port = checked
     probe_scheduler(host, port)
     try:
         client = Client(address, timeout="10s")

@@ -145,7 +145,7 @@ def plan(
     ``gpus_per_node``); ``deadline``: seconds or a duration text ("12h"); ``budget``: in the cost's
     unit. ``frame.attrs`` keeps the settings, so :func:`recommend` needs the frame alone."""
     at, grid = dict(at or {}), dict(grid or {})
-    repeat = _positive(repeat, "--repeat")
+    repeat = _positive(repeat, "--repeat") or 1.0  # None: the default, once
     pricing = Pricing(
         _positive(price, "--gpu-hour-price"),
         _positive(node_price, "--node-hour-price"),

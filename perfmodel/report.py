@@ -60,7 +60,7 @@ def constants_table(result) -> pd.DataFrame:
     """
     ci = result.constant_intervals(0.9) if result.has_intervals else {}
     si = result.share_intervals(0.9) if result.has_intervals else {}
-    rows = []
+    rows: list[dict] = []
     for k, s in enumerate(term_styles(result)):
         c = result.coefficients[f"c{k}"] * result.signs[k]
         rows.append(
@@ -110,8 +110,8 @@ def constants_table(result) -> pd.DataFrame:
             sign = result.signs[int(name[1:])] if name in result.coefficients else 1
             lo, hi = sorted(v * sign for v in ci[name])
             r["low"], r["high"] = lo, hi
-            term = result.terms[int(name[1:])] if name in result.coefficients else None
-            lo_s, hi_s = si.get(term, (float("nan"), float("nan")))
+            of_term = result.terms[int(name[1:])] if name in result.coefficients else None
+            lo_s, hi_s = si.get(of_term, (float("nan"), float("nan")))
             r["share low (%)"], r["share high (%)"] = lo_s * 100, hi_s * 100
         i = columns.index("value") + 1
         columns[i:i] = ["low", "high"]
@@ -261,11 +261,9 @@ def _scaling_warnings(result, meas: Measurements, scaling: dict) -> list[str]:
     """Warnings for the far end of the report's scaling view (far extrapolation, batch below one sample)."""
     if not result.factors:
         return []
-    symbol = (
-        scaling.get("symbol")
-        if scaling.get("symbol") in result.factors
-        else ("p" if "p" in result.factors else next(iter(result.factors)))
-    )
+    symbol = scaling.get("symbol")
+    if symbol is None or symbol not in result.factors:
+        symbol = "p" if "p" in result.factors else next(iter(result.factors))
     d = scaling_data(result, symbol, scaling.get("fixed"), meas, scaling.get("x_max"), n=2)  # its two ends
     return result.prediction_warnings({symbol: d.x[-1:], **{s: [v] for s, v in d.fixed.items()}})
 
@@ -281,15 +279,17 @@ def plan_table(frame: pd.DataFrame) -> pd.DataFrame:
     tf = ".0f" if unit == "s" else ".1f"
     out[f"time ({unit})"] = [f"{v / div:{tf}}" for v in frame["time_s"]]
     out[f"interval ({unit})"] = [
-        f"{lo / div:{tf}}–{hi / div:{tf}}" for lo, hi in zip(frame["time_low"], frame["time_high"])
+        f"{lo / div:{tf}}–{hi / div:{tf}}" for lo, hi in zip(frame["time_low"], frame["time_high"], strict=True)
     ]
     out["GPU-hours"] = [f"{v:.2f}" for v in frame["gpu_hours"]]
     if a.get("cost_unit") != "GPU-hours":
         out["cost"] = [f"{v:.2f}" for v in frame["cost"]]
-        out["cost interval"] = [f"{lo:.2f}–{hi:.2f}" for lo, hi in zip(frame["cost_low"], frame["cost_high"])]
+        out["cost interval"] = [
+            f"{lo:.2f}–{hi:.2f}" for lo, hi in zip(frame["cost_low"], frame["cost_high"], strict=True)
+        ]
     else:
         out["GPU-hours interval"] = [
-            f"{lo:.2f}–{hi:.2f}" for lo, hi in zip(frame["gpu_hours_low"], frame["gpu_hours_high"])
+            f"{lo:.2f}–{hi:.2f}" for lo, hi in zip(frame["gpu_hours_low"], frame["gpu_hours_high"], strict=True)
         ]
     out["efficiency"] = [f"{v:.0%}" for v in frame["efficiency"]]
     out["efficient frontier"] = ["yes" if f else "" for f in efficient(frame)]
@@ -399,7 +399,7 @@ def html_report(
                 + "</div>"
             )
     parts.append("<h2>Charts</h2>")
-    for i, (fig_title, fig) in enumerate(figures.items()):
+    for i, fig in enumerate(figures.values()):
         parts.append(f"<div class='figure'>{figure_html(fig, include_plotlyjs=(i == 0), div_id=f'fig{i}')}</div>")
     if plan is not None:
         p_max = result.factor_ranges["p"][1] if "p" in result.factor_ranges else None

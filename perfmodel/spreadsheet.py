@@ -55,7 +55,7 @@ def safe_frame(frame: pd.DataFrame) -> pd.DataFrame:
     for k in range(out.shape[1]):
         column = out.iloc[:, k]
         if column.dtype == object or pd.api.types.is_string_dtype(column.dtype):
-            out.isetitem(k, column.map(safe_cell))
+            out.isetitem(k, column.map(safe_cell))  # type: ignore[arg-type]  # a Series: pandas takes it, its stubs omit it
     return out
 
 

@@ -83,6 +83,10 @@ STDERR_KEEP_BYTES = 64 * 1024
 TERM_GRACE_S = 10.0
 #: Seconds to wait, once the job has exited, for its stderr to close.
 EOF_GRACE_S = 0.5
+#: Seconds the job's helper processes get to exit on their own once the job has exited, before they
+#: count as left behind: multiprocessing's resource tracker outlives a job that used shared memory
+#: by a moment (about 1 s on a busy 2-core machine, examples/dp_sgd.py).
+LINGER_GRACE_S = 2.0
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")
@@ -215,7 +219,7 @@ def validate_grid(command: str, grid: dict[str, list[str]]) -> dict[str, list[st
 def configurations(grid: dict[str, list[str]]) -> list[dict[str, str]]:
     """Cartesian product of the grid, first factor varying slowest."""
     names = list(grid)
-    return [dict(zip(names, combo)) for combo in itertools.product(*(grid[n] for n in names))]
+    return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*(grid[n] for n in names))]
 
 
 # ------------------------------------------------------------------------------------------ the file
@@ -248,7 +252,7 @@ def _read_existing(path: Path, columns: list[str]) -> list[dict[str, str]]:
         for lineno, values in enumerate(reader, start=1):
             if len(values) != len(columns):
                 raise PerfModelError(f"{path}: row {lineno} has {len(values)} fields, expected {len(columns)}")
-            rows.append(dict(zip(columns, map(read_cell, values))))
+            rows.append(dict(zip(columns, map(read_cell, values), strict=True)))
     return rows
 
 
@@ -316,7 +320,7 @@ class _Signals:
     """While a sweep runs in the main thread: SIGTERM/SIGINT set a flag and are passed on to the
     process group of the job in progress (elsewhere they keep their usual meaning)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.received: int | None = None
         self.job_pgid: int | None = None
         self._previous: dict = {}
@@ -347,7 +351,20 @@ def _signal_group(pgid: int, signum: int) -> None:
 
 
 def _group_alive(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` still runs. A zombie does not count: it has exited and
+    waits to be reaped, an orphan by init, which in a container may reap late or never."""
     if os.name != "posix":  # pragma: no cover
+        return False
+    if Path("/proc/self/stat").exists():
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                text = stat.read_text()
+            except OSError:  # the process ended while we looked
+                continue
+            # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses
+            fields = text[text.rfind(")") + 2 :].split()
+            if len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+                return True
         return False
     try:
         os.killpg(pgid, 0)
@@ -470,6 +487,11 @@ def run_once(
         proc.wait()
         elapsed = time.perf_counter() - start
         err.pump(EOF_GRACE_S)
+        lingering = time.monotonic() + (LINGER_GRACE_S if status is None else 0.0)
+        while (not err.eof or _group_alive(proc.pid)) and time.monotonic() < lingering:
+            err.pump(0.05)
+            if err.eof:
+                time.sleep(0.05)
         if not err.eof or _group_alive(proc.pid):
             # The job exited but something it started lives on (holding stderr open, or in its group).
             _signal_group(proc.pid, signal.SIGKILL)
@@ -635,8 +657,8 @@ def run_sweep(
             elapsed, status, code, tail = run_once(cmd, timeout, shell, signals)
             record = RunRecord(config, rep, elapsed, status, code, tail, started, command_text(cmd))
             _append(path, columns, record, names)
-            if status == "interrupted":
-                raise SweepInterrupted(signals.received)
+            if status == "interrupted":  # run_once says so only after a signal arrived
+                raise SweepInterrupted(signals.received or signal.SIGTERM)
             pending.pop(0)
             done += 1
             if status == "ok":

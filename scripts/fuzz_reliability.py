@@ -45,9 +45,7 @@ from dataclasses import dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pandas as pd  # noqa: E402
-from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
-from hypothesis import seed as hseed
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, Phase, given, seed as hseed, settings, strategies as st  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fuzz as base  # noqa: E402  (scripts/fuzz.py: NUMBERS, NASTY, the term grammar; puts ROOT on sys.path)

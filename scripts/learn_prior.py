@@ -34,7 +34,7 @@ recorded them), the LOSO prior with the crossing known, and the LOSO prior with 
 and writes ``perfmodel/uncertainty/extrapolation_prior.json`` (sources, date, counts, method).
 
 ``--noise-prior`` first moderates each fit's noise with a population prior on it learned from the other
-sources' fits (:func:`learn_noise_prior`; off by default, see the README's "Tried and not kept").
+sources' fits (:func:`learn_noise_prior`; off by default, see docs/method/tried.md).
 
 Beside this script: ``prior_records.py`` (the records, their scaling classes and weights),
 ``prior_noise.py`` (that noise prior) and ``prior_report.py`` (the tables printed); their names are
@@ -58,41 +58,41 @@ for _p in (ROOT, ROOT / "benchmarks", ROOT / "scripts"):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
+# After the sys.path set-up above (E402). The records, the noise prior and the report are modules of
+# their own; their names are this script's too (the module docstring), re-exported as ``NAME as NAME``.
 import prior_laws  # noqa: E402
 import prior_noise  # noqa: E402
 import prior_records as records  # noqa: E402
-
-# the records, the noise prior and the report (their own modules), as this script's names too
-from prior_noise import (
-    apply_noise_prior,
-    learn_noise_prior,
-    noise_quantile,
-    split_noise,  # noqa: F401
+from prior_noise import (  # noqa: E402
+    apply_noise_prior as apply_noise_prior,
+    learn_noise_prior as learn_noise_prior,
+    noise_quantile as noise_quantile,
+    split_noise as split_noise,
     with_noise_prior,
 )
-from prior_records import (
+from prior_records import (  # noqa: E402
     LEVEL,
     attach_shortfall,
     learning_weights,
-    load_records,
+    load_records as load_records,
     prepare,
-    row_class,
-    source_weights,
-    split_errors,
-    structures,
+    row_class as row_class,
+    source_weights as source_weights,
+    split_errors as split_errors,
+    structures as structures,
     training_rows,
 )
-from prior_report import (
-    VARIANTS,
-    breakdown,
-    hindsight_halfwidths,
-    hindsight_report,  # noqa: F401
+from prior_report import (  # noqa: E402
+    VARIANTS as VARIANTS,
+    breakdown as breakdown,
+    hindsight_halfwidths as hindsight_halfwidths,
+    hindsight_report as hindsight_report,
     loso_report,
-    metrics,
+    metrics as metrics,
     point_report,
 )
 
-from perfmodel.fitting.extrapolation import (
+from perfmodel.fitting.extrapolation import (  # noqa: E402
     CROSSINGS,
     FEW_NOISE_DOF,
     combined_kappa,
@@ -158,7 +158,7 @@ def _check_kappas(r: pd.DataFrame) -> None:
     """The vectorised :func:`kappas` is :func:`combined_kappa` itself (on a sample of rows)."""
     sub = r.iloc[:: max(1, len(r) // 50)]
     got = kappas(sub, 0.2, 3.0)
-    want = [combined_kappa(0.2, 3.0, S, int(n)) for S, n in zip(sub["evidence"], sub["n_evidence"])]
+    want = [combined_kappa(0.2, 3.0, S, int(n)) for S, n in zip(sub["evidence"], sub["n_evidence"], strict=True)]
     assert np.allclose(got, want), "kappas() departs from combined_kappa()"
 
 

@@ -146,7 +146,9 @@ def apply(raw: pd.DataFrame) -> tuple[pd.DataFrame, dict, pd.DataFrame]:
         slack = learn_slack(a, src)
         learned[src] = {"law_rule": rule, "internode": rho, "efficiency_slack": slack}
         mt = t["source"] == src
-        t.loc[mt, "law_loso"] = [chosen_law(rule, c, s) for c, s in zip(t.loc[mt, "cls"], t.loc[mt, "scales"])]
+        t.loc[mt, "law_loso"] = [
+            chosen_law(rule, c, s) for c, s in zip(t.loc[mt, "cls"], t.loc[mt, "scales"], strict=True)
+        ]
         mismatch += int((t.loc[mt, "law_loso"] != t.loc[mt, "law_used"]).sum())
         m = (a["source"] == src).to_numpy(bool)
         old = a.loc[m, "pred"].to_numpy(float)
@@ -165,7 +167,10 @@ def apply(raw: pd.DataFrame) -> tuple[pd.DataFrame, dict, pd.DataFrame]:
 
 def report(learned: dict, t: pd.DataFrame) -> str:
     """What was learned without each source: the law of each cell, ρ and the slack."""
-    lines = ["| held-out source | laws by cell | ρ (first-crossing splits) | efficiency slack (rows) |", "|---|---|---:|---:|"]
+    lines = [
+        "| held-out source | laws by cell | ρ (first-crossing splits) | efficiency slack (rows) |",
+        "|---|---|---:|---:|",
+    ]
     for src, f in learned.items():
         laws = ", ".join(f"{k} {v['law']}" for k, v in f["law_rule"].items())
         rho, sl = f["internode"], f["efficiency_slack"]

@@ -1,5 +1,5 @@
 """The population's prior on one run's noise, for ``scripts/learn_prior.py --noise-prior`` (off by
-default; see the README's "Tried and not kept"): learned from the training sources' fits by weighted
+default; see docs/method/tried.md): learned from the training sources' fits by weighted
 maximum marginal likelihood (Smyth 2004), and each row's un-widened band made again with its fit's noise
 moderated by it.
 

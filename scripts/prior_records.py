@@ -95,7 +95,7 @@ def prepare(r: pd.DataFrame) -> pd.DataFrame:
         df = pd.to_numeric(r["noise_df"], errors="coerce") if "noise_df" in r else pd.Series(np.nan, index=r.index)
         r["few_dof"] = [
             few_noise_dof(s, None if pd.isna(v) else float(v)) if isinstance(s, str) else False
-            for s, v in zip(r["noise_source"], df)
+            for s, v in zip(r["noise_source"], df, strict=True)
         ]
     else:
         r["few_dof"] = False
@@ -123,7 +123,7 @@ def attach_shortfall(raw: pd.DataFrame) -> pd.DataFrame:
         (s.source, s.series, float(s.cut)): scaling_shortfall(s.train.values("p"), s.train.y)
         for s in corpus.make_splits(corpus.load_series(sorted(raw["source"].unique())))
     }
-    keys = zip(raw["source"], raw["series"], raw["cut"].astype(float))
+    keys = zip(raw["source"], raw["series"], raw["cut"].astype(float), strict=True)
     return raw.assign(shortfall=[u.get(k) if u.get(k) is not None else np.nan for k in keys])
 
 

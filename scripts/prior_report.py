@@ -16,8 +16,9 @@ def point_report(splits: pd.DataFrame, scored: pd.DataFrame, peers: pd.DataFrame
     added), of each scaling law on its own, and of the peers recorded beside it (the log-log trend line,
     Pollux's and Optimus's own fits); auto's ratio to the log-log line and to Pollux's own fit; splits with
     ≥ 3 training configurations over 100 % error and the worst split."""
-    from perfmodel.search.laws import LAWS
     from prior_laws import DL_FAMILIES
+
+    from perfmodel.search.laws import LAWS
 
     auto = split_errors(scored)
     auto["key"] = auto["source"] + "|" + auto["series"].astype(str) + "|" + auto["cut"].astype(str)
@@ -39,9 +40,7 @@ def point_report(splits: pd.DataFrame, scored: pd.DataFrame, peers: pd.DataFrame
     ]
     for fam, g in groups:
         med = {c: float(g[c].median()) for c in names}
-        ratio = [
-            f"{med['auto'] / med[c]:.2f}" if c in med and med[c] > 0 else "-" for c in ("loglog", "pollux-ref")
-        ]
+        ratio = [f"{med['auto'] / med[c]:.2f}" if c in med and med[c] > 0 else "-" for c in ("loglog", "pollux-ref")]
         bad = int(((g["auto"] > 100) & (g["n_train_configs"] >= 3)).sum())
         lines.append(
             f"| {fam} | {len(g)} | "

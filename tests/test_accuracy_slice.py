@@ -51,7 +51,7 @@ def test_pollux_ref_recovers_its_constants_on_one_node():
     meas = _pollux_meas(POLLUX, [1, 2, 3, 4, 6, 8], [32, 64, 128])
     fit = peers.fit_pollux(meas)
     assert fit.pinned == ("alpha_n", "beta_n")  # no multi-node run: AdaptDL pins the inter-node constants
-    for name, want in zip(peers.PARAMS, POLLUX):
+    for name, want in zip(peers.PARAMS, POLLUX, strict=True):
         if name not in fit.pinned:
             assert fit.params[name] == pytest.approx(want, rel=1e-4), name
     assert fit.params["alpha_n"] == fit.params["beta_n"] == 1e-8
@@ -86,7 +86,7 @@ def test_pollux_gradient_matches_finite_differences():
     for compute_rows in (rows, np.zeros_like(rows)):
         obj, grad = peers._pollux_objective(theta, tab, compute_rows, tab.step_time[compute_rows])
         num = approx_fprime(
-            theta, lambda t: peers._pollux_objective(t, tab, compute_rows, tab.step_time[compute_rows])[0], 1e-8
+            theta, lambda t, rows=compute_rows: peers._pollux_objective(t, tab, rows, tab.step_time[rows])[0], 1e-8
         )
         np.testing.assert_allclose(grad, num, rtol=1e-4, atol=1e-5)
 
@@ -135,7 +135,7 @@ def test_series_slice_runs_every_model_seeded():
     assert len(cases) == 2
     rows = accuracy.run_series(workers=1, cases=cases)
     again = accuracy.run_series(workers=1, cases=cases, models=["auto", "pollux-ref"])
-    for r, r2 in zip(rows, again):
+    for r, r2 in zip(rows, again, strict=True):
         assert all(np.isfinite(v) for v in r["mape"].values()), r
         assert r2["mape"]["auto"] == r["mape"]["auto"]  # seeded
         assert r2["mape"]["pollux-ref"] == r["mape"]["pollux-ref"]

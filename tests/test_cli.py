@@ -413,14 +413,14 @@ def test_every_csv_writes_integers_as_integers(tmp_path, capsys):
     assert code == 0, err
     rows = plan.read_text().splitlines()
     head = rows[0].split(",")
-    first = dict(zip(head, rows[1].split(",")))
+    first = dict(zip(head, rows[1].split(","), strict=True))
     assert first["p"] in {"1", "2", "4", "8", "16", "32"} and first["b"] in {"32", "64"} and first["N"] == "1281167"
     assert first["rank"] == "1"
     assert "python -m perfmodel sweep --plan" in text or "perfmodel sweep --plan" in text
     out = tmp_path / "p.csv"
     code, _, err = run(["plan", model, "--at", "N=1281167,b=64", "--grid", "p=8,16,32", "--out", out], capsys)
     assert code == 0, err
-    first = dict(zip(*[r.split(",") for r in out.read_text().splitlines()[:2]]))
+    first = dict(zip(*[r.split(",") for r in out.read_text().splitlines()[:2]], strict=True))
     assert first["p"] == "8" and first["N"] == "1281167"
 
 

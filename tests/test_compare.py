@@ -14,20 +14,19 @@ import pandas as pd
 import pytest
 
 from perfmodel import Measurements, Model, PerfModelError
-from perfmodel.compare import (
-    EXTRAP_EXPONENTS,
-    EXTRAP_NEGATIVE_EXPONENTS,
-    PMNFSearchModel,
-    best_single_term,
-    compare,
-    model_from_result,
-    pmnf_search,
-    strong_scaling,
-)
+from perfmodel.compare import compare, model_from_result
 from perfmodel.data import measurements_from_extrap, read_extrap
 from perfmodel.fitting import cross_validate, holdout
 from perfmodel.plots import selection as sp
 from perfmodel.search import auto_select, lambda_path
+from perfmodel.search.pmnf import (
+    EXTRAP_EXPONENTS,
+    EXTRAP_NEGATIVE_EXPONENTS,
+    PMNFSearchModel,
+    best_single_term,
+    pmnf_search,
+    strong_scaling,
+)
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 

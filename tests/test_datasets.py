@@ -140,7 +140,9 @@ def test_dataset_fits_with_suggested_terms(name):
 def test_rows_filter_selects_one_curve():
     frame = load_frame("tf-cnn-resnet50-dgx1")
     # DGX-1 synthetic ResNet-50: the main table (batch 64) and "other results" (batch 32), 1-8 GPUs
-    assert sorted(zip(frame["gpus"], frame["batch_per_gpu"])) == sorted((g, b) for g in (1, 2, 4, 8) for b in (32, 64))
+    assert sorted(zip(frame["gpus"], frame["batch_per_gpu"], strict=True)) == sorted(
+        (g, b) for g in (1, 2, 4, 8) for b in (32, 64)
+    )
     assert set(frame["platform"]) == {"dgx1-p100"} and set(frame["model"]) == {"ResNet-50"}
 
 

@@ -246,7 +246,7 @@ def test_leave_one_source_out_never_uses_the_scored_source(learn_prior, monkeypa
     monkeypatch.setattr(learn_prior, "learn", spy)
     scored, learned = learn_prior.loso({"model": r}, (1.0,), gammas=(0.0, 1.0))
     assert sorted(learned) == list("abcde")
-    for src, used in zip(sorted(learned), seen):
+    for src, used in zip(sorted(learned), seen, strict=True):
         assert src not in used and used == set("abcde") - {src}
     assert np.isfinite(scored[["low_known", "high_known", "low_unknown", "high_unknown"]].to_numpy()).all()
 

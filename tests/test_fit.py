@@ -15,8 +15,8 @@ def synthetic(noise=0.0, seed=0):
     for p in (1, 2, 4, 8, 16, 32):
         for b in (32, 64, 128):
             for N in (50_000, 100_000):
-                I = np.ceil(N / (p * b))
-                t = 5 + 2e-3 * I * b**0.8 + 0.01 * I * np.log2(p) + 0.3 * p
+                iters = np.ceil(N / (p * b))
+                t = 5 + 2e-3 * iters * b**0.8 + 0.01 * iters * np.log2(p) + 0.3 * p
                 for _ in range(2):
                     rows.append((p, b, N, t * (1 + noise * rng.uniform(-1, 1))))
     frame = pd.DataFrame(rows, columns=["workers", "batch", "samples", "time_s"])
@@ -102,8 +102,8 @@ def test_cross_validation_keeps_repeats_together():
     cfg = m.configurations()
     for fold in v.folds:
         rows = set(fold["test_rows"])
-        tested_cfgs = {c for r, c in zip(m.rows, cfg) if r in rows}
-        assert all((r in rows) for r, c in zip(m.rows, cfg) if c in tested_cfgs)
+        tested_cfgs = {c for r, c in zip(m.rows, cfg, strict=True) if r in rows}
+        assert all((r in rows) for r, c in zip(m.rows, cfg, strict=True) if c in tested_cfgs)
     assert np.isfinite(v.predicted).all() and v.metrics["mape"] < 5
 
 
@@ -212,7 +212,7 @@ def test_l1_solver_matches_a_generic_optimiser():
         f,
         np.full(4, 0.1),
         method="L-BFGS-B",
-        bounds=list(zip(lo, [None] * 4)),
+        bounds=list(zip(lo, [None] * 4, strict=True)),
         options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 10000},
     )
     fast = _l1_box_qp(A, t, lam, lo, hi)

@@ -398,7 +398,7 @@ def test_groups_fitted_in_stages_equal_fit_groups():
     whole = fit_groups(frame, "framework", executor="serial", **kw)
     plan = perfmodel.groups.plan_groups(frame, "framework", **kw)
     order = [2, 0, 3, 1]
-    first = dict(zip(order, plan.fit(order, cv=False)))
+    first = dict(zip(order, plan.fit(order, cv=False), strict=True))
     assert all(o.cv == {} for o in first.values())
     partial = plan.fits({i: first[i] for i in order[:2]})
     assert [o.label for o in partial.outcomes] == [plan.labels[0], plan.labels[2]]  # the table's order

@@ -108,7 +108,7 @@ def fit_csv(text, terms, tmp_path, capsys, name="t.csv"):
 
 @pytest.mark.parametrize("times", [["1e308", "1.5e308", "1.7e308", "1e308"], ["1e-300", "2e-300", "3e-300", "5e-300"]])
 def test_cli_fits_times_near_the_float_limits(times, tmp_path, capsys):
-    text = "p,time\n" + "".join(f"{p},{t}\n" for p, t in zip((1, 2, 4, 8), times))
+    text = "p,time\n" + "".join(f"{p},{t}\n" for p, t in zip((1, 2, 4, 8), times, strict=True))
     _, code, out, err = fit_csv(text, "1 + p", tmp_path, capsys)
     # nothing but the guardrail's verdict (1e308-scale times fitted by 1 + p: R² < 0.5) on stderr
     assert code == 0 and not [x for x in err.splitlines() if "too poor to quote" not in x], err
@@ -352,7 +352,7 @@ def test_numerical_warnings_of_a_successful_run_are_one_line_each(monkeypatch, c
 
     def noisy(args):
         for _ in range(3):
-            warnings.warn("overflow encountered in square\n  x = um.square(x, out=x)", RuntimeWarning)
+            warnings.warn("overflow encountered in square\n  x = um.square(x, out=x)", RuntimeWarning, stacklevel=2)
         return 0
 
     monkeypatch.setattr(cli, "_cmd_datasets", noisy)

@@ -8,8 +8,7 @@ on tf-cnn-resnet50-dgx1 every constant's interval missed its estimate (c1 = 0.00
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import perfmodel
 from perfmodel import Model, PerfModelError
@@ -79,7 +78,7 @@ def test_many_rows_and_extreme_units_keep_honest_intervals():
     meas = perfmodel.Measurements.from_frame(pd.DataFrame({"p": p, "t": t}), "t", {"p": "p"})
     res = perfmodel.compute_intervals(Model("1 + 1/p + log2(p)").fit(meas), meas, replicates=40)
     for (name, true), (lo, hi) in zip(
-        {"c0": 4.0, "c1": 100.0, "c2": 0.5}.items(), res.constant_intervals(0.9).values()
+        {"c0": 4.0, "c1": 100.0, "c2": 0.5}.items(), res.constant_intervals(0.9).values(), strict=True
     ):
         est = res.coefficients[name]
         assert lo <= est <= hi and hi > lo, name

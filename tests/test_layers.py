@@ -1,4 +1,4 @@
-"""The package's layers (README, "Map of the code"): each module imports only from its own layer and
+"""The package's layers (docs/architecture.md, "Map of the code"): each module imports only from its own layer and
 those below it, lazily or not, and no module imports another in a circle."""
 
 import ast
@@ -34,7 +34,7 @@ def layer(mod: str) -> int:
         for name in names:
             if mod == name or (name and mod.startswith(name + ".")):
                 return rank
-    raise AssertionError(f"perfmodel.{mod} is in no layer: add it to LAYERS and to the README's map")
+    raise AssertionError(f"perfmodel.{mod} is in no layer: add it to LAYERS and to the map in docs/architecture.md")
 
 
 def imports(path: Path) -> set[str]:

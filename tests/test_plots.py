@@ -150,7 +150,7 @@ def test_share_data(res, meas):
         "log2(p)": (0.5 * np.log2(meas.values("p"))).sum() / total * 100,
         "Start-up (fixed)": meas.n_rows / total * 100,
     }
-    assert dict(zip(d.labels, d.shares)) == pytest.approx(expected, rel=1e-3)
+    assert dict(zip(d.labels, d.shares, strict=True)) == pytest.approx(expected, rel=1e-3)
     assert list(d.shares) == sorted(d.shares, reverse=True)
     fig = plots.shares_figure(res)
     assert fig.layout.xaxis.title.text == "share of total predicted time (%)"

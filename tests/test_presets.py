@@ -26,7 +26,7 @@ def pollux_frame(noise=0.0, repeats=1, seed=0) -> pd.DataFrame:
         for b in (16, 32, 64, 128)
         for _ in range(repeats)
     ]
-    p, nodes, b = (np.array(v, float) for v in zip(*rows))
+    p, nodes, b = (np.array(v, float) for v in zip(*rows, strict=True))
     q = POLLUX
     t_acc = q["alpha_c"] + q["beta_c"] * b
     t_net = np.where(
@@ -51,7 +51,7 @@ OPTIMUS = dict(a=0.002, b=0.05, c=0.03, d=0.004, e=0.01)
 def optimus_frame(servers=True, noise=0.0, seed=0) -> pd.DataFrame:
     """1/speed of Optimus's __sync_speed_fit_func with B/w the per-worker batch, times the iterations."""
     rows = [(w, s, b) for w in (1, 2, 4, 8) for s in ((1, 2, 4) if servers else (0,)) for b in (32, 64)]
-    w, s, b = (np.array(v, float) for v in zip(*rows))
+    w, s, b = (np.array(v, float) for v in zip(*rows, strict=True))
     q = OPTIMUS
     step = q["a"] * b + q["b"] + q["d"] * w
     if servers:
@@ -80,7 +80,7 @@ def test_pollux_recovers_its_constants_noise_free():
 def test_pollux_recovers_its_constants_with_noise():
     df = pollux_frame(noise=0.02, repeats=3, seed=5)
     r = perfmodel.Model(preset="pollux").fit(df, time="time_s", factors=POLLUX_FACTORS)
-    got = dict(zip(POLLUX_ORDER, r.coefficients.values()))
+    got = dict(zip(POLLUX_ORDER, r.coefficients.values(), strict=True))
     for key in ("alpha_c", "beta_c", "alpha_n"):
         assert got[key] == pytest.approx(POLLUX[key], rel=0.15), key
     assert r.params["g"] == pytest.approx(POLLUX["gamma"], rel=0.3)

@@ -68,7 +68,7 @@ CAP = 1_200_000_000  # bytes of address space: the lists these would build need 
     ],
 )
 def test_sweep_refuses_huge_work_lists_before_building_them(tmp_path, args, fragment):
-    command = f"{PY} -c pass " + " ".join("{%s}" % a.split("=")[0] for a in args[1::2] if "=" in a)
+    command = f"{PY} -c pass " + " ".join("{" + a.split("=")[0] + "}" for a in args[1::2] if "=" in a)
     proc = _limited_run(["sweep", "--command", command, *args, "--out", tmp_path / "t.csv"], CAP, timeout=60)
     one_line_error(proc.returncode, proc.stderr, fragment)
     assert "at most 1,000,000" in proc.stderr

@@ -147,14 +147,14 @@ def test_the_learning_script_computes_the_structures_as_the_product(learn_prior_
     env = {"p": np.array([2.0, 16.0, 64.0, 512.0])}
     t = np.full(4, 10.0)
     shifts = unc.reference_shifts(env, t)
-    rec = pd.DataFrame({f"shift_{m.label}": a for m, a in zip(unc.references, shifts)})
+    rec = pd.DataFrame({f"shift_{m.label}": a for m, a in zip(unc.references, shifts, strict=True)})
     unc.backtest = {"model": 0.3, "same": 0.3, "slow": 0.05, "slower": 0.2}
     for label, v in unc.backtest.items():
         rec[f"bt_{label}"] = v
     for rule in ("structures-median", "structures-only-median", "backtest-best", "backtest-weighted"):
         unc.prior["point_rule"] = rule
         got = mod.structures(rec, rule)
-        for g, w in zip(got, unc.structures(env, t)):
+        for g, w in zip(got, unc.structures(env, t), strict=True):
             assert np.allclose(g, w)
 
 
@@ -213,7 +213,7 @@ def test_the_product_gives_the_intervals_the_learning_script_emulates():
             "noise_df": np.nan if unc.noise.df is None else unc.noise.df,
         }
     )
-    for m, a in zip(unc.references, unc.reference_shifts(far, t)):
+    for m, a in zip(unc.references, unc.reference_shifts(far, t), strict=True):
         rec[f"shift_{m.label}"] = a
     for label, v in (unc.backtest or {}).items():
         rec[f"bt_{label}"] = v

@@ -46,7 +46,7 @@ def test_grid_runs_every_configuration_and_times_the_process(tmp_path):
     )
     assert list(frame.columns) == ["p", "tag", *sweep.FIXED_COLUMNS]
     assert len(frame) == 8 and set(frame.status) == {"ok"}
-    keys = set(zip(frame.p, frame.tag, frame.repetition))
+    keys = set(zip(frame.p, frame.tag, frame.repetition, strict=True))
     assert keys == {(p, t, r) for p in (1, 3) for t in ("a", "b") for r in (1, 2)}
     # the wall clock of the whole process includes the sleep
     assert (frame[frame.p == 3].time_s >= 0.15).all()
@@ -139,7 +139,7 @@ def test_resume_skips_done_runs_and_refuses_a_different_sweep(tmp_path):
     frame = sweep.run_sweep(cmd, {"p": ["1", "2", "3"]}, repeat=2, out=out, progress=_quiet)
     assert len(frame) == 6
     assert _rows(out)[:2] == first  # append-only: earlier rows untouched
-    assert len(set(zip(frame.p, frame.repetition))) == 6
+    assert len(set(zip(frame.p, frame.repetition, strict=True))) == 6
     # nothing left to do: no new rows
     again = sweep.run_sweep(cmd, {"p": ["1", "2", "3"]}, repeat=2, out=out, progress=_quiet)
     assert len(again) == 6
@@ -187,7 +187,7 @@ def test_resume_after_kill_midway(tmp_path):
     before = _rows(out)
     assert 3 <= len(before) < 12
     frame = sweep.run_sweep(cmd, {"p": [str(i) for i in range(1, 7)]}, repeat=2, out=out, progress=_quiet)
-    keys = list(zip(frame.p, frame.repetition))
+    keys = list(zip(frame.p, frame.repetition, strict=True))
     assert len(keys) == len(set(keys)) == 12  # every (configuration, repetition) once
     assert set(keys) == {(p, r) for p in range(1, 7) for r in (1, 2)}
     assert _rows(out)[: len(before)] == before

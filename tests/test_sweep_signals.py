@@ -170,6 +170,14 @@ def test_a_job_that_exits_leaving_a_process_holding_stderr_is_not_ok(tmp_path, e
     assert "left process(es) running" in row.stderr_tail
 
 
+def test_a_helper_that_exits_on_its_own_just_after_the_job_is_not_left_behind(tmp_path):
+    # as multiprocessing's resource tracker does after a job that used shared memory (examples/dp_sgd.py)
+    cmd = "sh -c 'sleep 1 >/dev/null 2>&1 & exit 0' {p}"
+    frame = sweep.run_sweep(cmd, {"p": ["1"]}, out=tmp_path / "t.csv", progress=_quiet)
+    assert frame.status.tolist() == ["ok"], frame.stderr_tail.tolist()
+    assert sweep.LINGER_GRACE_S >= 1
+
+
 def test_a_job_that_leaves_a_child_in_its_group_is_not_ok_and_the_child_is_killed(tmp_path):
     pidfile = tmp_path / "child"
     cmd = f"sh -c 'sleep 30 >/dev/null 2>&1 & echo $! > {shlex.quote(str(pidfile))}' {{p}}"

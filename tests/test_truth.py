@@ -160,7 +160,7 @@ def test_group_intervals_added_later_are_the_ones_fit_groups_computes():
     direct = fit_groups(frame, ["model", "platform"], replicates=40, **kw)
     later = fit_groups(frame, ["model", "platform"], **kw).with_intervals(replicates=40)
     env = {"p": [32.0], "b": [32.0], "N": [1281167.0]}
-    for a, b in zip(direct.outcomes, later.outcomes):
+    for a, b in zip(direct.outcomes, later.outcomes, strict=True):
         assert np.array_equal(
             a.result.predict(env, interval=0.9).to_numpy(), b.result.predict(env, interval=0.9).to_numpy()
         )

@@ -164,7 +164,7 @@ def test_advise_picks_the_informative_configuration():
     res = compute_intervals(Model("1 + N/p + log2(p)", lam=0).fit(meas), meas)
     table = advise(res, {"p": 64, "N": 2e4}, {"p": [1, 2, 4, 8, 16, 32]}, budget=10_000, rank_by="wall-time")
     assert table.loc[0, "p"] == 32
-    gain = dict(zip(table["p"], table["gain_pct"]))
+    gain = dict(zip(table["p"], table["gain_pct"], strict=True))
     assert gain[32] > gain[16] > gain[8] > gain[2]
     assert table.attrs["target_halfwidth_pct"] > table.loc[0, "target_halfwidth_pct"]
     assert table["in_plan"].iloc[0]

@@ -273,7 +273,7 @@ def _find_terms(meas: Measurements) -> None:
         st.info(md(line), icon=":material/info:")
     show_flash("auto")
     cols = st.columns(len(sel.candidates))
-    for i, (col, cand) in enumerate(zip(cols, sel.candidates)):
+    for i, (col, cand) in enumerate(zip(cols, sel.candidates, strict=True)):
         col.button(
             f"Use #{i + 1}",
             key=f"auto:use:{i}",

@@ -61,7 +61,9 @@ def _run(bar, part: str, key: dict, meas, res, auto):
 def _table(cmp, pending: str) -> None:
     table = cmp.table.rename(columns=METRIC_COLUMNS)
     same = same_expression_notes(cmp.table, cmp.results)
-    table["error"] = ["; ".join(x for x in (e, same.get(m, "")) if x) for m, e in zip(table["model"], table["error"])]
+    table["error"] = [
+        "; ".join(x for x in (e, same.get(m, "")) if x) for m, e in zip(table["model"], table["error"], strict=True)
+    ]
     shown = table[["model", "expression", "n_params", *METRIC_COLUMNS.values(), "error"]]
     metric_cols = list(METRIC_COLUMNS.values())
     best = {label: cmp.table["best_" + col.split("_")[0]].to_numpy(bool) for col, label in METRIC_COLUMNS.items()}

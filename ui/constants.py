@@ -53,7 +53,7 @@ def frame(res) -> pd.DataFrame:
     if "share low (%)" in table:
         spans = [
             f"{lo:.1f}–{hi:.1f} %" if not (math.isnan(lo) or math.isnan(hi)) else ""
-            for lo, hi in zip(table.pop("share low (%)"), table.pop("share high (%)"))
+            for lo, hi in zip(table.pop("share low (%)"), table.pop("share high (%)"), strict=True)
         ]
         table.insert(table.columns.get_loc("share (%)") + 1, SHARE_INTERVAL, spans)
     return table

@@ -5,7 +5,7 @@ by, and the bundled TensorFlow CNN table (models × platforms, :data:`GROUP_DATA
 the page works on a first visit. The fits go through :func:`perfmodel.groups.plan_groups`, the stages
 of :func:`perfmodel.fit_groups` (the CLI's ``--group-by``), with the session's λ, loss, penalty, seed
 and DE settings: the charted groups first, the others after, then every group's cross-validation
-(:class:`GroupRun`), so the first chart is drawn while the rest are fitted.
+(:class:`~ui.group_run.GroupRun`), so the first chart is drawn while the rest are fitted.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from perfmodel.plots.groups import (
 from perfmodel.plots.style import fmt_num, fmt_range, term_name
 
 from . import state
-from .group_run import GroupRun, charted_first, settings_for
+from .group_run import charted_first, settings_for
 from .text import md
 
 GROUP_DATASET = "tf-cnn-all"
@@ -222,7 +222,7 @@ def show_tables(fits: GroupFits, unit: str) -> None:
     constants = group_constants_table(fits, unit)
     styles = term_styles_by_text(fits)
     config = {"group": st.column_config.TextColumn("group", width="medium", pinned=True)}
-    for text, style in styles.items():
+    for style in styles.values():
         config[constant_column(style, unit)] = st.column_config.TextColumn(
             width="small", help=f"{term_name(style)}: its constant, in {unit} per unit of the term"
         )

@@ -99,7 +99,7 @@ def _strip_points() -> dict:
         s = json.loads(key[1])
         s.pop("lam", None)
         if path["key"][1] == json.dumps(s, sort_keys=True):  # the λ path of these very terms and settings
-            for lam, fit, cv in zip(p.lams, p.fit_mape, p.cv_mape):
+            for lam, fit, cv in zip(p.lams, p.fit_mape, p.cv_mape, strict=True):
                 points.setdefault(float(lam), (float(fit), float(cv)))
     return points
 

@@ -156,7 +156,7 @@ def headline(res, data, view: View, unit: str) -> str:
     x, hi = view.symbol, view.measured_max
     x_end = float(data.x[-1])
     cats: dict = {}
-    for s, t in zip(data.styles, data.contributions.columns):
+    for s, t in zip(data.styles, data.contributions.columns, strict=True):
         cats[s.category] = cats.get(s.category, 0.0) + float(data.contributions[t].iloc[-1])
     top = max(cats, key=cats.get) if cats else None
     total = sum(cats.values())  # the formula's own total: the point may lean towards the reference structures

@@ -15,6 +15,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 from tqdm import tqdm
 
 from ..data.measurements import Measurements, measurements_from_extrap
@@ -29,8 +30,7 @@ from ..language.terms import PRESETS
 from ..spreadsheet import to_csv
 from ..uncertainty import compute_intervals
 from ..uncertainty.prior import describe, with_topology
-from . import plan as plan_cli
-from . import sweep as sweep_cli
+from . import plan as plan_cli, sweep as sweep_cli
 from .groups import add_rates, guessed_columns, warn_unmapped
 
 
@@ -417,7 +417,7 @@ def _cmd_fit(args) -> int:
         seed=args.seed,
         **de,
     )
-    averaging = {}
+    averaging: dict = {}  # compute_intervals's extra arguments for the search's candidates
     if args.auto:
         from ..search import auto_select, plausible
 

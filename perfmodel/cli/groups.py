@@ -92,7 +92,7 @@ def guessed_columns(
             f"note: fitted to the time {time!r}: the work per run over the job's "
             f"whole rate {throughput!r} (--work sets the work per run)"
         )
-        if looks_per_worker(throughput):
+        if throughput is not None and looks_per_worker(throughput):  # rate came from it
             note += (
                 f"\nwarning: {throughput!r} reads as a rate per GPU or per worker: the time is the work over "
                 "the whole job's rate, so multiply it by the workers first"
@@ -155,7 +155,7 @@ def load_table(
     if (data is None) == (dataset is None):
         raise PerfModelError("give either DATA (a file or dataset name) or --dataset NAME")
     name = dataset
-    if name is None and not Path(data).exists():
+    if data is not None and not Path(data).exists():
         name = data
     if name is not None:
         known = [d.name for d in datasets.list_datasets()]
@@ -173,6 +173,7 @@ def load_table(
             ds.terms,
             tuple(getattr(ds, "groups", ()) or ()),
         )
+    assert data is not None  # exactly one of DATA and --dataset (checked above), and no dataset
     path = Path(data)
     frame = read_table(path, fmt)
     if set(_EXTRAP_COLUMNS) <= set(frame.columns) and list(frame.columns)[-1] == "time" and fmt != "csv":
@@ -212,6 +213,7 @@ def group_table(summary: pd.DataFrame, limit: int = TABLE_ROWS) -> str:
             column("r2"),
             column("formula"),
             column("reason"),
+            strict=True,
         )
     ][:limit]
     head = ("group", "status", "MAPE %", "CV MAPE %", "formula (or reason skipped)")

@@ -92,12 +92,12 @@ def _view(table: pd.DataFrame) -> pd.DataFrame:
         view[s] = [f"{v:g}" for v in table[s]]
     view["time"] = [
         f"{fmt_duration(t)} ({fmt_duration(lo)}–{fmt_duration(hi)})"
-        for t, lo, hi in zip(table["time_s"], table["time_low"], table["time_high"])
+        for t, lo, hi in zip(table["time_s"], table["time_low"], table["time_high"], strict=True)
     ]
     view["GPU-hours"] = [f"{v:.1f}" for v in table["gpu_hours"]]
     view["cost"] = [
         f"{fmt_cost(table, c)} ({lo:.2f}–{hi:.2f})"
-        for c, lo, hi in zip(table["cost"], table["cost_low"], table["cost_high"])
+        for c, lo, hi in zip(table["cost"], table["cost_low"], table["cost_high"], strict=True)
     ]
     view["efficiency"] = [f"{e:.0%}" for e in table["efficiency"]]
     if table.attrs.get("deadline") is not None:

@@ -85,7 +85,7 @@ def _plan_rows(path: Path) -> tuple[list[str], list[list[str]]]:
                     f"--plan {path}: the file is empty (expected a header row with a column "
                     "per placeholder, then one configuration per row)"
                 )
-            rows = []
+            rows: list[list[str]] = []
             for fields in reader:
                 if not any(f.strip() for f in fields):
                     continue

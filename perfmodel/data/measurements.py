@@ -271,7 +271,7 @@ class Measurements:
             return num
 
         if status_column and status_column in columns and status_column not in factors.values():
-            for row, status in frame[status_column].items():
+            for row, status in enumerate(frame[status_column], start=1):  # the index set above
                 if str(status).strip().lower() != "ok":
                     bad[row] = DroppedRow(row, status_column, f"run status is {status!r}, not 'ok'")
         numeric = {time: check(time, positive=True)}
@@ -403,8 +403,7 @@ def measurements_from_extrap(
     frame: pd.DataFrame, region: str | None = None, metric: str | None = None, name: str = ""
 ) -> Measurements:
     """Measurements for one (region, metric) of an Extra-P table; the PARAMETERs are the symbols."""
-    pairs = frame[["region", "metric"]].drop_duplicates().itertuples(index=False)
-    pairs = [(r, m) for r, m in pairs]
+    pairs = [(r, m) for r, m in frame[["region", "metric"]].drop_duplicates().itertuples(index=False)]
     if region is not None:
         pairs = [pm for pm in pairs if pm[0] == region]
         if not pairs:

@@ -14,13 +14,13 @@ import io
 import keyword as _keyword
 import re
 from pathlib import Path
-from typing import IO, Union
+from typing import IO
 
 import pandas as pd
 
 from ..errors import PerfModelError
 
-Source = Union[str, Path, bytes, IO]
+Source = str | Path | bytes | IO
 
 
 #: Column names an Extra-P file produces besides its parameters (a parameter may not take one).
@@ -191,7 +191,7 @@ def read_extrap(source: Source, name: str | None = None) -> pd.DataFrame:
             for rep, tok in enumerate(values, start=1):
                 if not re.fullmatch(_NUM, tok):
                     raise PerfModelError(f"{where}: value {tok!r} is not a number")
-                row = dict(zip(params, points[i]))
+                row: dict[str, object] = dict(zip(params, points[i], strict=True))
                 row.update(region=region, metric=metric, repetition=rep, time=float(tok))
                 rows.append(row)
             data_index[key] = i + 1

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import keyword
+from typing import cast
 
 import jsonschema
 
@@ -148,7 +149,8 @@ def _describe(error: jsonschema.ValidationError) -> str:
     where = f"field {where!r}" if where else "the file"
     v = error.validator
     if v == "required":
-        missing = [k for k in error.validator_value if k not in (error.instance or {})]
+        instance = error.instance if isinstance(error.instance, dict) else {}  # `required` checks objects only
+        missing = [k for k in cast(list, error.validator_value) if k not in instance]
         return f"{where} lacks field(s): {', '.join(missing)}"
     if v == "type":
         want = error.validator_value
@@ -165,7 +167,7 @@ def _describe(error: jsonschema.ValidationError) -> str:
     if v == "const":
         return f"{where} must be {error.validator_value!r}, got {_short(error.instance)}"
     if v == "enum":
-        return f"{where} must be one of {', '.join(map(repr, error.validator_value))}, got {_short(error.instance)}"
+        return f"{where} must be one of {', '.join(map(repr, cast(list, error.validator_value)))}, got {_short(error.instance)}"
     return f"{where}: {_short(error.instance)} is not valid ({v} {_short(error.validator_value, 40)})"
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import PerfModelError
 from ..language.expression import parse_expression
-from ..language.terms import library
+from ..language.terms import LibraryTerm, library
 
 
 def canonical_term(term_text: str, params) -> str:
@@ -25,7 +25,7 @@ def canonical_term(term_text: str, params) -> str:
     return out
 
 
-def library_canon(symbols) -> dict[str, tuple]:
+def library_canon(symbols) -> dict[str, LibraryTerm]:
     out = {}
     for t in library(symbols):
         try:

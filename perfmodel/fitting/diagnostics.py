@@ -90,7 +90,7 @@ def _direction_warnings(result, env: dict) -> list[str]:
     if off[i] <= OFF_DIRECTIONS:
         return []
     syms = span["symbols"]
-    moved = [s for s, v in zip(syms, np.abs(res[i])) if v > 0.25 * np.abs(res[i]).max()]
+    moved = [s for s, v in zip(syms, np.abs(res[i]), strict=True) if v > 0.25 * np.abs(res[i]).max()]
     at = ", ".join(f"{s} = {np.broadcast_to(np.atleast_1d(np.asarray(env[s], float)), len(off))[i]:g}" for s in syms)
     if len(moved) == 1:
         lo, hi = result.factor_ranges.get(moved[0], (None, None))
@@ -281,7 +281,9 @@ def _topology_warnings(result, env: dict) -> list[str]:
 def _crossing_warnings(result, env: dict) -> list[str]:
     """A target on more nodes than were measured: its interval carries the node-crossing error that
     real series showed (the corpus's prior), and the point prediction knows nothing of the network."""
-    unc = result._uncertainty() if result.uncertainty else None
+    if not result.uncertainty:
+        return []
+    unc = result._uncertainty()
     topo = getattr(unc, "topology", None)
     if not topo:
         return []

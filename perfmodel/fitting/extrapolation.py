@@ -104,7 +104,7 @@ def scaling_shortfall(p, y) -> float | None:
     return float(min(max(1.0 + slope, 0.0), 2.0)) if math.isfinite(slope) else None
 
 
-def widen_band(half: np.ndarray, kappa: np.ndarray, d: np.ndarray, level: float) -> np.ndarray:
+def widen_band(half: np.ndarray, kappa: np.ndarray | float, d: np.ndarray, level: float) -> np.ndarray:
     """A band's log half-width ``half`` widened for extrapolation: ``sqrt(half² + (z·κ·d)²)``."""
     return np.sqrt(half**2 + (normal_quantile(level) * kappa * d) ** 2)
 

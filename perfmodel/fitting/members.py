@@ -376,17 +376,18 @@ class Uncertainty:
     def structure_scale(self, level: float) -> float:
         """How much of the reference structures' disagreement the interval at ``level`` takes in: the
         prior's ``structure_scale`` (learned at its level, scaled by the normal quantiles); 0 without it."""
-        g = float(self.prior.get("structure_scale", 0.0)) if self.prior else 0.0
+        prior = self.prior or {}
+        g = float(prior.get("structure_scale", 0.0))
         if not g or not self.references:
             return 0.0
-        return g * normal_quantile(level) / normal_quantile(float(self.prior.get("level", DEFAULT_LEVEL)))
+        return g * normal_quantile(level) / normal_quantile(float(prior.get("level", DEFAULT_LEVEL)))
 
     def reference_logratios(self, env: dict, t: np.ndarray) -> np.ndarray:
         """log(reference / t) of each reference structure at ``env``, shape (J, n) (NaN where a
         structure gives no positive prediction or ``t`` is not positive)."""
         with np.errstate(all="ignore"):
             refs = np.vstack(
-                [m.predict(env, m.point_coefficients[None], m.point_params[None])[0] for m in self.references]
+                [m.predict(env, m.point_coefficients[None], m.point_params[None])[0] for m in self.references or []]
             )
             ok = np.isfinite(refs) & (refs > 0) & (np.asarray(t) > 0)[None, :]
             return np.where(ok, np.log(np.where(ok, refs, 1.0) / np.where(t > 0, t, 1.0)[None, :]), np.nan)

@@ -117,7 +117,7 @@ class Problem:
         self.fixed_matrix = (
             np.vstack([np.broadcast_to(values[k], (G,)).astype(float) for k in fixed]) if fixed else np.zeros((0, G))
         )
-        for k, v in zip(fixed, self.fixed_matrix):
+        for k, v in zip(fixed, self.fixed_matrix, strict=True):
             if not np.all(np.isfinite(v)):
                 i = int(np.flatnonzero(~np.isfinite(v))[0])
                 raise PerfModelError(f"term {expr.terms[k].text!r} is not finite at row {self.rows_of_group[i]}")
@@ -129,7 +129,7 @@ class Problem:
         # The penalty weighs a term by its effect where measured and at the horizon beyond (reach_env:
         # perfmodel.fitting.reach; None: where measured only): a weight >= 1 per term on its |u|.
         self.reach_env = reach_env if lam and reach_env else None
-        self.n_reach = len(next(iter(reach_env.values()))) if self.reach_env else 0  # horizon points
+        self.n_reach = len(next(iter(self.reach_env.values()))) if self.reach_env else 0  # horizon points
         self.fixed_reach = np.ones(len(fixed))
         if self.reach_env is not None and fixed:
             with np.errstate(all="ignore"):
@@ -205,7 +205,7 @@ class Problem:
         return np.clip(c, self.clo, self.chi), theta
 
     # -- cost ---------------------------------------------------------------
-    def cost(self, z: np.ndarray) -> np.ndarray:
+    def cost(self, z: np.ndarray) -> float | np.ndarray:
         """Cost of DE vectors ``z`` of shape (D,) -> scalar, or (D, S) -> (S,)."""
         z = np.asarray(z, float)
         single = z.ndim == 1
@@ -224,7 +224,7 @@ class Problem:
             if self.reach_env is not None:  # (set only with λ > 0)
                 rho = np.ones((S, self.K))
                 rho[:, self.fixed] = self.fixed_reach
-                at = self.expr.term_values(self.reach_env, theta, only=self.dynamic) if self.dynamic else {}
+                at = self.expr.term_values(self.reach_env, theta, only=self.dynamic) if self.dynamic else []
             if self.dynamic:
                 vals = self.expr.term_values(self.env, theta, only=self.dynamic)
                 for k in self.dynamic:
@@ -327,7 +327,9 @@ class Problem:
             calls[0] += 2 * len(x) + 1
             return _central_gradient(self.cost, np.clip(x, lo, hi), lo, hi, vectorized)
 
-        res = minimize(fun, z, jac=True, method="L-BFGS-B", bounds=list(zip(lo, hi)), options={"maxiter": 200})
+        res = minimize(
+            fun, z, jac=True, method="L-BFGS-B", bounds=list(zip(lo, hi, strict=True)), options={"maxiter": 200}
+        )
         x = np.clip(res.x, lo, hi)
         cost = float(self.cost(x))
         if np.isfinite(cost) and cost < best:
@@ -360,16 +362,16 @@ class Problem:
             return False
 
         res = differential_evolution(
-            self.cost,
-            bounds,
-            strategy=de.strategy,
+            self.cost,  # type: ignore[arg-type]  # vectorized: (D, S) -> (S,), beside the scalar form the stubs know
+            bounds,  # type: ignore[arg-type]  # (low, high) pairs, as SciPy documents; the stubs omit a list of them
+            strategy=de.strategy,  # type: ignore[arg-type]  # a str checked against STRATEGIES by the settings
             popsize=int(de.popsize),
             mutation=de.mutation,
             recombination=float(de.recombination),
             maxiter=int(de.maxiter),
             tol=float(de.tol),
             polish=False,
-            init=de.init,
+            init=de.init,  # type: ignore[arg-type]  # one of the names SciPy takes (DESettings.init)
             seed=int(seed),
             x0=x0,
             vectorized=vectorized,

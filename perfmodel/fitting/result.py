@@ -15,8 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.measurements import Measurements, nodes_of
-from ..data.schema import FORMAT, validate_model_dict
-from ..data.schema import loads as schema_loads
+from ..data.schema import FORMAT, loads as schema_loads, validate_model_dict
 from ..errors import PerfModelError
 from ..language.expression import Expression, parse_expression, unmapped_name_notice, unmapped_names
 from ..version import __version__
@@ -84,7 +83,7 @@ class FitResult:
     # -- construction -------------------------------------------------------
     @classmethod
     def build(cls, model, expr: Expression, meas: Measurements, coefs, theta, problem, z, info) -> FitResult:
-        params = {p: float(v) for p, v in zip(expr.params, theta)}
+        params = {p: float(v) for p, v in zip(expr.params, theta, strict=True)}
         coefficients = {f"c{k}": float(c) for k, c in enumerate(coefs)}
         loss, pen = problem.parts(z)
         warnings = [unmapped_name_notice(n) for n in unmapped_names(expr)]
@@ -190,7 +189,7 @@ class FitResult:
             data = pd.DataFrame({k: np.atleast_1d(v) for k, v in data.items()})
         if not isinstance(data, pd.DataFrame):
             raise PerfModelError(f"expected a DataFrame, Measurements or dict, got {type(data).__name__}")
-        env = {}
+        env: dict[str, np.ndarray] = {}
         for sym, col in sorted(self.factors.items(), key=lambda kv: kv[0] == "nodes"):  # nodes after p
             name = col if col in data.columns else sym if sym in data.columns else None
             if name is None and sym == "nodes" and self.gpus_per_node and "p" in env:
@@ -230,7 +229,9 @@ class FitResult:
 
         expr, parts, theta = self._parts(data)
         vals = saved(expr.overlaps, expr.params, parts, theta)
-        return pd.DataFrame({grp.param: v for grp, v in zip(expr.overlaps, vals)}, index=range(parts.shape[1]))
+        return pd.DataFrame(
+            {grp.param: v for grp, v in zip(expr.overlaps, vals, strict=True)}, index=range(parts.shape[1])
+        )
 
     def _parts(self, data, expr: Expression | None = None) -> tuple[Expression, np.ndarray, np.ndarray]:
         """(expression, c_k·term_k per row shape (K, n), the free parameters' values)."""
@@ -349,8 +350,8 @@ class FitResult:
         """The formula with fitted numbers, e.g. ``T = 1.9 + 162.2·N/p + ...``."""
         from ..language.overlap import assemble
 
-        pieces = []
-        for k, (term, sign) in enumerate(zip(self.terms, self.signs)):
+        pieces: list[tuple[float, str] | None] = []  # None: a dropped term
+        for k, (term, sign) in enumerate(zip(self.terms, self.signs, strict=True)):
             c = sign * self.coefficients[f"c{k}"]
             if c == 0:  # dropped (see dropped_terms)
                 pieces.append(None)

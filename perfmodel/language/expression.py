@@ -141,6 +141,13 @@ def _number(value) -> float:
         return math.inf if value > 0 else -math.inf
 
 
+def _call_name(node: ast.Call) -> str:
+    """The function a call names: the parser admits calls of plain names only (``_validate``)."""
+    if not isinstance(node.func, ast.Name):  # pragma: no cover - refused when parsed
+        raise PerfModelError("only named functions can be called")
+    return node.func.id
+
+
 def _const_value(node: ast.AST) -> float | None:
     """Value of a subtree made only of numbers and operators, else None."""
     with np.errstate(all="ignore"):
@@ -282,7 +289,7 @@ def _overlap_piece(node: ast.AST, source: str):
     return None
 
 
-def _scaled(node: ast.AST, factor: ast.AST | None) -> ast.AST:
+def _scaled(node: ast.expr, factor: ast.expr | None) -> ast.expr:
     if factor is None:
         return node
     if _const_value(node) is not None:
@@ -319,7 +326,7 @@ def unmapped_name_notice(name: str) -> str:
     return f"{name} is not a factor; fitted as a free parameter"
 
 
-def _split_terms(node: ast.AST, sign: float = 1.0) -> list[tuple[float, ast.AST]]:
+def _split_terms(node: ast.expr, sign: float = 1.0) -> list[tuple[float, ast.expr]]:
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
         right_sign = sign if isinstance(node.op, ast.Add) else -sign
         return _split_terms(node.left, sign) + _split_terms(node.right, right_sign)
@@ -338,12 +345,12 @@ def _render(node: ast.AST) -> str:
 def _render_prec(node: ast.AST) -> tuple[str, int]:
     prec = {ast.Add: 1, ast.Sub: 1, ast.Mult: 2, ast.Div: 2, ast.Pow: 4}
     if isinstance(node, ast.Constant):
-        v = float(node.value)
+        v = _number(node.value)
         return (str(int(v)) if v.is_integer() and abs(v) < 1e15 else repr(v)), 5
     if isinstance(node, ast.Name):
         return node.id, 5
     if isinstance(node, ast.Call):
-        return f"{node.func.id}({', '.join(_render(a) for a in node.args)})", 5
+        return f"{_call_name(node)}({', '.join(_render(a) for a in node.args)})", 5
     if isinstance(node, ast.UnaryOp):
         text, p = _render_prec(node.operand)
         return "-" + (f"({text})" if p < 3 else text), 3
@@ -365,7 +372,7 @@ class Term:
     """One additive term: ``sign * node``; ``text`` is its user-syntax form."""
 
     text: str
-    node: ast.AST
+    node: ast.expr
     sign: float
     names: frozenset
     params: tuple  # free parameters it uses, in expression order
@@ -426,7 +433,7 @@ class Expression:
             theta = np.asarray(theta, dtype=float)
             for i, name in enumerate(self.params):
                 pvals[name] = theta[i] if theta.ndim == 1 else theta[i][:, None]
-        out = []
+        out: list = []  # arrays, and None for a term left out by ``only``
         with np.errstate(all="ignore"):
             for k, term in enumerate(self.terms):
                 if only is not None and k not in only:
@@ -443,17 +450,17 @@ class Expression:
         rows = np.arange(1, n + 1) if rows is None else rows
         for term in self.terms:
             for node in ast.walk(term.node):
-                if not (isinstance(node, ast.Call) and node.func.id in _DOMAIN):
+                if not (isinstance(node, ast.Call) and _call_name(node) in _DOMAIN):
                     continue
                 if _names(node.args[0]) & set(self.params):
                     continue
                 with np.errstate(all="ignore"):
                     arg = np.broadcast_to(np.asarray(_evaluate(node.args[0], env, {}), float), (n,))
-                bad = arg <= 0 if _DOMAIN[node.func.id] == "> 0" else arg < 0
+                bad = arg <= 0 if _DOMAIN[_call_name(node)] == "> 0" else arg < 0
                 if bad.any():
                     i = int(np.flatnonzero(bad)[0])
                     raise PerfModelError(
-                        f"{_render(node)} needs its argument {_DOMAIN[node.func.id]}, but it is "
+                        f"{_render(node)} needs its argument {_DOMAIN[_call_name(node)]}, but it is "
                         f"{arg[i]:g} at row {rows[i]} (term {term.text!r}); "
                         f"{int(bad.sum())} row(s) affected"
                     )
@@ -485,7 +492,7 @@ def with_iterations(env: dict[str, np.ndarray], symbols) -> dict[str, np.ndarray
 
 def _evaluate(node: ast.AST, env: dict, pvals: dict):
     if isinstance(node, ast.Constant):
-        return float(node.value)
+        return _number(node.value)
     if isinstance(node, ast.Name):
         if node.id in env:
             return env[node.id]
@@ -496,14 +503,17 @@ def _evaluate(node: ast.AST, env: dict, pvals: dict):
         v = _evaluate(node.operand, env, pvals)
         return -v if isinstance(node.op, ast.USub) else v
     if isinstance(node, ast.Call):
-        if node.func.id not in FUNCTIONS:  # overlap(): only a whole term of a model (see parse_expression)
-            raise PerfModelError(f"{node.func.id}() can only be a term of a model, not part of a value")
-        func = FUNCTIONS[node.func.id][0]
+        name = _call_name(node)
+        if name not in FUNCTIONS:  # overlap(): only a whole term of a model (see parse_expression)
+            raise PerfModelError(f"{name}() can only be a term of a model, not part of a value")
+        func = FUNCTIONS[name][0]
         return func(*[_evaluate(a, env, pvals) for a in node.args])
     raise PerfModelError(f"cannot evaluate {type(node).__name__}")  # pragma: no cover
 
 
-def parse_expression(spec: str, symbols, bounds: dict | None = None, columns: list[str] | None = None) -> Expression:
+def parse_expression(
+    spec: str, symbols, bounds: dict | None = None, columns: list[str] | None = None
+) -> tuple[Expression, dict]:
     """Parse and validate ``spec`` for the given factor ``symbols``.
 
     Returns ``(expression, leftover)``: ``leftover`` holds the entries of ``bounds`` that
@@ -543,7 +553,7 @@ def parse_expression(spec: str, symbols, bounds: dict | None = None, columns: li
             else:
                 if columns is not None and name in columns:
                     raise PerfModelError(
-                        f"{name!r} in term {to_display(ast.get_source_segment(source, node))!r}"
+                        f"{name!r} in term {to_display(ast.get_source_segment(source, node) or _render(node))!r}"
                         f" is a data column, not a mapped symbol; map it "
                         f"(e.g. {name}={name}) or use its symbol"
                     )
@@ -705,7 +715,7 @@ def evaluate_query(query: str, env: dict[str, np.ndarray]) -> np.ndarray:
         if isinstance(node, ast.Compare):
             left = arith(node.left)
             result = np.ones(n, bool)
-            for op, comp in zip(node.ops, node.comparators):
+            for op, comp in zip(node.ops, node.comparators, strict=True):
                 if type(op) not in _CMP:
                     raise _fail("only < <= > >= == != are allowed", source, node)
                 right = arith(comp)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 
-from .expression import Expression
+from .expression import Expression, _call_name, _number
 from .overlap import assemble
 
 _FUNC = {"log2": r"\log_2", "log": r"\ln", "log10": r"\log_{10}", "exp": r"\exp", "min": r"\min", "max": r"\max"}
@@ -36,14 +36,14 @@ def node_latex(node: ast.AST, params: dict | None = None, digits: int = 4) -> tu
     """(LaTeX, precedence) of an expression subtree; free parameters replaced by ``params``."""
     params = params or {}
     if isinstance(node, ast.Constant):
-        return _num(float(node.value), digits), 5
+        return _num(_number(node.value), digits), 5
     if isinstance(node, ast.Name):
         if node.id in params:
             return _num(params[node.id], digits), 5
         return _sym(node.id), 5
     if isinstance(node, ast.Call):
         args = [node_latex(a, params, digits)[0] for a in node.args]
-        name = node.func.id
+        name = _call_name(node)
         if name == "sqrt":
             return rf"\sqrt{{{args[0]}}}", 5
         if name == "ceil":
@@ -62,7 +62,7 @@ def node_latex(node: ast.AST, params: dict | None = None, digits: int = 4) -> tu
         if isinstance(node.op, ast.Div):
             return rf"\frac{{{left}}}{{{right}}}", 5
         if isinstance(node.op, ast.Pow):
-            if lp < 5 or (isinstance(node.left, ast.Call) and node.left.func.id in _FUNC):
+            if lp < 5 or (isinstance(node.left, ast.Call) and _call_name(node.left) in _FUNC):
                 left = rf"\left({left}\right)"
             return f"{left}^{{{right}}}", 4
         if isinstance(node.op, ast.Mult):
@@ -78,7 +78,7 @@ def node_latex(node: ast.AST, params: dict | None = None, digits: int = 4) -> tu
 
 def to_latex(expr: Expression, coefficients=None, params: dict | None = None, digits: int = 4) -> str:
     """``T = ...`` in LaTeX; symbolic constants ``c_k`` when ``coefficients`` is None."""
-    pieces = []
+    pieces: list[tuple[bool, str] | None] = []  # None: a dropped term
     for k, term in enumerate(expr.terms):
         body, prec = node_latex(term.node, params, digits)
         if coefficients is None:

@@ -18,7 +18,7 @@ from ..errors import PerfModelError
 from .expression import ITERATIONS, _evaluate, _lex_check, _names, _render, _split_terms, with_iterations
 
 
-def _factors_of(node: ast.AST, invert: bool = False) -> list[tuple[bool, ast.AST]]:
+def _factors_of(node: ast.expr, invert: bool = False) -> list[tuple[bool, ast.expr]]:
     """Top-level multiplicative pieces of a term: ``[(in_denominator, node), ...]``."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
         return _factors_of(node.left, invert) + _factors_of(node.right, invert)
@@ -27,8 +27,8 @@ def _factors_of(node: ast.AST, invert: bool = False) -> list[tuple[bool, ast.AST
     return [(invert, node)]
 
 
-def _product(nodes: list[ast.AST]) -> ast.AST | None:
-    out = None
+def _product(nodes: list[ast.expr]) -> ast.expr | None:
+    out: ast.expr | None = None
     for n in nodes:
         out = n if out is None else ast.BinOp(out, ast.Mult(), n)
     return out
@@ -72,7 +72,9 @@ def without_constant_factors(spec: str, symbols: Sequence[str], constant: dict[s
         if not uses_symbols(names) or not (symbols_of(names) & const):
             kept.append((sign, before, uses_symbols(names)))
             continue
-        num, den, zero = [], [], None
+        num: list[ast.expr] = []
+        den: list[ast.expr] = []
+        zero = None
         for in_den, piece in _factors_of(node):
             pnames = _names(piece)
             if uses_symbols(pnames) and not symbols_of(pnames) - const:

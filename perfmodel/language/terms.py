@@ -265,6 +265,7 @@ def pollux_spec(symbols, vary: set, env=None) -> str:
                     "min(nodes - 1, 1)",
                     "max(p - 2, 0)*min(nodes - 1, 1)",
                 ),
+                strict=True,
             ):
                 if keep:
                     network.append(term)

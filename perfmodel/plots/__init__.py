@@ -22,7 +22,6 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from ..data import Measurements
-from .bands import add_band, interval_at, parity_intervals, scaling_interval
 from .contributions import (
     ContributionData,
     ShareData,
@@ -32,7 +31,7 @@ from .contributions import (
     shares_figure,
 )
 from .overview import OverviewData, overview_data, overview_figure
-from .parity import ParityData, add_parity_guides, parity_data, parity_figure, square_log_axes
+from .parity import ParityData, parity_data, parity_figure
 from .residuals import ResidualData, residual_data, residuals_figure
 from .scaling import (
     ScalingData,
@@ -40,43 +39,64 @@ from .scaling import (
     scaling_contributions_figure,
     scaling_data,
     scaling_figure,
-    scaling_grid,
     speedup_data,
     speedup_figure,
     typical_value,
 )
 from .style import (
-    BAND,
-    BAND_PCT,
     CATEGORY_COLORS,
-    CATEGORY_ORDER,
-    CONTINUOUS,
-    DISCRETE,
     EXTRAP_FILL,
-    EXTRAP_TEXT,
-    FACTOR_WORDS,
-    IDEAL,
-    MEASURED,
-    PREDICTED,
-    TERM_LABELS,
-    TIME_UNIT,
-    TermStyle,
     _log_axis,
-    config_label,
-    empty_figure,
     factor_title,
     fmt_num,
     fmt_seconds,
     log_scale_default,
     log_ticks,
-    nice_ticks,
-    set_log_ticks,
     style,
     term_styles,
-    time_title,
     time_unit,
     view_unit,
 )
+
+#: The package's own names: each figure with the plain data it is drawn from, the report's figures,
+#: and the styling helpers callers format numbers and axes with. The subject modules hold the rest.
+__all__ = [
+    "CATEGORY_COLORS",
+    "EXTRAP_FILL",
+    "ContributionData",
+    "OverviewData",
+    "ParityData",
+    "ResidualData",
+    "ScalingData",
+    "ShareData",
+    "SpeedupData",
+    "contribution_data",
+    "contributions_figure",
+    "factor_title",
+    "fmt_num",
+    "fmt_seconds",
+    "log_scale_default",
+    "log_ticks",
+    "overview_data",
+    "overview_figure",
+    "parity_data",
+    "parity_figure",
+    "report_figures",
+    "residual_data",
+    "residuals_figure",
+    "scaling_contributions_figure",
+    "scaling_data",
+    "scaling_figure",
+    "share_data",
+    "shares_figure",
+    "speedup_data",
+    "speedup_figure",
+    "style",
+    "term_styles",
+    "time_unit",
+    "typical_value",
+    "view_unit",
+]
 
 
 def report_figures(
@@ -100,7 +120,8 @@ def report_figures(
         "Residuals against each factor": residuals_figure(result, meas),
     }
     if result.factors:
-        symbol = symbol if symbol in result.factors else ("p" if "p" in result.factors else next(iter(result.factors)))
+        if symbol is None or symbol not in result.factors:
+            symbol = "p" if "p" in result.factors else next(iter(result.factors))
         d = scaling_data(result, symbol, fixed, meas, x_max)
         log_x = _log_axis(result.factor_ranges[symbol]) if log_x is None else log_x
         log_y = log_scale_default(d.total) if log_y is None else log_y

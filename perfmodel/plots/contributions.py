@@ -82,7 +82,7 @@ def contributions_figure(
     fig = go.Figure()
     x = list(range(len(d.labels)))
     total = d.contributions.to_numpy().sum(axis=1)
-    for st_, term in zip(d.styles, d.contributions.columns):
+    for st_, term in zip(d.styles, d.contributions.columns, strict=True):
         vals = d.contributions[term].to_numpy()
         share = np.divide(vals, total, out=np.full_like(vals, np.nan), where=total != 0) * 100
         fig.add_trace(
@@ -173,7 +173,7 @@ def shares_figure(result, title: str | None = "Share of total predicted time") -
         return empty_figure("The model has no terms", x_title, "", title)
     names = [
         f"{lab}  " if lab == f or f == "1" else f"{lab}<br><span style='font-size:12px;color:#6b7280'>{f}</span>  "
-        for lab, f in zip(d.labels, d.formulas)
+        for lab, f in zip(d.labels, d.formulas, strict=True)
     ]
     fig = go.Figure(
         go.Bar(

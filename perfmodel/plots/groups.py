@@ -49,7 +49,7 @@ from .style import (
 def _ok(fits: GroupFits, labels=None) -> list[tuple]:
     """(outcome, measurements) of the fitted groups, optionally only those whose label is in ``labels``."""
     out = []
-    for o, meas in zip(fits.outcomes, fits.data):
+    for o, meas in zip(fits.outcomes, fits.data, strict=True):
         if o.result is None or (labels is not None and o.label not in labels):
             continue
         out.append((o, meas))
@@ -142,13 +142,13 @@ def group_split_data(fits: GroupFits, at: dict | None = None, labels=None) -> Sp
     at = dict(at or {})
     rows = _ok(fits, labels)
     names, where, outside = [], [], []
-    parts = {c: [] for c in CATEGORY_ORDER}
+    parts: dict[str, list[float]] = {c: [] for c in CATEGORY_ORDER}
     for o, meas in rows:
         r = o.result
         env = {s: float(at[s]) if s in at else typical_value(r, s, meas) for s in r.factors}
         contrib = r.contributions({s: [v] for s, v in env.items()})
         cats = dict.fromkeys(CATEGORY_ORDER, 0.0)
-        for st, term in zip(term_styles(r), contrib.columns):
+        for st, term in zip(term_styles(r), contrib.columns, strict=True):
             cats[st.category] += float(contrib[term].iloc[0])
         for c in CATEGORY_ORDER:
             parts[c].append(cats[c])
@@ -176,7 +176,7 @@ def group_split_figure(
     if not d.labels:
         return empty_figure("no fitted group to show", time_title("predicted time", unit), "group", title)
     k = unit_seconds(unit)
-    ticks = [text_html(lab) + (" *" if out else "") for lab, out in zip(d.labels, d.outside)]
+    ticks = [text_html(lab) + (" *" if out else "") for lab, out in zip(d.labels, d.outside, strict=True)]
     fig = go.Figure()
     for c in CATEGORY_ORDER:
         v = d.parts[c]
@@ -227,7 +227,7 @@ class GroupCurve:
     def range_at(self, at: float) -> tuple[float, float | None, float | None]:
         """(value, low, high) of the curve at ``at`` (low and high None without intervals)."""
         v = float(np.interp(at, self.x, self.y))
-        if self.low is None:
+        if self.low is None or self.high is None:
             return v, None, None
         return v, float(np.interp(at, self.x, self.low)), float(np.interp(at, self.x, self.high))
 
@@ -386,7 +386,10 @@ def group_scaling_figure(
 def _in_unit(c: GroupCurve, unit: str) -> GroupCurve:
     """A time curve (its line, band and measured runs) in ``unit`` instead of seconds."""
     k = unit_seconds(unit)
-    scale = lambda a: None if a is None else np.asarray(a, float) / k
+
+    def scale(a):
+        return None if a is None else np.asarray(a, float) / k
+
     return dataclasses.replace(c, y=c.y / k, points_y=c.points_y / k, low=scale(c.low), high=scale(c.high))
 
 
@@ -402,15 +405,11 @@ def _edges(inside: np.ndarray) -> np.ndarray:
 
 def common_range_end(curves: list[GroupCurve]) -> float | None:
     """The largest value of the symbol inside every curve's measured range (None if they do not overlap)."""
-    if not curves:
+    if not curves or not all(c.inside.any() for c in curves):
         return None
-    lo = (
-        max(float(c.x[c.inside].min()) for c in curves if c.inside.any())
-        if all(c.inside.any() for c in curves)
-        else None
-    )
-    hi = min(float(c.x[c.inside].max()) for c in curves if c.inside.any()) if lo is not None else None
-    return hi if lo is not None and hi >= lo else None
+    lo = max(float(c.x[c.inside].min()) for c in curves)
+    hi = min(float(c.x[c.inside].max()) for c in curves)
+    return hi if hi >= lo else None
 
 
 def best_scaling(curves: list[GroupCurve], at: float, mode: str = "speedup") -> tuple[str, float] | None:

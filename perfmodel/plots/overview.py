@@ -53,6 +53,7 @@ def overview_figure(meas: Measurements | None, title: str | None = "Measured tim
     d = overview_data(meas)
     if not d.symbols:
         return empty_figure("No measurements to show", "factor", time_title("measured time"), title)
+    assert meas is not None  # without measurements there is no symbol: returned above
     fig, rows, cols = factor_grid(len(d.symbols), 3)
     for i, s in enumerate(d.symbols):
         r, c = i // cols + 1, i % cols + 1

@@ -227,7 +227,7 @@ def parity_figure(
                         mode="markers",
                         name=f"{d.color_name} = {fmt_num(v)}",
                         marker=dict(color=DISCRETE[i], **marker),
-                        text=[h for h, k in zip(d.hover, m) if k],
+                        text=[h for h, k in zip(d.hover, m, strict=True) if k],
                         customdata=d.error_pct[m],
                         hovertemplate=tmpl,
                     )
@@ -261,7 +261,7 @@ def parity_figure(
                 mode="markers",
                 name="cross-validated prediction",
                 marker=dict(symbol="circle-open", size=10, color=MEASURED, line=dict(width=1.5)),
-                text=[h for h, k in zip(d.hover, ok) if k],
+                text=[h for h, k in zip(d.hover, ok, strict=True) if k],
                 customdata=cv_err[ok],
                 hovertemplate=tmpl.replace("predicted", "cross-validated"),
             )

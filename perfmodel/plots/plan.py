@@ -93,7 +93,7 @@ def plan_frontier_figure(frame: pd.DataFrame, title: str | None = None, height: 
         f"<b>{lab}</b><br>time {fmt_duration(ts)} ({fmt_duration(tl)}–{fmt_duration(th)})<br>"
         f"cost {fmt_cost(frame, cc)} ({fmt_cost(frame, cl)}–{fmt_cost(frame, ch)})"
         for lab, ts, tl, th, cc, cl, ch in zip(
-            labels, frame["time_s"], frame["time_low"], frame["time_high"], c, clo, chi
+            labels, frame["time_s"], frame["time_low"], frame["time_high"], c, clo, chi, strict=True
         )
     ]
     fig = go.Figure()
@@ -255,7 +255,7 @@ def plan_deadline_figure(
         )
     hover = [
         f"{x_sym} = {fmt_num(xv)}<br>{fmt_duration(ts)} ({fmt_duration(tl)}–{fmt_duration(th)})"
-        for xv, ts, tl, th in zip(x, f["time_s"], f["time_low"], f["time_high"])
+        for xv, ts, tl, th in zip(x, f["time_s"], f["time_low"], f["time_high"], strict=True)
     ]
     fig.add_trace(
         go.Scatter(

@@ -133,7 +133,7 @@ def scaling_data(
         px, py = meas.values(symbol)[mask], meas.y[mask]
     styles = term_styles(result)
     cats = {c: np.zeros(x.size) for c in CATEGORY_COLORS}
-    for s, t in zip(styles, contrib.columns):
+    for s, t in zip(styles, contrib.columns, strict=True):
         cats[s.category] = cats[s.category] + contrib[t].to_numpy()
     crossover = None
     if cats["communication"].any() and cats["compute"].any():
@@ -238,7 +238,7 @@ def _axis_ticks(fig: go.Figure, d: ScalingData, log_x: bool, **where) -> None:
             rng = [math.log10(lo), math.log10(hi)] if log_x else [lo, hi]
             fig.update_xaxes(range=rng, **where)
     if log_x and d.x.size and d.x.min() > 0:
-        measured = d.points_x if d.points_x.size >= 2 else None
+        measured: np.ndarray | list[float] | None = d.points_x if d.points_x.size >= 2 else None
         if measured is None and d.measured_range[0] > 0:
             lo, hi = d.measured_range
             measured = [lo, hi] if hi > lo else None
@@ -605,7 +605,7 @@ def speedup_figure(
             legend=False,
             hover="%{x:.4g}: %{customdata[0]:.3g} – %{customdata[1]:.3g} %",
         )
-    for col, y, name, unit in ((1, d.speedup, "model", "×"), (2, d.efficiency, "model", " %")):
+    for col, y, unit in ((1, d.speedup, "×"), (2, d.efficiency, " %")):
         ins = np.where(d.inside, y, np.nan)
         out = np.where(d.inside, np.nan, y)
         # join the dashed part to the solid one at the range boundary

@@ -83,7 +83,7 @@ def _lam_positions(lams: np.ndarray) -> tuple[np.ndarray, list, list]:
 def lambda_path_data(path) -> LambdaPathData:
     lams = np.asarray(path.lams, float)
     x, tv, tt = _lam_positions(lams) if lams.size else (lams, [], [])
-    where = {float(v): float(p) for v, p in zip(lams, x)}
+    where = {float(v): float(p) for v, p in zip(lams, x, strict=True)}
     return LambdaPathData(
         x,
         lams,
@@ -206,7 +206,7 @@ def lambda_strip_data(lams, fit_mape, cv_mape, current: float) -> LambdaStripDat
     lams, fit, cv = lams[order], np.asarray(fit_mape, float)[order], np.asarray(cv_mape, float)[order]
     allv = np.unique(np.concatenate([lams, [float(current)]]))
     pos, tv, tt = _lam_positions(allv)
-    where = {float(v): float(p) for v, p in zip(allv, pos)}
+    where = {float(v): float(p) for v, p in zip(allv, pos, strict=True)}
     return LambdaStripData(
         np.array([where[float(v)] for v in lams]), lams, fit, cv, tv, tt, where[float(current)], float(current)
     )
@@ -278,8 +278,8 @@ def comparison_parity_data(comparison, kind: str = "cross-validated") -> Compari
         measured[m], predicted[m], rows[m] = y, yp, sub["row"].to_numpy()
         mape[m] = float(np.mean(np.abs(yp - y) / y) * 100) if y.size else float("nan")
     finite = {m: v for m, v in mape.items() if np.isfinite(v)}
-    low = min(finite.values()) if finite else None  # the lowest, and every MAPE tied with it (compare's rule)
-    tied = [m for m, v in finite.items() if v <= low * (1 + TIE_RTOL) + 1e-12] if finite else []
+    low = min(finite.values()) if finite else math.nan  # the lowest, and every MAPE tied with it (compare's rule)
+    tied = [m for m, v in finite.items() if v <= low * (1 + TIE_RTOL) + 1e-12]
     winner = " = ".join(tied) if tied else None
     vals = [v[v > 0] for v in list(measured.values()) + list(predicted.values())]
     allv = np.concatenate(vals) if vals else np.zeros(0)
@@ -375,7 +375,7 @@ def selection_figure(selection, title: str | None = "Candidates: validation scor
                     name=name,
                     marker=dict(size=11, color=color, line=dict(width=0.8, color="white")),
                     error_y=dict(type="data", array=d.se[mask], visible=True, color=color, thickness=1),
-                    text=[e for e, m in zip(d.expressions, mask) if m],
+                    text=[e for e, m in zip(d.expressions, mask, strict=True) if m],
                     hovertemplate="%{text}<br>%{x} parameters<br>score %{y:.3g} %<extra></extra>",
                 )
             )

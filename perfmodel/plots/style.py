@@ -450,7 +450,7 @@ def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     mag = 10.0 ** math.floor(math.log10(raw))
     step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw * 0.999)
     first = math.ceil(lo / step - 1e-9) * step
-    ticks = []
+    ticks: list[float] = []
     v = first
     while v <= hi * (1 + 1e-9) and len(ticks) < 12:
         ticks.append(float(f"{v:.6g}"))

@@ -56,15 +56,15 @@ class BeamSearch:
         # at most one exponent of a gridded library family (one I·b^e) per set: several would be
         # nearly collinear, fit the noise and make the penalised fits slow
         self.family = [t.free if t.kind == "library" and t.free else None for t in terms]
-        self._diag = None
+        self._diag: np.ndarray | None = None
 
     def evaluate(self, sets) -> None:
         sets = [s for s in dict.fromkeys(sets) if s not in self.record]
         by_size: dict[int, list[tuple]] = {}
         for s in sets:
             by_size.setdefault(len(s), []).append(s)
-        for m, group in by_size.items():
-            for s, sc in zip(group, self.screen.evaluate(np.array(group, dtype=int))):
+        for group in by_size.values():
+            for s, sc in zip(group, self.screen.evaluate(np.array(group, dtype=int)), strict=True):
                 self.record[s] = sc
 
     def is_library(self, subset: tuple) -> bool:
@@ -82,8 +82,9 @@ class BeamSearch:
         plain = [i for i in lib if terms[i].free is None]
         families: dict[str, list[int]] = {}
         for i in lib:
-            if terms[i].free is not None:
-                families.setdefault(terms[i].free, []).append(i)
+            free = terms[i].free
+            if free is not None:
+                families.setdefault(free, []).append(i)
         choices = [[()] + [(i,) for i in members] for members in families.values()]
         out = []
         room = int(max_terms) - (1 if const is not None else 0)
@@ -181,7 +182,7 @@ class BeamSearch:
         _, _, _, G, r = self.screen.splits[0]
         if self._diag is None:
             self._diag = np.maximum(np.diag(G).copy(), 1e-300)
-            self._members = {}
+            self._members: dict[str, list[int]] = {}
             for j, f in enumerate(self.family):
                 if f:
                     self._members.setdefault(f, []).append(j)
@@ -197,7 +198,7 @@ class BeamSearch:
             corr, left = r.copy(), self._diag.copy()
         out = corr**2 / np.maximum(left, 1e-9 * self._diag)
         out[rest] = -1.0
-        for f in {self.family[x] for x in rest if self.family[x]}:
+        for f in {f for f in (self.family[x] for x in rest) if f}:
             out[self._members[f]] = -1.0
         return out
 

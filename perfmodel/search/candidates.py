@@ -91,7 +91,7 @@ class Selection:
     def explain(self) -> list[str]:
         """Why the first candidate is first, in plain words (one sentence each): the small-data rule,
         the choice of the simplest among candidates the data cannot tell apart, the candidates set aside."""
-        out = []
+        out: list[str] = []
         if not self.candidates:
             return out
         first = self.candidates[0]
@@ -316,7 +316,7 @@ READABLE_BAND = 1.0
 def plausible(selection: Selection, shown: Candidate | None = None) -> tuple[FitResult, list[FitResult], dict]:
     """The displayed model of ``selection`` (``shown``, one of its candidates; default the best), the
     other plausible ones (its other candidates within noise of the best score) and the keyword
-    arguments :meth:`perfmodel.FitResult.compute_intervals` needs for model averaging:
+    arguments :func:`perfmodel.compute_intervals` needs for model averaging:
     ``candidates``, their validation ``scores`` (the displayed model's first), the score noise
     ``noise_scale``. When the validation was too small to choose (``selection.prior``),
     the paper's model shown first counts as plausible as the best validated one (its score is no
@@ -324,16 +324,18 @@ def plausible(selection: Selection, shown: Candidate | None = None) -> tuple[Fit
     ensemble predict instead was measured on the 61 short real series with 3 GPU counts: median error
     4.1 % against 3.5 %, 3 series above 20 % against 6.)"""
     shown = selection.best if shown is None else shown
-    if selection.rule:  # the laws: the others are the reference structures' evidence, not members
+    if selection.rule and shown.result is not None:  # the laws: the others are the structures' evidence
         return shown.result, [], {"candidates": None, "scores": None, "noise_scale": float(selection.noise)}
     others = [c for c in selection.candidates if c is not shown and c.result is not None]
     score = {id(c): c.score for c in selection.candidates}
     if selection.prior:
         score[id(selection.best)] = min(score.values())
     scores = [score[id(shown)]] + [score[id(c)] for c in others]
+    results = [c.result for c in others if c.result is not None]  # every one of them: others have results
     kwargs = {
-        "candidates": [c.result for c in others] or None,
+        "candidates": results or None,
         "scores": scores if others else None,
         "noise_scale": float(selection.noise),
     }
-    return shown.result, [c.result for c in others], kwargs
+    assert shown.result is not None  # the shown candidate was refitted on all the data
+    return shown.result, results, kwargs

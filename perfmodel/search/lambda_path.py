@@ -143,9 +143,8 @@ def lambda_path(
         raise PerfModelError(f"lambda_path needs a Model, got {type(model).__name__}")
     if rule not in LAMBDA_RULES:
         raise PerfModelError(f"unknown λ rule {rule!r}; known: {', '.join(LAMBDA_RULES)}")
-    grid = DEFAULT_LAMS if lams is None else lams
     try:
-        grid = np.array(sorted({float(v) for v in grid}), float)
+        grid = np.array(sorted({float(v) for v in (DEFAULT_LAMS if lams is None else lams)}), float)
     except (TypeError, ValueError):
         raise PerfModelError(f"λ values must be numbers, got {lams!r}") from None
     if grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid < 0):
@@ -154,7 +153,7 @@ def lambda_path(
         raise PerfModelError("k-fold cross-validation needs k >= 2")
     de = SEARCH_DE if de is None else de
     fast = exact_settings(model, meas)
-    tasks = [
+    tasks: list[dict] = [
         {"model": model.clone(lam=float(lam), **{**de, **fast}), "meas": meas, "k": int(k), "seed": int(seed)}
         for lam in grid
     ]

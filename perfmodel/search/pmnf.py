@@ -285,7 +285,7 @@ def _combinations(n: int) -> list[list[tuple[int, ...]]]:
     idx = tuple(range(n))
     if n == 1:
         return [[idx]]
-    out = [[idx], [(i,) for i in idx]]
+    out: list[list[tuple[int, ...]]] = [[idx], [(i,) for i in idx]]
     if n == 2:
         out += [[(0,), idx], [(1,), idx]]
     elif n == 3:
@@ -358,7 +358,7 @@ def pmnf_search(meas: Measurements, negative_exponents: bool | None = None) -> P
         per_factor[s] = ijk
         if ijk is not None:
             blocks.append((s, ijk))
-    found = dict(per_factor=per_factor, line_points=points, negative_exponents=negative, strong_scaling=falling)
+    found: dict = dict(per_factor=per_factor, line_points=points, negative_exponents=negative, strong_scaling=falling)
     if not blocks:
         return PMNFSearch("1", hypotheses=[("1", float("nan"))], **found)
     means = _config_means(meas)
@@ -372,13 +372,13 @@ def pmnf_search(meas: Measurements, negative_exponents: bool | None = None) -> P
         if not np.all(np.isfinite(F)):
             continue
         c = _lsq(F, y)
-        s = _smape(y, F @ c)
+        smape = _smape(y, F @ c)
         spec = " + ".join(["1"] + ["*".join(texts[i] for i in prod) for prod in hyp])
-        tried.append((spec, s))
+        tried.append((spec, smape))
         if best is None:  # Extra-P starts from its first hypothesis (the product), whatever its terms
-            best = (spec, s)
-        elif s < best[1] and all(_contributes(ck, t, y) for ck, t in zip(c[1:], terms)):
-            best = (spec, s)
+            best = (spec, smape)
+        elif smape < best[1] and all(_contributes(ck, t, y) for ck, t in zip(c[1:], terms, strict=True)):
+            best = (spec, smape)
     if best is None:
         return PMNFSearch("1", hypotheses=[("1", float("nan"))], **found)
     return PMNFSearch(best[0], hypotheses=tried, **found)

@@ -22,8 +22,7 @@ import numpy as np
 from ..data.measurements import Measurements
 from ..errors import PerfModelError
 from ..language.expression import FUNCTIONS, GLOBAL_BATCH, ITERATIONS, parse_expression
-from ..language.overlap import DEFAULT_BOUNDS as OVERLAP_BOUNDS
-from ..language.overlap import NAME as OVERLAP
+from ..language.overlap import DEFAULT_BOUNDS as OVERLAP_BOUNDS, NAME as OVERLAP
 from ..language.terms import (
     PRESETS,
     LibraryTerm,
@@ -161,8 +160,8 @@ def search_terms(
                 out.append(SearchTerm(fixed, "library", t.meaning, t.expr, (("e_b", lo, hi),)))
         else:
             out.append(SearchTerm(t.expr, "library", t.meaning))
-    singles = [(i, j) for i in _SINGLE_POLY for j in _SINGLE_LOG if (i, j) != (0, 0)] + list(_STRONG)
-    singles.sort(key=lambda ij: (ij[1] > 0, abs(ij[0]) != 1, ij[0] < 0, abs(ij[0]), ij[1]))
+    exponents = [(i, j) for i in _SINGLE_POLY for j in _SINGLE_LOG if (i, j) != (0, 0)] + list(_STRONG)
+    exponents.sort(key=lambda ij: (ij[1] > 0, abs(ij[0]) != 1, ij[0] < 0, abs(ij[0]), ij[1]))
 
     def product(blocks, kind, meaning):
         expr = "*".join(pmnf_term(x, i, j) for x, i, j in blocks)
@@ -171,7 +170,7 @@ def search_terms(
         return SearchTerm(expr, kind, meaning, free if params else None, params, tuple(blocks))
 
     for x in symbols:
-        for i, j in _blocks(meas.values(x), singles):
+        for i, j in _blocks(meas.values(x), exponents):
             out.append(product([(x, i, j)], "pmnf", f"PMNF block {x}^{i:g}·log2({x})^{j:g}"))
     two = subset(pairs)
     for a in range(len(two)):
@@ -189,7 +188,9 @@ def search_terms(
                 for blks in itertools.product(*lists):
                     out.append(
                         product(
-                            [(x, *blk) for x, blk in zip(xs, blks)], "interaction", f"interaction of {', '.join(xs)}"
+                            [(x, *blk) for x, blk in zip(xs, blks, strict=True)],
+                            "interaction",
+                            f"interaction of {', '.join(xs)}",
                         )
                     )
     return out
@@ -202,9 +203,9 @@ def pool_matrix(meas: Measurements, terms: list[SearchTerm]) -> tuple[list[Searc
     kept: list[SearchTerm] = []
     cols: list[np.ndarray] = []
     seen: set[bytes] = set()
-    block_cache: dict[tuple, np.ndarray] = {}
+    block_cache: dict[tuple, np.ndarray | float] = {}
 
-    def block(x: str, i: float, j: float) -> np.ndarray:
+    def block(x: str, i: float, j: float) -> np.ndarray | float:
         if (x, i, j) not in block_cache:
             xv = env[x].astype(float)
             with np.errstate(all="ignore"):
@@ -292,7 +293,9 @@ def term_factors(expr: str, factors) -> set[str]:
 
 def top_level_terms(spec: str, seps: str = "+") -> list[str]:
     """The summands of ``spec`` split at top-level ``+`` (or other ``seps``; not inside parentheses)."""
-    out, depth, cur = [], 0, []
+    out: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in spec:
         depth += ch == "("
         depth -= ch == ")"
@@ -361,8 +364,10 @@ def term_set_spec(terms: Sequence[SearchTerm], free: Sequence[bool] | bool) -> t
     that repeat get a suffix (e_b, e_b2, ...).
     """
     flags = [free] * len(terms) if isinstance(free, bool) else list(free)
-    parts, bounds, used = [], {}, {}
-    for t, f in zip(terms, flags):
+    parts: list[str] = []
+    bounds: dict[str, tuple[float, float]] = {}
+    used: dict[str, int] = {}
+    for t, f in zip(terms, flags, strict=True):
         if f and t.free is not None:
             text = t.free
             for name, lo, hi in t.params:

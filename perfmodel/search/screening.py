@@ -74,7 +74,7 @@ class Screen:
         # A split's Gram matrix is that of all rows minus that of its test rows; the folds' test
         # rows partition the rows, so all of them cost one pass over the rows (plus the hold-out's).
         parts = {}
-        for name, tr, te in splits:
+        for name, _tr, te in splits:
             if te.any():
                 Ate = self.A[te]
                 parts[name] = (Ate.T @ Ate, Ate.T @ self.t[te])
@@ -129,12 +129,12 @@ class Screen:
         fold_n = 0
         fold_mapes = []
         ho = np.full(J, np.nan)
-        for si, (name, tr, te, G, r) in enumerate(self.splits):
+        for name, tr, te, G, r in self.splits:
             c, neg = self._solve(subsets, G, r, tr)
             if name == "all":
                 feasible &= ~neg
                 continue
-            for j in np.flatnonzero(neg & feasible):
+            for j in map(int, np.flatnonzero(neg & feasible)):
                 c[j] = nnls(self.A[np.ix_(tr, subsets[j])], self.t[tr], maxiter=50 * m)[0]
             coef = c / self.s[subsets]
             Xte = self.X[te][:, subsets]  # (n_te, J, m)

@@ -142,7 +142,7 @@ def auto_select(
     workers = n_workers(workers)
     search_de = {**SEARCH_DE, **(search_de or {})}
     final_de = dict(final_de or {})
-    base = {"lam": lam, "loss": loss, "penalty": penalty, "seed": seed}
+    base: dict = {"lam": lam, "loss": loss, "penalty": penalty, "seed": seed}
     Model("1", **base, **search_de)._check_settings()  # bad λ/loss/seed/DE fail here, with one message
     Model("1", **base, **final_de)._check_settings()
     if holdout_query == "auto":
@@ -259,7 +259,7 @@ def _build_pool(meas: Measurements, splits, loss: str, max_terms: int, beam: int
     else:
         pool = search_terms(meas)
     terms, X = pool_matrix(meas, pool)
-    pool_counts = {
+    pool_counts: dict = {
         "total": len(terms),
         **{kind: sum(t.kind == kind for t in terms) for kind in ("library", "pmnf", "interaction")},
     }
@@ -407,7 +407,8 @@ def _validate(
     )
     run.n_tasks = len(tasks)
     evaluated: list[Candidate] = []
-    for (spec, bounds, n_params, origin, sc), out in zip(specs, outcomes):
+    # strict=False: outcomes is empty when the search was stopped before validating
+    for (spec, bounds, n_params, origin, sc), out in zip(specs, outcomes, strict=False):
         if out is None or "error" in out:
             continue
         evaluated.append(
@@ -456,7 +457,7 @@ class _HorizonCheck:
             ]
             stop = self.run.stop if self.run is not None else None
             outs = run_tasks(horizon_task, tasks, self.workers, None, stop)
-            for c, out in zip(todo, outs):
+            for c, out in zip(todo, outs, strict=True):
                 self.verdict[id(c)] = self._why(c, out)
                 if self.verdict[id(c)]:
                     self.set_aside[c.spec] = self.verdict[id(c)]
@@ -523,7 +524,7 @@ def _refit(
     results = run_tasks(
         fit_task, fits, workers, run.tick(run.total - 1 + run.n_tasks, "refitting the chosen models"), None
     )
-    for c, res in zip(chosen, results):
+    for c, res in zip(chosen, results, strict=True):
         if isinstance(res, FitResult):
             res.validation = {
                 f"{out_name}": m
@@ -553,6 +554,8 @@ def _select_law(
     from ..uncertainty.prior import load_prior
 
     cell = law_cell(meas)
+    if cell is None:
+        raise PerfModelError("the scaling laws need a factor p with at least two measured values")
     prior_d = load_prior() if prior is True else (prior or None)
     chosen, evidence = ruled_law(cell, prior_d)
     order = sorted(LAWS, key=lambda name: (name != chosen, evidence.get(name, math.inf), LAWS.index(name)))
@@ -578,7 +581,7 @@ def _select_law(
                 ho = {}
             if ho:
                 res.validation = {f"hold-out ({holdout_query})": ho}
-        if not out and internode_applies(meas, prior_d):  # the chosen law, on one node: the inter-node cost
+        if not out and prior_d and internode_applies(meas, prior_d):  # the chosen law on one node: inter-node
             res = with_internode(res, meas, prior_d["internode"], {**base, **final_de})
         err = evidence.get(name, math.nan)
         out.append(

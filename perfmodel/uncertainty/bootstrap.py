@@ -291,7 +291,7 @@ def _unpinned(
         (pinned & on_one_value(x))[K:]
     ):  # a free parameter the fit does not depend on (its terms are 0):
         lo, hi = design.lo[K + j], design.hi[K + j]  # any value in its bounds fits alike
-        if np.isfinite(lo) and np.isfinite(hi) and hi > lo and design.insensitive(j, (lo, hi)):
+        if np.isfinite(lo) and np.isfinite(hi) and hi > lo and design.insensitive(int(j), (lo, hi)):
             x[:, K + j] = np.linspace(lo, hi, len(x))
     return x[:, :K], x[:, K:]
 

@@ -43,7 +43,7 @@ def scale_axis(meas: Measurements) -> str | None:
     for s in ("p", "N"):
         if counts.get(s, 0) >= 3:
             return s
-    best = max(counts, key=counts.get) if counts else None
+    best = max(counts, key=lambda s: counts[s]) if counts else None
     return best if best is not None and counts[best] >= 3 else None
 
 
@@ -95,13 +95,14 @@ def _bands(results: list, weights: list, meas: Measurements, replicates: int, se
     """Bootstrap members for ``results`` (the first is the displayed model) and its noise."""
     members, noise = [], None
     total = float(sum(weights))
-    for j, (res, w) in enumerate(zip(results, weights)):
+    for j, (res, w) in enumerate(zip(results, weights, strict=True)):
         R = replicates if j == 0 or len(results) == 1 else max(20, int(round(replicates * w / total)))
         m, nz = bootstrap(res, meas, R, seed + j)
         m.weight = w / total
         m.label = "fit" if j == 0 else f"candidate {j + 1}"
         members.append(m)
         noise = noise or nz
+    assert noise is not None  # results holds the fit at least
     return members, noise
 
 
@@ -181,7 +182,7 @@ def _compute(result, meas, candidates, scores, noise_scale, replicates, seed, ca
     else:
         sc, weights = np.array([float("nan")]), [1.0]
     members, noise = _bands(results, weights, meas, replicates, seed)
-    for m, s in zip(members, sc):
+    for m, s in zip(members, sc, strict=True):
         m.score = float(s)
     unc = Uncertainty(
         members=members,
@@ -213,7 +214,7 @@ def submodels(result, meas: Measurements) -> tuple[list, list, float]:
     for k, term in enumerate(result.terms):
         if term == "1" or result.coefficients[f"c{k}"] == 0 or len(result.terms) < 3:
             continue
-        kept = [(t, sg) for j, (t, sg) in enumerate(zip(result.terms, result.signs)) if j != k]
+        kept = [(t, sg) for j, (t, sg) in enumerate(zip(result.terms, result.signs, strict=True)) if j != k]
         spec = " ".join(("- " if sg < 0 else "+ ") + f"({t})" for t, sg in kept).lstrip("+ ")
         try:
             expr, _ = parse_expression(spec, list(result.factors))
@@ -239,7 +240,7 @@ def _calibrate(
     high, distance] of the displayed model refitted on the smaller scales (its members' band, not
     widened), one point per held-out configuration."""
     points: list = []
-    splits = []
+    splits: list[dict] = []
     level = DEFAULT_LEVEL
     for label, test in extrapolation_splits(meas):
         train_m, test_m = meas.subset(~test), meas.subset(test)

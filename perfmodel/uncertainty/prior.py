@@ -199,8 +199,8 @@ def with_topology(meas: Measurements, gpus_per_node: float | None = None) -> Mea
         if not (math.isfinite(g) and 1 <= g <= 1e9):
             raise PerfModelError(f"GPUs per node must be a number from 1 to 1e9, got {gpus_per_node!r}")
         return meas.with_nodes(g)
-    g = guessed_gpus_per_node(meas)
-    return meas if g is None else meas.with_nodes(g, guessed=True)
+    guess = guessed_gpus_per_node(meas)
+    return meas if guess is None else meas.with_nodes(guess, guessed=True)
 
 
 def topology(meas: Measurements, gpus_per_node: float | None = None) -> dict | None:
@@ -221,7 +221,7 @@ def topology(meas: Measurements, gpus_per_node: float | None = None) -> dict | N
     if "p" not in meas.factors or gpus_per_node == 0:
         return None
     guessed = gpus_per_node is None
-    if guessed:
+    if gpus_per_node is None:  # guessed
         if not _ACCELERATOR.search(str(meas.factors["p"])):
             return None
         gpus_per_node = GUESSED_GPUS_PER_NODE

@@ -92,7 +92,7 @@ def reference_members(meas: Measurements, seed: int = 0, presets=REFERENCE_PRESE
     """Point fits of the reference structures on ``meas`` (a structure that cannot be fitted on these
     factors, or whose fit is not finite, is left out); none without a ``p`` factor (workers), which the
     structures scale with."""
-    out = []
+    out: list[Member] = []
     if "p" not in meas.factors:
         return out
     for name in presets:

@@ -16,8 +16,18 @@ import pytest
 from perfmodel import FitResult
 from perfmodel.data.datasets import DEFAULT_DATASET, load_dataset
 
-from .harness import IDLE as HARNESS_IDLE
-from .harness import PLOT, ROOT, chart_titled, figure, go_to, no_exception, open_app, screenshot, wait_for_run
+from .harness import (
+    IDLE as HARNESS_IDLE,
+    PLOT,
+    ROOT,
+    chart_titled,
+    figure,
+    go_to,
+    no_exception,
+    open_app,
+    screenshot,
+    wait_for_run,
+)
 
 pytestmark = pytest.mark.browser
 

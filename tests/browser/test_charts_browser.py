@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from .harness import PLOT, chart_titled, figure, go_to, no_exception, open_app, wait_for_run
+from .harness import PLOT, chart_titled, go_to, no_exception, open_app, wait_for_run
 
 pytestmark = pytest.mark.browser
 
