@@ -90,8 +90,8 @@ def plan_frontier_figure(frame: pd.DataFrame, title: str | None = None, height: 
     where = np.where(rank % 2 == 0, "top right", "bottom right")
     money = frame.attrs.get("cost_unit") != "GPU-hours"
     hover = [
-        f"<b>{lab}</b><br>time {fmt_duration(ts)} ({fmt_duration(tl)}–{fmt_duration(th)})<br>"
-        f"cost {fmt_cost(frame, cc)} ({fmt_cost(frame, cl)}–{fmt_cost(frame, ch)})"
+        f"<b>{lab}</b><br>time {fmt_duration(ts, tl, th)}<br>"
+        f"cost {fmt_cost(frame, cc, cl, ch)}"
         for lab, ts, tl, th, cc, cl, ch in zip(
             labels, frame["time_s"], frame["time_low"], frame["time_high"], c, clo, chi
         )
@@ -254,7 +254,7 @@ def plan_deadline_figure(
             )
         )
     hover = [
-        f"{x_sym} = {fmt_num(xv)}<br>{fmt_duration(ts)} ({fmt_duration(tl)}–{fmt_duration(th)})"
+        f"{x_sym} = {fmt_num(xv)}<br>{fmt_duration(ts, tl, th)}"
         for xv, ts, tl, th in zip(x, f["time_s"], f["time_low"], f["time_high"])
     ]
     fig.add_trace(

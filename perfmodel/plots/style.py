@@ -15,6 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .. import wording
 from ..data.measurements import Measurements
 from ..fitting.categories import library_matches, term_categories
 from ..language.overlap import partner_text
@@ -256,13 +257,9 @@ def fmt_num(v: float) -> str:
 
 
 def fmt_range(v: float, lo: float | None = None, hi: float | None = None, unit: str = "") -> str:
-    """``31× (27–34×)``: the value and its range, rounded to what the range supports (the range's width
-    shown with about two significant digits); without a range, three significant digits."""
-    if lo is None or hi is None or not (np.isfinite(lo) and np.isfinite(hi)) or hi <= lo:
-        return f"{v:.3g}{unit}"
-    step = 10 ** math.floor(math.log10((hi - lo) / 2))
-    decimals = max(0, -int(math.floor(math.log10(step))))
-    return f"{v:.{decimals}f}{unit} ({lo:.{decimals}f}–{hi:.{decimals}f}{unit})"
+    """``31× (27–34×)``: the value and its range, rounded to what the range supports
+    (:func:`perfmodel.wording.fmt_range`, the one rule of the app, the CLI and the report)."""
+    return wording.fmt_range(v, lo, hi, unit)
 
 
 _TIME_UNITS = (("ms", 1e-3), ("s", 1.0), ("min", 60.0), ("h", 3600.0))
@@ -302,8 +299,7 @@ def fmt_seconds(v: float, unit: str | None = None) -> str:
     v = float(v)
     if not math.isfinite(v):
         return str(v)
-    unit = unit or time_unit(v)
-    return f"{v / dict(_TIME_UNITS)[unit]:.3g} {unit}"
+    return wording.fmt_time(v, unit=unit or time_unit(v))
 
 
 # -- terms: plain-word labels and category colours -------------------------------------------
