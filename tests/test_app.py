@@ -757,7 +757,6 @@ def _bytes(v) -> bytes:
 
 
 def test_plan_page_defaults_and_a_headline_that_agrees_with_its_table(app, captured):
-    from perfmodel.plan import fmt_duration
     from perfmodel.plots.scaling import typical_value
 
     app.switch_page("pages/plan.py").run()
@@ -778,12 +777,14 @@ def test_plan_page_defaults_and_a_headline_that_agrees_with_its_table(app, captu
     [head] = [plain(s.value) for s in app.success]
     assert head.startswith("Cheapest meeting the deadline (30 min) with ≥ 90%: p = ")
     table = app.dataframe[0].value
-    assert list(table.columns[:2]) == ["p", "time (min)"] and "P(deadline)" in table
+    assert list(table.columns[:2]) == ["p", "time"] and "P(deadline)" in table
     # the row the headline names is the cheapest of those meeting the deadline with >= 90 %
     meeting = table[table["P(deadline)"] >= 90]
     chosen = meeting.loc[meeting["GPU-hours"].idxmin()]
     assert f"p = {int(chosen['p'])} — " in head
-    assert fmt_duration(chosen["time (min)"] * 60) in head and f"{chosen['GPU-hours']:.2f} GPU-h" in head
+    # the same words for its time in the table and the headline, as `perfmodel plan` writes them
+    assert f"— {chosen['time']}, " in head and f"{chosen['GPU-hours']:.2f} GPU-h" in head
+    assert re.fullmatch(r"[\d.]+ (s|min|h) \([\d.]+–[\d.]+ \1\)", chosen["time"])
     assert (table.loc[table["p"] < chosen["p"], "P(deadline)"] < 90).all()  # smaller p miss it
     # the time-vs-p chart: the deadline as a line at 30 (min), a probability above every p, log x
     spec = json.loads(charts(app)[1].proto.spec)
