@@ -81,7 +81,7 @@ from .style import (
 
 def report_figures(
     result,
-    meas: Measurements,
+    meas: Measurements | None,
     symbol: str | None = None,
     fixed: dict | None = None,
     cv_predicted=None,
@@ -92,13 +92,16 @@ def report_figures(
     """The figures of a report, by title: parity, shares, contributions, residuals and the scaling
     view (along ``symbol``, default p, the others at ``fixed``, up to ``x_max``). ``log_x`` and
     ``log_y`` default to the dashboard's defaults: log x when the factor's measured range spans 8×
-    (1 to 8 workers), log y when the curve spans a decade."""
-    figs = {
-        "Predicted against measured": parity_figure(result, meas, cv_predicted=cv_predicted),
-        "Share of total predicted time": shares_figure(result),
-        "Where the time goes, per configuration": contributions_figure(result, meas),
-        "Residuals against each factor": residuals_figure(result, meas),
-    }
+    (1 to 8 workers), log y when the curve spans a decade. ``meas`` None (a model file without its data):
+    the share and scaling charts only."""
+    figs = {"Share of total predicted time": shares_figure(result)}
+    if meas is not None:  # without the measurements (a model file alone): the charts of the model only
+        figs = {
+            "Predicted against measured": parity_figure(result, meas, cv_predicted=cv_predicted),
+            **figs,
+            "Where the time goes, per configuration": contributions_figure(result, meas),
+            "Residuals against each factor": residuals_figure(result, meas),
+        }
     if result.factors:
         symbol = symbol if symbol in result.factors else ("p" if "p" in result.factors else next(iter(result.factors)))
         d = scaling_data(result, symbol, fixed, meas, x_max)
