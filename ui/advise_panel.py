@@ -10,19 +10,22 @@ from perfmodel import PerfModelError
 from perfmodel.advise import advise
 from perfmodel.plots.style import fmt_num, fmt_seconds
 from perfmodel.spreadsheet import to_csv
+from perfmodel.uncertainty.ranges import range_at
+from perfmodel.wording import fmt_band, fmt_band_log
 
 from .text import md
 
 
 def candidate_values(values, target: float) -> list[float]:
-    """The measured values and the powers of two up to ``target`` (a sweep's usual steps)."""
-    vals = set(float(v) for v in values)
+    """The measured values, the powers of two up to ``target`` (a sweep's usual steps) and the target
+    itself (a run at the target is often the one that tells most, as ``perfmodel advise`` ranks it)."""
+    vals = set(float(v) for v in values) | {float(target)}
     if target > 0 and min(vals) > 0:
         v = 2.0 ** np.floor(np.log2(min(vals)))
         while v < target:
             vals.add(float(v))
             v *= 2
-    return sorted(x for x in vals if x < target or x in values)
+    return sorted(x for x in vals if x <= target or x in values)
 
 
 def show(res, meas, symbol: str, fixed: dict, target_x: float, unit: str | None = None) -> None:
@@ -67,11 +70,13 @@ def show(res, meas, symbol: str, fixed: dict, target_x: float, unit: str | None 
         return
     a = table.attrs
     top = table.iloc[0]
+    today = range_at(res, {**a.get("filled", {}), **target})
     if top["gain_pct"] > 0:
+        after = np.log1p(top["target_halfwidth_pct"] / 100)  # the expected half-width, in log units
         c[1].success(
             f"Measure **{sym} = {fmt_num(top[symbol])}** next: the interval at {sym} = "
-            f"{fmt_num(target_x)} would shrink from ±{a['target_halfwidth_pct']:.0f} % to about "
-            f"±{top['target_halfwidth_pct']:.0f} %, for a run of about {fmt_seconds(top['predicted_time'], unit)}.",
+            f"{fmt_num(target_x)} would shrink from {fmt_band(today.point, today.low, today.high)} to about "
+            f"{fmt_band_log(after)}, for a run of about {fmt_seconds(top['predicted_time'], unit)}.",
             icon=":material/science:",
         )
     else:
