@@ -31,8 +31,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
-
 from .fitting.categories import term_categories
 from .fitting.members import DEFAULT_LEVEL
 from .fitting.quality import judge_result
@@ -161,7 +159,7 @@ def split_at(result, config: dict) -> dict[str, float]:
     """{category: seconds} of the prediction at ``config`` (start-up, compute, communication, other)."""
     contrib = result.contributions({s: [float(config[s])] for s in result.factors})
     out: dict[str, float] = {}
-    for category, term in zip(term_categories(result), contrib.columns):
+    for category, term in zip(term_categories(result), contrib.columns, strict=True):
         out[category] = out.get(category, 0.0) + float(contrib[term].iloc[0])
     return out
 

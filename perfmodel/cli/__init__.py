@@ -15,19 +15,18 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 from tqdm import tqdm
 
 from .. import wording
 from ..data.measurements import Measurements, measurements_from_extrap
 from ..data.readers import READERS, read_csv, read_table
 from ..errors import PerfModelError
+from ..fitting.defaults import default_model
 from ..fitting.model import DEFAULT_LAM, LOSSES, MAX_SEED, PENALTIES, Model
 from ..fitting.problem import STRATEGIES
 from ..fitting.result import FitResult
 from ..language.expression import parse_bounds
 from ..language.terms import PRESETS
-from ..plan import single_values
 from ..spreadsheet import to_csv
 from ..uncertainty import compute_intervals
 from ..uncertainty.prior import describe
@@ -440,10 +439,8 @@ def _cmd_fit(args) -> int:
     else:
         if args.terms is None and args.preset is None:
             if suggested is None:  # the app's first model for this data (data-parallel from 3 configurations)
-                from ..fitting.defaults import default_bounds, default_spec
-
-                args.terms = default_spec(meas)
-                common["bounds"] = {**default_bounds(args.terms, meas.factors), **common["bounds"]}
+                args.terms, bounds = default_model(meas)
+                common["bounds"] = {**bounds, **common["bounds"]}
                 print(
                     f"note: no model given: fitting {args.terms!r}, the dashboard's first model for this data "
                     "(the data-parallel preset; choose another with --terms, --preset or --auto)",
@@ -495,49 +492,14 @@ def _cmd_fit(args) -> int:
     return 0
 
 
-def _grid_frame(result: FitResult, items: list) -> pd.DataFrame:
-    """The configurations of ``predict --grid``: every combination of the values given, parsed and built
-    as for ``advise`` and ``plan`` (:func:`perfmodel.advise.parse_grid`, :func:`perfmodel.plan.configurations`),
-    a factor named by its symbol or its column, the columns named as in the data the model was fitted to."""
-    from ..advise import parse_grid
-    from ..plan import configurations
-
-    symbol_of = {c: s for s, c in result.factors.items()}
-    grid = {}
-    for name, values in parse_grid(f"{name}={text}" for name, text in items).items():
-        sym = symbol_of.get(name, name)
-        if sym in grid:
-            raise PerfModelError(f"--grid: {name} is given twice")
-        grid[sym] = values
-    filled = single_values(result, grid)  # a factor measured at one value only: taken at it
-    missing = [f"{s} (column {c!r})" for s, c in result.factors.items() if s not in grid and s not in filled]
-    if missing:
-        raise PerfModelError(f"--grid: give every factor of the model; missing {', '.join(missing)}")
-    frame = configurations(result, filled, grid).rename(columns=result.factors)
-    frame.attrs["filled"] = filled
-    return frame
-
-
-def _fill_columns(result: FitResult, frame: pd.DataFrame) -> dict:
-    """Add to a CSV of configurations the column of each factor measured at one value only that it lacks
-    (taken at that value); {symbol: value} of those added."""
-    have = {str(c) for c in frame.columns}
-    filled = {
-        s: v
-        for s, v in single_values(result).items()
-        if result.factors[s] not in have and s not in have  # a column by its name or its symbol
-    }
-    for s, v in filled.items():
-        frame[result.factors[s]] = v
-    return filled
-
-
 def _cmd_predict(args) -> int:
     result = FitResult.load(args.model)
     if (args.data is None) == (not args.grid):
         raise PerfModelError("give either DATA (a CSV of configurations) or --grid SYM=v1,v2,...")
-    frame = read_csv(Path(args.data), min_columns=1) if args.data is not None else _grid_frame(result, args.grid)
-    filled = frame.attrs.get("filled") or (_fill_columns(result, frame) if args.data is not None else {})
+    frame = (
+        read_csv(Path(args.data), min_columns=1) if args.data is not None else plan_cli.grid_frame(result, args.grid)
+    )
+    filled = frame.attrs.get("filled") or (plan_cli.fill_columns(result, frame) if args.data is not None else {})
     plan_cli.prediction_notes(result, filled)
     out = frame.copy()
     result.check_defined(frame)

@@ -13,8 +13,9 @@ import pandas as pd
 
 from .. import wording
 from ..advise import parse_assignments, parse_grid
+from ..errors import PerfModelError
 from ..fitting.result import FitResult
-from ..plan import default_grid, fmt_cost, fmt_duration, parse_duration, plan, recommend
+from ..plan import configurations, default_grid, fmt_cost, fmt_duration, parse_duration, plan, recommend, single_values
 from ..spreadsheet import to_csv
 
 
@@ -67,6 +68,42 @@ def plan_inputs(args) -> tuple[dict, dict]:
     """(the fixed factors of ``--at``, the grid of ``--grid``)."""
     at = parse_assignments(args.at, "--at") if args.at.strip() else {}
     return at, parse_grid(args.grid)
+
+
+def grid_frame(result: FitResult, items: list) -> pd.DataFrame:
+    """The configurations of ``predict --grid``: every combination of the values given, parsed and built
+    as for ``advise`` and ``plan`` (:func:`perfmodel.advise.parse_grid`, :func:`perfmodel.plan.configurations`),
+    a factor named by its symbol or its column, the columns named as in the data the model was fitted to."""
+    from ..advise import parse_grid
+
+    symbol_of = {c: s for s, c in result.factors.items()}
+    grid = {}
+    for name, values in parse_grid(f"{name}={text}" for name, text in items).items():
+        sym = symbol_of.get(name, name)
+        if sym in grid:
+            raise PerfModelError(f"--grid: {name} is given twice")
+        grid[sym] = values
+    filled = single_values(result, grid)  # a factor measured at one value only: taken at it
+    missing = [f"{s} (column {c!r})" for s, c in result.factors.items() if s not in grid and s not in filled]
+    if missing:
+        raise PerfModelError(f"--grid: give every factor of the model; missing {', '.join(missing)}")
+    frame = configurations(result, filled, grid).rename(columns=result.factors)
+    frame.attrs["filled"] = filled
+    return frame
+
+
+def fill_columns(result: FitResult, frame: pd.DataFrame) -> dict:
+    """Add to a CSV of configurations the column of each factor measured at one value only that it lacks
+    (taken at that value); {symbol: value} of those added."""
+    have = {str(c) for c in frame.columns}
+    filled = {
+        s: v
+        for s, v in single_values(result).items()
+        if result.factors[s] not in have and s not in have  # a column by its name or its symbol
+    }
+    for s, v in filled.items():
+        frame[result.factors[s]] = v
+    return filled
 
 
 def prediction_notes(result: FitResult, filled: dict) -> None:
@@ -131,11 +168,13 @@ def _view(table: pd.DataFrame) -> pd.DataFrame:
     for s in cols:
         view[s] = [f"{v:g}" for v in table[s]]
     view["time"] = [
-        fmt_duration(t, lo, hi) for t, lo, hi in zip(table["time_s"], table["time_low"], table["time_high"])
+        fmt_duration(t, lo, hi)
+        for t, lo, hi in zip(table["time_s"], table["time_low"], table["time_high"], strict=True)
     ]
     view["GPU-hours"] = [f"{v:.1f}" for v in table["gpu_hours"]]
     view["cost"] = [
-        fmt_cost(table, c, lo, hi) for c, lo, hi in zip(table["cost"], table["cost_low"], table["cost_high"])
+        fmt_cost(table, c, lo, hi)
+        for c, lo, hi in zip(table["cost"], table["cost_low"], table["cost_high"], strict=True)
     ]
     view["efficiency"] = [f"{e:.0%}" for e in table["efficiency"]]
     if table.attrs.get("deadline") is not None:

@@ -62,3 +62,9 @@ def default_spec(meas) -> str:
 def default_bounds(spec: str, symbols) -> dict[str, tuple[float, float]]:
     """{free parameter: bounds} of ``spec`` as :func:`default_spec` proposes it."""
     return {p: default_bounds_for(p, symbols) for p in _params(spec, symbols)}
+
+
+def default_model(meas) -> tuple[str, dict[str, tuple[float, float]]]:
+    """(:func:`default_spec` of ``meas``, the bounds of its free parameters)."""
+    spec = default_spec(meas)
+    return spec, default_bounds(spec, meas.factors)
