@@ -125,10 +125,29 @@ FACTOR_WORDS = {
 TIME_UNIT = "s"
 
 
+#: The narrowest plot a legend below is laid out for (px): a chart in half a page on a laptop.
+NARROW_PLOT = 380
+
+
+def legend_margin(fig: go.Figure, width: float = NARROW_PLOT) -> int:
+    """Bottom margin (px) for the x-axis ticks and title and a legend below them: as many 24 px rows as
+    its entries (about 40 px and 8 px a character each) take at ``width``."""
+    names = [str(t.name) for t in fig.data if t.name and t.showlegend is not False]
+    widths = [40 + 8 * len(re.sub(r"<[^>]+>", "", n)) for n in names]
+    rows, used = (1, 0) if widths else (0, 0)
+    for w in widths:
+        if used and used + w > width:
+            rows, used = rows + 1, 0
+        used += w
+    return 95 + 26 * rows
+
+
 def style(
     fig: go.Figure, title: str | None = None, subtitle: str | None = None, height: int = 460, legend: str = "top"
 ) -> go.Figure:
-    """Apply the house style (fonts, grid, margins, legend position) to ``fig``."""
+    """Apply the house style (fonts, grid, margins, legend position) to ``fig``. ``legend``: "top" (above
+    the plot), "inside" (its top-left corner), "below" (at the figure's foot, under the x-axis title: for
+    a narrow chart whose legend may wrap) or "right"."""
     # Title, subtitle and a legend above the plot each get their own band of the top margin.
     top = (90 if title else 50) + (35 if title and subtitle and legend == "top" else 0)
     fig.update_layout(
@@ -180,6 +199,22 @@ def style(
                 borderwidth=1,
                 traceorder="normal",
             )
+        )
+    elif legend == "below":
+        # At the foot of the figure (container coordinates), below the x-axis title, with a bottom margin
+        # for as many rows as the entries may wrap into at a half-page width: it never reaches the title.
+        fig.update_layout(
+            legend=dict(
+                orientation="h",
+                yref="container",
+                yanchor="bottom",
+                y=0,
+                x=0,
+                xanchor="left",
+                font=dict(size=14),
+                bgcolor="rgba(255,255,255,0)",
+            ),
+            margin=dict(b=legend_margin(fig)),
         )
     elif legend == "right":
         fig.update_layout(
