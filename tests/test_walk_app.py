@@ -207,3 +207,39 @@ def test_a_group_opens_in_the_single_model_pages_with_its_mapping_kept(captured)
     assert json.loads(link["map"])["where"] == {"model": "efficientnet-b4"}
     other = new_app(**link).run()
     assert not other.exception and other.session_state["meas"].n_rows == 5
+
+
+def test_what_the_time_is_spent_on_shows_shares_when_the_time_spans_a_decade():
+    # on a linear time axis, the curve's far end (BERT at 2,048 GPUs: 1/30 of the time at 16) was a sliver
+    at = new_app().run()
+    at.switch_page("pages/scaling.py").run()
+    assert at.toggle(key="w:logy").value  # the time spans a decade: the time axis is logarithmic
+    spec = json.loads(at.get("plotly_chart")[1].proto.spec)
+    assert spec["layout"]["yaxis"]["title"]["text"] == "share of the predicted time (%)"
+    at.toggle(key="w:logy").set_value(False).run()
+    spec = json.loads(at.get("plotly_chart")[1].proto.spec)
+    assert spec["layout"]["yaxis"]["title"]["text"].startswith("predicted time")
+
+
+def test_plan_labels_never_write_over_each_other():
+    import numpy as np
+
+    from perfmodel.plots.plan import place_labels
+
+    # the fast end of a plan: p = 256 ... 4096 within a few pixels of each other
+    fx = np.array([0.10, 0.12, 0.13, 0.15, 0.2, 0.5, 0.9])
+    fy = np.array([0.9, 0.6, 0.3, 0.28, 0.25, 0.2, 0.2])
+    texts = ["p=4096", "p=2048", "p=1024", "p=512", "p=256", "p=64", "p=16"]
+    kept, where = place_labels(fx, fy, texts)
+    boxes = []
+    for x, y, t, w in zip(fx * 380, fy * 240, kept, where, strict=True):
+        if not t:
+            continue
+        bw = 8 * len(t) + 4
+        x0 = x + 6 if "right" in w else x - 6 - bw
+        y0 = y + 3 if "top" in w else y - 3 - 16
+        boxes.append((x0, y0, x0 + bw, y0 + 16))
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            assert a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1], (a, b)
+    assert sum(bool(t) for t in kept) >= 5  # most keep their label

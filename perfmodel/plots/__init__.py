@@ -110,7 +110,13 @@ def report_figures(
         unit = view_unit(d.total, d.high, d.points_y)  # as the Scaling page: one unit for both charts
         figs["Scaling"] = scaling_figure(result, symbol, meas=meas, log_x=log_x, log_y=log_y, data=d, unit=unit)
         figs["Scaling: term contributions"] = scaling_contributions_figure(
-            result, symbol, meas=meas, log_x=log_x, data=d, unit=unit
+            result,
+            symbol,
+            meas=meas,
+            log_x=log_x,
+            data=d,
+            unit=unit,
+            share=log_y,  # as the Scaling page
         )
         if symbol == "p":
             figs["Speedup and parallel efficiency"] = speedup_figure(result, meas=meas, log_x=log_x, data=d)
