@@ -44,18 +44,22 @@ MINUS = "−"  # U+2212, the minus sign of a printed number
 # -- numbers -----------------------------------------------------------------------------------------------
 def _decimals(value: float, low: float | None = None, high: float | None = None) -> int:
     """Decimals that show the half-width of [low, high] with one significant digit and ``value`` with
-    at least two (three without a range), never fewer than 0."""
+    at least two (three without a range, never fewer than 0 decimals); a large value keeps three
+    significant digits (18,748 (17,699–19,821) is written 18,700 (17,700–19,800))."""
 
     def digits(v: float, significant: int) -> int:
         return significant - 1 - math.floor(math.log10(abs(v))) if v and math.isfinite(v) else 0
 
     if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)) or high <= low:
         return max(0, digits(value, 3))
-    return max(0, digits((high - low) / 2, 1), digits(value, 2))
+    return max(digits((high - low) / 2, 1), digits(value, 2), min(0, digits(value, 3)))
 
 
 def _num(v: float, decimals: int) -> str:
-    """``v`` with ``decimals`` decimals, thousands separated (``18,900``), a true minus sign."""
+    """``v`` with ``decimals`` decimals (below 0: rounded to tens, hundreds, ...), thousands separated
+    (``18,700``), a true minus sign."""
+    if decimals < 0:
+        v, decimals = round(v, decimals), 0
     text = f"{v:,.{decimals}f}" if abs(v) >= 10_000 else f"{v:.{decimals}f}"
     return text.replace("-", MINUS)
 

@@ -21,6 +21,7 @@ MIN = 60.0
         (4.963, 4.91, 5.02, "×", "4.96× (4.91–5.02×)"),  # a narrow range supports three
         (98.4, 97.9, 98.9, " %", "98.4 % (97.9–98.9 %)"),
         (18900.0, 15000.0, 22000.0, " images/s", "18,900 images/s (15,000–22,000 images/s)"),
+        (18748.0, 17699.0, 19821.0, "", "18,700 (17,700–19,800)"),  # three digits of a large value, not five
         (31.17, None, None, "×", "31.2×"),  # no range: three significant digits
         (2.0, None, None, " h", "2 h"),  # ... without trailing zeros
     ],
