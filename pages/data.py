@@ -167,7 +167,7 @@ c[2].metric(
     "Repeats per configuration",
     rep,
     help="How many runs were measured per configuration"
-    + (f" and {', '.join(groups)} (rows of different groups are not repeats)" if groups else "")
+    + (f" and {', '.join(md(g) for g in groups)} (rows of different groups are not repeats)" if groups else "")
     + ".",
 )
 noise = summary["noise_cv_median_pct"]

@@ -4,8 +4,8 @@ import streamlit as st
 
 from perfmodel.plots.groups import group_split_figure
 from perfmodel.plots.style import fmt_num
-from perfmodel.spreadsheet import to_csv
 from perfmodel.report import groups_report
+from perfmodel.spreadsheet import to_csv
 from ui import groups_panel, groups_view
 from ui.exports import export_stem
 from ui.nav import guard

@@ -185,13 +185,13 @@ def prediction(result, config: dict, unit: str | None = None, level: float = DEF
         lo = hi = None
     else:
         t, lo, hi = r.point, r.low, r.high
-    parts = [(fmt_time(t, lo, hi, unit), True)]
+    value, _, rest = fmt_time(t, lo, hi, unit).partition(" (")
+    parts = [(value, True)] + ([(f" ({rest}", False)] if rest else [])  # the value marked, its range after it
     rate = _rate(result)
     if rate is not None:
         column, work = rate
-        parts.append((", that is ", False))
-        parts.append((fmt_range(work / t, *((work / hi, work / lo) if lo and hi else (None, None))), True))
-        parts.append((f" {column}", False))
+        text = fmt_range(work / t, *((work / hi, work / lo) if lo and hi else (None, None)))
+        parts.append((f", that is {text} {column}", False))
     return parts
 
 

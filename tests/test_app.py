@@ -797,7 +797,14 @@ def test_plan_page_defaults_and_a_headline_that_agrees_with_its_table(app, captu
     names = [t.get("name") for t in frontier["data"]]
     assert "efficient frontier" in names
     points = [t for t in frontier["data"] if t.get("error_x") and t.get("error_y")]
-    assert points and sorted(x for t in points for x in t["text"]) == sorted(f"p={p:g}" for p in table["p"])
+    # every point named in its hover, and labelled where its label covers no other (issue 33: p=4096 was
+    # written over p=2048)
+    hovers = [h for t in points for h in t["hovertext"]]
+    assert points and sorted(re.search(r"p = (\d+)", h).group(1) for h in hovers) == sorted(
+        f"{p:g}" for p in table["p"]
+    )
+    labels = [x for t in points for x in t["text"] if x]
+    assert set(labels) <= {f"p={p:g}" for p in table["p"]} and len(labels) >= len(table) // 2
     assert frontier["layout"]["yaxis"]["title"]["text"] == "cost (GPU-hours)"
     # the link carries the deadline; the Export page offers this plan and puts it in the report
     assert app.query_params["deadline"] == "30m"

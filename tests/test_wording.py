@@ -1,6 +1,8 @@
 """The words of each number (perfmodel.wording), on worked examples: the roundings and bands the stakeholder's
 walk (issue 33) found written differently, or wrongly, in the app, the CLI and the report."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -84,7 +86,10 @@ def test_the_headline_quotes_the_models_numbers_with_their_ranges():
     # the numbers are marked: bold in Markdown (the rest escaped by the caller's function), strong in HTML
     assert f"**{wording.fmt_time(at64)}**" in words.markdown(lambda t: t)
     assert f"<strong>{wording.fmt_time(at64)}</strong>" in words.html()
+    # with a range: the value marked, its range after it
     compute_intervals(r, meas, replicates=30)
+    marked = wording.headline(r, "p", {}, 16, 64).markdown(lambda t: t)
+    assert re.search(r"at p = 64 it predicts \*\*[\d.]+ s\*\* \([\d.]+–[\d.]+ s\)", marked), marked
     text = str(wording.headline(r, "p", {}, 16, 64, unit="s"))
     assert "Ranges are 90 % intervals." in text and " s (" in text
 
