@@ -14,7 +14,11 @@ Measures, on this machine:
   * Compare and Groups opened by link, each the first visit of its page on a fresh server (the
     server warmed up by one visit of the app's first page): Compare on the default dataset -> its
     parity chart, Groups on its default table (the bundled CNN benchmarks, 18 groups) -> its
-    first chart.
+    first chart;
+  * Compare's last row: the same 30-row uploads -> the page's run finished (the automatic search's
+    row in the table);
+  * page switches in a session that has drawn its first page: a click in the sidebar -> the page's
+    run finished (Model, Results, Scaling, Plan, Export, Data, in turn).
 The baseline, measured in the same run, is the library fit of the default dataset's model in this
 process (no browser, no server), so each ratio is what the dashboard adds. ``--load N`` starts N
 busy-loop processes before the first measurement (the baseline included) and stops them at the
@@ -22,7 +26,7 @@ end: the machine as busy as a shared one is (issue 21: Compare and Groups within
 them on 2 cores). The header gives the cores and the load average at the start and the end.
 Prints a table; no assertions.
 
-    python benchmarks/app_speed.py [--repeat 3] [--load 2] [--only fresh,warm,live,compare,big,pages]
+    python benchmarks/app_speed.py [--repeat 3] [--load 2] [--only fresh,warm,live,compare,big,pages,switch]
 """
 
 from __future__ import annotations
@@ -222,7 +226,9 @@ def load_line() -> str:
 #: The parts of the benchmark: fresh servers (first visitor, then DeepBench by link from a new and from a
 #: returning browser), new sessions on a running server, live λ on the default dataset, Compare's first
 #: visit, live λ on the 300-row upload, Compare and Groups opened by link on fresh servers.
-PARTS = ("fresh", "warm", "live", "compare", "big", "pages")
+PARTS = ("fresh", "warm", "live", "compare", "big", "pages", "switch")
+#: The pages a person switches between, in the order of the walk (issue 33).
+SWITCHES = ("Model", "Results", "Scaling", "Plan", "Export", "Data")
 
 
 def main() -> None:
@@ -267,7 +273,7 @@ def run(args, parts: set) -> None:
         lib.append(time.perf_counter() - t0)
 
     cold, warm, live, live_big, compare, deepbench, deepbench_back = [], [], [], [], [], [], []
-    compare_link, groups = [], []
+    compare_link, groups, compare_last, switches = [], [], [], []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         for _ in range(args.repeat if "fresh" in parts else 0):  # a fresh server: first visitor, then DeepBench
@@ -299,6 +305,18 @@ def run(args, parts: set) -> None:
                 t0 = time.time()
                 page.locator('[data-testid="stSidebarNav"] a').filter(has_text="Compare").first.click()
                 compare.append(drawn_at(page, COMPARE_PARITY) - t0)
+                page.wait_for_function(IDLE, timeout=180_000)  # every row in: the run is over
+                compare_last.append(time.time() - t0)
+                page.context.close()
+            if "switch" in parts:
+                page = new_page(browser, url)
+                open_app(page)
+                page.wait_for_selector(".js-plotly-plot .main-svg", timeout=180_000)
+                for _ in range(args.repeat):
+                    for title in SWITCHES:
+                        t0 = time.perf_counter()
+                        go(page, title)
+                        switches.append(time.perf_counter() - t0)
                 page.context.close()
             if "big" in parts:
                 page = new_page(browser, url)
@@ -321,6 +339,8 @@ def run(args, parts: set) -> None:
         ("live λ: key press -> new formula, default dataset", live),
         ("live λ: key press -> new formula, 300 rows, 6 parameters", live_big),
         ("Compare, first visit, 30-row upload -> chart", compare),
+        ("Compare, first visit, 30-row upload -> last row", compare_last),
+        (f"page switch ({len(SWITCHES)} pages in turn) -> page drawn", switches),
         (f"Results by link, {DEEPBENCH}, first visit -> chart", deepbench),
         ("the same, from a browser that opened the app before", deepbench_back),
         ("Compare by link, default dataset, first visit -> chart", compare_link),

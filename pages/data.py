@@ -10,7 +10,8 @@ from perfmodel.data import PRESET_SYMBOLS, ROLE_SYMBOLS
 from perfmodel.data.datasets import get_dataset
 from perfmodel.plots.overview import overview_figure
 from perfmodel.plots.style import fmt_num
-from ui import mapping, state, welcome
+from ui import links, mapping, state, welcome
+from ui.groups_panel import group_columns, mixed_columns
 from ui.nav import guard
 from ui.topology import gpus_per_node_input
 from ui.widgets import md
@@ -76,8 +77,9 @@ if source == "Bundled dataset":
                 {"time": data["time"], "factors": data["factors"], "rate": data.get("rate"), "unit": data.get("unit")},
                 key=f"bundled:{ds.name}",
                 submit_label="Apply mapping",
-                title=f"{ds.title} (your column mapping)",
+                title=data.get("title") if data.get("where") else f"{ds.title} (your column mapping)",
                 source="remapped",
+                where=data.get("where"),
             )
 else:
     up = st.file_uploader(
@@ -104,7 +106,7 @@ else:
             initial = (
                 {"time": data["time"], "factors": data["factors"], "rate": data.get("rate"), "unit": data.get("unit")}
                 if current
-                else state.guess_mapping(frame)
+                else state.guess_mapping(frame, ss.get("works"))
             )
             mapping.mapping_form(
                 frame,
@@ -114,7 +116,24 @@ else:
                 content=content,
                 submit_label="Use this data" if not current else "Apply mapping",
             )
-    elif data.get("source") != "upload":
+    elif data.get("source") == "upload" and data.get("frame") is not None:
+        # the file in use, uploaded before (the uploader forgets it when the page is left): its mapping
+        # can be changed without uploading it again
+        kept = links.store().get(data.get("upload_key")) if data.get("upload_key") else None
+        with st.expander(
+            f"Change the column mapping of {md(data.get('file_name') or data['name'])}", icon=":material/tune:"
+        ):
+            mapping.mapping_form(
+                data["frame"],
+                data.get("file_name") or data["name"],
+                {"time": data["time"], "factors": data["factors"], "rate": data.get("rate"), "unit": data.get("unit")},
+                key=f"kept:{data.get('upload_key') or data['name']}",
+                title=data.get("title"),
+                content=kept.content if kept is not None else None,
+                submit_label="Apply mapping",
+                where=data.get("where"),
+            )
+    else:
         st.info("Until you upload a file, the bundled dataset below stays in use.", icon=":material/info:")
 
 if ss.get("data_error"):
@@ -129,7 +148,8 @@ if meas is None:
 st.divider()
 st.subheader(f"Current data: {md(data.get('title', meas.name))}")
 welcome.next_step(data)
-summary = meas.summary()
+groups = mixed_columns(meas, group_columns())  # a model column: its rows are not repeats of each other
+summary = meas.summary(by=groups)
 c = st.columns(4)
 c[0].metric("Runs (rows used)", summary["rows"], help="Rows kept for fitting, after validation.")
 c[1].metric(
@@ -143,7 +163,13 @@ rep = (
     if summary["repeats_min"] == summary["repeats_max"]
     else f"{summary['repeats_min']}–{summary['repeats_max']}"
 )
-c[2].metric("Repeats per configuration", rep, help="How many runs were measured per configuration.")
+c[2].metric(
+    "Repeats per configuration",
+    rep,
+    help="How many runs were measured per configuration"
+    + (f" and {', '.join(md(g) for g in groups)} (rows of different groups are not repeats)" if groups else "")
+    + ".",
+)
 noise = summary["noise_cv_median_pct"]
 c[3].metric(
     "Noise (median CV)",
@@ -153,6 +179,17 @@ c[3].metric(
     + ("" if noise is None else f"; the largest is {summary['noise_cv_max_pct']:.1f} %")
     + ". A model cannot be more accurate than this noise.",
 )
+
+if groups:
+    named = ", ".join(f"*{md(g)}*" for g in groups)
+    st.info(
+        f"Rows with the same factor values differ in {named}: they are runs of different groups, not repeats of "
+        f"one configuration (the repeats and the noise above are counted within each group). One model of "
+        f"all of them mixes the groups: compare one model per group on the **Groups** page, and open the one "
+        f"you need from there.",
+        icon=":material/category:",
+    )
+    st.page_link("pages/groups.py", label="Fit one model per group", icon=":material/arrow_forward:")
 
 if meas.dropped:
     shown = "\n".join(f"- {md(d)}" for d in meas.dropped[:15])

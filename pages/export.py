@@ -4,7 +4,7 @@ import streamlit as st
 
 from perfmodel import report
 from ui import intervals, plan_panel
-from ui.exports import export_stem, html_report_bytes, plan_csv
+from ui.exports import export_stem, exported_view, html_report_bytes, plan_csv
 from ui.nav import guard
 from ui.widgets import require_result
 
@@ -54,7 +54,7 @@ with c[1]:
     st.caption("Per run: measured, predicted, error and each term's contribution.")
 with c[2]:
     st.markdown(f"**Report (HTML)**  \n`{stem}_report.html`")
-    view = ss.get("scaling_view") if (ss.get("scaling_view") or {}).get("symbol") in res.factors else None
+    view = exported_view(ss.get("scaling_view"), res, ss.get("data_key"))
     st.download_button(
         "Download HTML report",
         lambda: html_report_bytes(fit_key, res, meas, cv.get("predicted"), view, plan if planned else None),

@@ -4,8 +4,10 @@ import streamlit as st
 
 from perfmodel.plots.groups import group_split_figure
 from perfmodel.plots.style import fmt_num
+from perfmodel.report import groups_report
 from perfmodel.spreadsheet import to_csv
 from ui import groups_panel, groups_view
+from ui.exports import export_stem
 from ui.nav import guard
 from ui.text import md
 
@@ -54,18 +56,26 @@ if not by:
 
 fits, x, shown, at, unit = groups_view.curves(table, by, terms)  # the first chart drawn as its groups are fitted
 
-values = sorted({float(v) for m in fits.data if x in m.factors and m.n_rows for v in m.values(x)})
+measured = sorted({float(v) for m in fits.data if x in m.factors and m.n_rows for v in m.values(x)})
+x_end = (ss.get("g:view") or {}).get("x_end")
+values = groups_panel.split_values(measured, x_end)  # the measured values, then the doublings to the curves' end
+split = None
 if values:
-    default = at if at in values else values[-1]
+    key = f"w:g:at:{x}"
+    if ss.get(key) not in values:
+        ss[key] = at if at in values else measured[-1]
     at_split = st.select_slider(
         f"Split the time at {md(x)} =",
         options=values,
-        value=default,
+        key=key,
         format_func=fmt_num,
-        key=f"w:g:at:{x}",
-        help="The other factors are held at each group's most frequent measured value.",
+        help="The other factors are held at each group's most frequent measured value. Past the largest "
+        "measured value (the curves' extension above) the split is extrapolated.",
     )
-    st.plotly_chart(group_split_figure(fits, {x: at_split}, labels=shown, unit=unit), width="stretch")
+    split = group_split_figure(fits, {x: at_split}, labels=shown, unit=unit)
+    st.plotly_chart(split, width="stretch")
+
+groups_panel.open_group(table, by, fits)
 
 st.subheader("Errors, shares and constants per group")
 groups_panel.show_tables(fits, unit)
@@ -74,6 +84,26 @@ st.caption(
     "constant within the group left it out; see the notes). Each term's share of the time is in "
     "summary.csv."
 )
-st.download_button(
-    "Download summary.csv", to_csv(fits.summary).encode("utf-8"), "summary.csv", "text/csv", icon=":material/download:"
+c = st.columns(2)
+c[0].download_button(
+    "Download summary.csv",
+    to_csv(fits.summary).encode("utf-8"),
+    "summary.csv",
+    "text/csv",
+    icon=":material/download:",
+    help="One row per group: its values, status, formula, constants, shares, errors and notes "
+    "(the file `perfmodel fit DATA --group-by COL --out DIR` writes).",
+)
+view = ss.get("g:view") or {}
+c[1].download_button(
+    "Download the groups report (HTML)",
+    lambda: groups_report(
+        fits, {"Scaling": view.get("figure"), "Split": split}, view.get("headline", ""), table["title"], by
+    ).encode("utf-8"),
+    f"{export_stem(ss['meas'].name if table['key'] == ss.get('data_key') else str(table['key']))}_groups_report.html",
+    "text/html",
+    icon=":material/description:",
+    on_click="ignore",
+    help="A single HTML file: the headline, the groups' curves and split, and the table of errors, shares "
+    "and constants; plotly.js is inlined, so it opens offline.",
 )

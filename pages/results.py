@@ -8,7 +8,7 @@ from perfmodel.plots.residuals import residual_data, residuals_figure
 from perfmodel.report import metrics_table
 from ui import constants, fitting, intervals
 from ui.nav import guard
-from ui.widgets import fmt_pct, md, require_result
+from ui.widgets import fmt_pct, latex_lines, md, require_result
 
 guard()
 ss = st.session_state
@@ -24,7 +24,7 @@ if fitting.is_stale():
         icon=":material/update:",
     )
 
-st.latex(res.latex(4))
+st.latex(latex_lines(res.latex(4), 90))
 st.caption(
     f"{res.n_rows} runs in {res.n_configurations} configurations of {md(res.dataset or 'the data')}; "
     f"time column {md(res.time)}; " + ", ".join(f"{md(s)} = {md(c)}" for s, c in res.factors.items())

@@ -49,7 +49,7 @@ st.plotly_chart(
 )
 intervals.facts(res)
 st.plotly_chart(
-    scaling_contributions_figure(res, x, meas=meas, log_x=view.log_x, data=data, unit=unit),
+    scaling_contributions_figure(res, x, meas=meas, log_x=view.log_x, data=data, unit=unit, share=view.log_y),
     width="stretch",
     theme=None,
     key="scaling_contrib",

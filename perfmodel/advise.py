@@ -32,7 +32,7 @@ import pandas as pd
 from .errors import PerfModelError
 from .fitting.extrapolation import extended, normal_quantile
 from .fitting.members import DEFAULT_LEVEL, distance
-from .plan import Pricing
+from .plan import Pricing, single_values
 from .uncertainty.ranges import range_at
 
 _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
@@ -148,7 +148,8 @@ def advise(
 ) -> pd.DataFrame:
     """Rank candidate configurations by how much measuring each would narrow the target's interval.
 
-    ``target``: {symbol: value} of the configuration to predict (all of the model's factors);
+    ``target``: {symbol: value} of the configuration to predict (all of the model's factors; one
+    measured at a single value only may be left out and is taken at it, listed in ``attrs["filled"]``);
     ``grid``: {symbol: [values]} (or a DataFrame of candidate configurations, one per row);
     ``budget``: seconds of measurement one can spend. Returns one row per candidate, best first:
     the factors, ``predicted_time`` / ``predicted_low`` / ``predicted_high`` (the candidate's own
@@ -167,6 +168,8 @@ def advise(
             "--rank-by cost needs a price: --gpu-hour-price, or --node-hour-price with --gpus-per-node"
         )
     unc = result._uncertainty(required=True)
+    filled = single_values(result, [*target, *(grid if not isinstance(grid, pd.DataFrame) else grid.columns)])
+    target = {**filled, **target}  # a factor measured at one value only: taken at it
     cand = grid if isinstance(grid, pd.DataFrame) else candidates(result, target, grid)
     cand = cand[list(result.factors)].reset_index(drop=True)
     target = result.with_nodes(pd.DataFrame({s: [v] for s, v in target.items()})).iloc[0].to_dict()
@@ -269,5 +272,6 @@ def advise(
         level=level,
         rank_by=rank_by,
         rank_column=key,
+        filled=filled,
     )
     return out

@@ -35,6 +35,7 @@ import pandas as pd
 
 from .errors import PerfModelError
 from .fitting.members import DEFAULT_LEVEL
+from .wording import fmt_time, fmt_value
 
 #: Simulated runs per configuration for the probabilities (their standard error is at most 0.8 points).
 DRAWS = 4000
@@ -69,6 +70,32 @@ def _positive(value, what: str) -> float | None:
     if not (math.isfinite(v) and v > 0):
         raise PerfModelError(f"{what} must be a positive number, got {value!r}")
     return v
+
+
+def default_grid(result) -> list[float]:
+    """The p values a plan compares by default (the app's Plan page and ``perfmodel report``): the smallest
+    measured p, then the powers of two above it up to 8 × the largest measured p."""
+    lo, hi = (float(v) for v in result.factor_ranges["p"])
+    lo = lo if lo > 0 else 1.0
+    out, v = [lo], 2.0 ** math.ceil(math.log2(lo) + 1e-9)
+    while v <= 8 * hi * (1 + 1e-9):
+        if v > lo:
+            out.append(v)
+        v *= 2
+    return out
+
+
+def single_values(result, given=()) -> dict[str, float]:
+    """{symbol: value} of the model's factors measured at one value only (e.g. a fixed per-GPU batch) and
+    not among ``given``: a configuration that leaves them out takes that value (and says so:
+    :func:`perfmodel.wording.single_value_note`)."""
+    out = {}
+    targets = result.target_factors() if hasattr(result, "target_factors") else list(result.factors)
+    for s in targets:  # the nodes of each p follow from it, never a measured one's
+        lo, hi = (float(v) for v in (getattr(result, "factor_ranges", None) or {}).get(s, (np.nan, np.nan)))
+        if s not in given and math.isfinite(lo) and lo == hi:
+            out[s] = lo
+    return out
 
 
 def configurations(result, at: dict, grid: dict) -> pd.DataFrame:
@@ -143,7 +170,9 @@ def plan(
     ``at``: {symbol: value} of the fixed factors; ``grid``: {symbol: [values]}; ``repeat``: how many
     times the modelled unit runs; ``price``: per GPU-hour (``node_price``: per node-hour, with
     ``gpus_per_node``); ``deadline``: seconds or a duration text ("12h"); ``budget``: in the cost's
-    unit. ``frame.attrs`` keeps the settings, so :func:`recommend` needs the frame alone."""
+    unit. A factor measured at one value only that neither ``at`` nor ``grid`` gives is taken at that
+    value (listed in ``frame.attrs["filled"]``). ``frame.attrs`` keeps the settings, so :func:`recommend`
+    needs the frame alone."""
     at, grid = dict(at or {}), dict(grid or {})
     repeat = _positive(repeat, "--repeat") or 1.0  # None: the default, once
     pricing = Pricing(
@@ -155,6 +184,8 @@ def plan(
     budget = _positive(budget, "--budget")
     if not 0 < float(level) < 1:
         raise PerfModelError(f"--interval must be between 0 and 1 (e.g. 0.9), got {level!r}")
+    filled = single_values(result, [*at, *grid])  # a factor measured at one value: taken at it
+    at = {**filled, **at}
     cfg = configurations(result, at, grid)
     env = {s: cfg[s].to_numpy(float) for s in result.factors}
     p = env["p"] if "p" in env else np.ones(len(cfg))
@@ -187,6 +218,7 @@ def plan(
         cost_unit=pricing.unit,
         at=at,
         factors=list(result.factors),
+        filled=filled,
     )
     return out
 
@@ -212,34 +244,39 @@ def _label(row) -> str:
     return ", ".join(f"{k} = {float(v):g}" for k, v in row.items())
 
 
-def fmt_duration(seconds: float) -> str:
-    """3.2 h, 47 min, 35 s: one unit by magnitude."""
-    s = float(seconds)
-    if s >= 86400 * 2:
-        return f"{s / 86400:.3g} d"
-    if s >= 3600:
-        return f"{s / 3600:.1f} h" if s < 36000 else f"{s / 3600:.0f} h"
-    if s >= 60:
-        return f"{s / 60:.0f} min"
-    return f"{s:.3g} s"
+def fmt_duration(seconds: float, low: float | None = None, high: float | None = None) -> str:
+    """3.2 h, 47 min, 35 s: one unit by magnitude (:func:`perfmodel.wording.fmt_time`), with the range in
+    the same unit when given: ``27 min (25–32 min)``."""
+    return fmt_time(seconds, low, high)
 
 
-def fmt_cost(frame: pd.DataFrame, v: float) -> str:
-    return f"{v:.2f}" + (" GPU-h" if frame.attrs.get("cost_unit") == "GPU-hours" else "")
+def fmt_cost(frame: pd.DataFrame, v: float, low: float | None = None, high: float | None = None) -> str:
+    """Money with 2 decimals (GPU-hours: ``GPU-h`` after it), and its range when given."""
+    unit = " GPU-h" if frame.attrs.get("cost_unit") == "GPU-hours" else ""
+    if low is None or high is None:
+        return f"{v:.2f}{unit}"
+    return f"{v:.2f}{unit} ({low:.2f}–{high:.2f}{unit})"
+
+
+def _cfg(frame: pd.DataFrame, i: int) -> str:
+    """The configuration of row ``i`` by its varying factors: ``p = 1024``."""
+    row = frame.iloc[i]
+    factors = [s for s in frame.attrs.get("factors", []) if s not in frame.attrs.get("at", {})]
+    return ", ".join(f"{s} = {fmt_value(row[s])}" for s in factors)
 
 
 def _what(frame: pd.DataFrame, i: int) -> str:
     row = frame.iloc[i]
-    factors = [s for s in frame.attrs.get("factors", []) if s not in frame.attrs.get("at", {})]
-    cfg = ", ".join(f"{s} = {float(row[s]):g}" for s in factors)
     return (
-        f"{cfg} — {fmt_duration(row['time_s'])} ({fmt_duration(row['time_low'])}–{fmt_duration(row['time_high'])}), "
-        f"{fmt_cost(frame, row['cost'])} ({fmt_cost(frame, row['cost_low'])}–{fmt_cost(frame, row['cost_high'])})"
+        f"{_cfg(frame, i)} — {fmt_duration(row['time_s'], row['time_low'], row['time_high'])}, "
+        f"{fmt_cost(frame, row['cost'], row['cost_low'], row['cost_high'])}"
     )
 
 
 def recommend(frame: pd.DataFrame) -> list[str]:
-    """The recommendations, each one line with its ranges, read from the plan table alone."""
+    """The recommendations, each one line with its ranges, read from the plan table alone (numbers in
+    the words of :mod:`perfmodel.wording`; :func:`perfmodel.wording.sentence` makes a line a sentence
+    for the app, the CLI and the report alike)."""
     level = frame.attrs.get("level", DEFAULT_LEVEL)
     out = []
     chosen = None
@@ -279,10 +316,8 @@ def recommend(frame: pd.DataFrame) -> list[str]:
     if chosen is not None:
         faster = [i for i in front if frame["time_s"].iloc[i] < frame["time_s"].iloc[chosen]]
         if faster:
-            nxt = faster[0]
+            nxt = int(faster[0])
             saved = frame["time_s"].iloc[chosen] - frame["time_s"].iloc[nxt]
             more = frame["cost"].iloc[nxt] - frame["cost"].iloc[chosen]
-            factors = [s for s in frame.attrs.get("factors", []) if s not in frame.attrs.get("at", {})]
-            cfg = ", ".join(f"{s} = {float(frame[s].iloc[nxt]):g}" for s in factors)
-            out.append(f"{cfg} saves {fmt_duration(saved)} for {fmt_cost(frame, more)} more")
+            out.append(f"{_cfg(frame, nxt)} saves {fmt_duration(saved)} for {fmt_cost(frame, more)} more")
     return out

@@ -20,14 +20,16 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from . import wording
 from .data.measurements import Measurements
 from .errors import PerfModelError
 from .fitting.evaluate import METRIC_LABELS
 from .plan import efficient, fmt_cost, fmt_duration, recommend
 from .plots import report_figures
-from .plots.plan import UNITS, plan_deadline_figure, plan_frontier_figure, plan_time_unit
+from .plots.groups import group_quality_table
+from .plots.plan import plan_deadline_figure, plan_frontier_figure
 from .plots.scaling import scaling_data
-from .plots.style import TIME_UNIT, fmt_num, term_styles
+from .plots.style import TIME_UNIT, fmt_num, term_styles, view_unit
 from .spreadsheet import to_csv
 from .version import __version__
 
@@ -230,6 +232,7 @@ h2 { font-size: 1.35rem; margin-top: 2.2rem; border-bottom: 1px solid #e5e7eb; p
 table { border-collapse: collapse; margin: 0.6rem 0; font-size: 0.95rem; }
 th, td { border-bottom: 1px solid #e5e7eb; padding: 0.35rem 0.8rem; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.headline { font-size: 1.1rem; background: #eff6ff; border-left: 4px solid #3b82f6; padding: 0.6rem 0.9rem; }
 .warn { background: #fffbeb; border-left: 4px solid #f59e0b; padding: 0.5rem 0.9rem; margin: 0.4rem 0; }
 .figure { margin: 1.2rem 0; }
 details pre { background: #f9fafb; padding: 0.6rem; overflow-x: auto; }
@@ -257,29 +260,55 @@ def _table(frame: pd.DataFrame, index: bool = False) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
-def _scaling_warnings(result, meas: Measurements, scaling: dict) -> list[str]:
+def _scaling_symbol(result, scaling: dict) -> str:
+    """The factor of the report's scaling view: the view's, else p, else the first factor."""
+    return str(
+        scaling.get("symbol")
+        if scaling.get("symbol") in result.factors
+        else ("p" if "p" in result.factors else next(iter(result.factors)))
+    )
+
+
+def _scaling_warnings(result, meas: Measurements | None, scaling: dict) -> list[str]:
     """Warnings for the far end of the report's scaling view (far extrapolation, batch below one sample)."""
     if not result.factors:
         return []
-    symbol = scaling.get("symbol")
-    if symbol is None or symbol not in result.factors:
-        symbol = "p" if "p" in result.factors else next(iter(result.factors))
+    symbol = _scaling_symbol(result, scaling)
     d = scaling_data(result, symbol, scaling.get("fixed"), meas, scaling.get("x_max"), n=2)  # its two ends
     return result.prediction_warnings({symbol: d.x[-1:], **{s: [v] for s, v in d.fixed.items()}})
 
 
+def lead(result, meas: Measurements | None, scaling: dict | None = None) -> str:
+    """The report's first paragraph, in the app's words (:mod:`perfmodel.wording`): the poor-fit verdict
+    when the fit is too poor to quote, else the Scaling page's headline for the report's scaling view
+    (``scaling``: keys ``symbol``, ``fixed``, ``x_max``, as :func:`html_report` takes them)."""
+    verdict = wording.poor_fit(result)
+    if verdict is not None:
+        return (
+            f"<div class='warn verdict'><strong>{html.escape(verdict)}</strong> The charts below show what it "
+            "predicts, not what a run will take.</div>"
+        )
+    if not result.factors:
+        return ""
+    scaling = scaling or {}
+    symbol = _scaling_symbol(result, scaling)
+    d = scaling_data(result, symbol, scaling.get("fixed"), meas, scaling.get("x_max"))
+    unit = view_unit(d.total, d.high, d.points_y)  # the unit of the scaling charts below
+    words = wording.headline(
+        result, symbol, d.fixed, result.factor_ranges[symbol][1], float(d.x[-1]), unit=unit, crossover=d.crossover
+    )
+    return f"<p class='headline'>{words.html()}</p>"
+
+
 def plan_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """The plan (:func:`perfmodel.plan.plan`) for people: the grid's factors, time with its interval in
-    one unit, GPU-hours and cost with 2 decimals, efficiency and the probabilities in %."""
-    unit = plan_time_unit(frame)
-    div = UNITS[unit]
+    """The plan (:func:`perfmodel.plan.plan`) for people: the grid's factors, time with its interval (in
+    the unit that reads well for it, as ``perfmodel plan`` prints it), GPU-hours and cost with 2 decimals, efficiency and the probabilities in %."""
     a = frame.attrs
     factors = [s for s in a.get("factors", []) if s not in (a.get("at") or {})]
     out = pd.DataFrame({s: [fmt_num(v) for v in frame[s]] for s in factors})
-    tf = ".0f" if unit == "s" else ".1f"
-    out[f"time ({unit})"] = [f"{v / div:{tf}}" for v in frame["time_s"]]
-    out[f"interval ({unit})"] = [
-        f"{lo / div:{tf}}–{hi / div:{tf}}" for lo, hi in zip(frame["time_low"], frame["time_high"], strict=True)
+    out["time (interval)"] = [  # each in its own unit, as `perfmodel plan` prints it: 27 min (25–32 min)
+        fmt_duration(t, lo, hi)
+        for t, lo, hi in zip(frame["time_s"], frame["time_low"], frame["time_high"], strict=True)
     ]
     out["GPU-hours"] = [f"{v:.2f}" for v in frame["gpu_hours"]]
     if a.get("cost_unit") != "GPU-hours":
@@ -312,7 +341,7 @@ def _plan_section(frame: pd.DataFrame, measured_max: float | None, first_figure:
     lines = recommend(frame)
     parts = ["<h2>Plan</h2>", "<p>" + html.escape("; ".join(x for x in settings if x)) + ".</p>"]
     if lines:
-        parts.append("<ul>" + "".join(f"<li>{html.escape(x[:1].upper() + x[1:])}</li>" for x in lines) + "</ul>")
+        parts.append("<ul>" + "".join(f"<li>{html.escape(wording.sentence(x))}</li>" for x in lines) + "</ul>")
     parts.append(_table(plan_table(frame)))
     figs = [plan_frontier_figure(frame), plan_deadline_figure(frame, measured_max=measured_max)]
     for i, fig in enumerate(figs):
@@ -335,7 +364,7 @@ def figure_html(fig: go.Figure, include_plotlyjs: bool, div_id: str | None = Non
 
 def html_report(
     result,
-    meas: Measurements,
+    meas: Measurements | None,
     figures: dict[str, go.Figure] | None = None,
     cv_predicted: np.ndarray | None = None,
     title: str | None = None,
@@ -348,11 +377,13 @@ def html_report(
 
     ``figures`` (title -> figure) defaults to :func:`perfmodel.plots.report_figures`, whose scaling
     view takes ``scaling`` (keys ``symbol``, ``fixed``, ``x_max``, ``log_x``, ``log_y``). plotly.js
-    is inlined in the first chart, so the page needs no network.
+    is inlined in the first chart, so the page needs no network. It opens with the headline of that
+    view, or the verdict on a fit too poor to quote (:func:`lead`), in the words of the app and the CLI.
+    ``meas`` None (a model file without its data): the charts that need no measured runs only.
     """
     if figures is None:
         figures = report_figures(result, meas, cv_predicted=cv_predicted, **(scaling or {}))
-    name = result.dataset or meas.name or "measurements"
+    name = result.dataset or (meas.name if meas is not None else "") or "measurements"
     title = title or f"Execution-time model: {name}"
     s = result.settings
     conv = result.convergence
@@ -363,6 +394,7 @@ def html_report(
         "<meta name='viewport' content='width=device-width, initial-scale=1'>",
         f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
+        lead(result, meas, scaling),
         f"<p class='meta'>Generated by perfmodel {html.escape(__version__)} on {now}. "
         f"{result.n_rows} measured runs in {result.n_configurations} configurations; factors: "
         + html.escape(", ".join(f"{k} = {v}" for k, v in result.factors.items()) or "none")
@@ -434,3 +466,31 @@ def html_report(
         "</body></html>",
     ]
     return "\n".join(parts)
+
+
+def groups_report(
+    fits, figures: dict[str, go.Figure | None], headline: str = "", title: str | None = None, by=()
+) -> str:
+    """A standalone HTML page of a group comparison (the Groups page; ``perfmodel fit --group-by``'s
+    groups): the headline (``headline``, Markdown with ``**`` and backslash escapes, as the page shows it),
+    the ``figures`` (title -> figure; None left out), and the table of each group's errors and time split.
+    plotly.js is inlined in the first chart."""
+    title = title or "Groups compared"
+    text = re.sub(r"\\(.)", r"\1", headline or "")
+    text = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", html.escape(text))
+    now = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
+    parts = [
+        "<!DOCTYPE html>",
+        "<html lang='en'><head><meta charset='utf-8'>",
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+        f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{html.escape(title)}</h1>",
+        f"<p class='headline'>{text}</p>" if text else "",
+        f"<p class='meta'>Generated by perfmodel {html.escape(__version__)} on {now}. {fits.n_ok} of {len(fits)} "
+        f"groups fitted by {html.escape(', '.join(map(str, by)) or 'group')}, each with the same terms.</p>",
+    ]
+    shown = [(t, f) for t, f in figures.items() if f is not None]
+    for i, (_, fig) in enumerate(shown):
+        parts.append(f"<div class='figure'>{figure_html(fig, include_plotlyjs=(i == 0), div_id=f'g{i}')}</div>")
+    parts += ["<h2>Errors and time split per group</h2>", _table(group_quality_table(fits)), "</body></html>"]
+    return "\n".join(p for p in parts if p)

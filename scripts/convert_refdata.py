@@ -17,6 +17,9 @@ What is converted (see the functions below for the exact rules):
 * Ernest rcv1: 10 iterations of Spark logistic regression (seconds).
 * Extra-Deep CIFAR-10: whole-job wall time vs GPUs (seconds).
 * Extra-P text inputs: copied verbatim (byte for byte).
+* NVIDIA DeepLearningExamples (the stakeholder's walk): six EfficientNet throughput series on a DGX A100
+  (images/s, kept as published, with a ``model`` column), and BERT-Large pre-training on DGX-2H nodes
+  (16 V100 each) as hours to train (phase 1 + phase 2 samples over the published throughputs).
 
 The script never writes outside ``--out`` and never deletes anything but the files it regenerates.
 """
@@ -112,6 +115,24 @@ EXTRAP_FILES = {
     "extrap-tests/text_two_parameter_5.txt": "text_two_parameter_5.txt",
     "extrap-tests/text_two_parameter_6.txt": "text_two_parameter_6.txt",
     "relearn-hpc/relearn_data_extrap_format.txt": "relearn_data.txt",
+}
+
+
+# NVIDIA DeepLearningExamples rows for the stakeholder's walk (tests/browser/test_walk_browser.py).
+DLE_CSV = "nvidia-dle-training/dle_training.csv"
+#: The throughput table: (group in dle_training.csv, model name in data/) on DGX A100 80GB, AMP.
+DLE_A100_CNN = {
+    "PyTorch|EfficientNet|model=efficientnet-b0|AMP|DGX-A100-80GB": "efficientnet-b0",
+    "PyTorch|EfficientNet|model=efficientnet-b4|AMP|DGX-A100-80GB": "efficientnet-b4",
+    "PyTorch|EfficientNet|model=efficientnet-widese-b0|AMP|DGX-A100-80GB": "efficientnet-widese-b0",
+    "PyTorch|EfficientNet|model=efficientnet-widese-b4|AMP|DGX-A100-80GB": "efficientnet-widese-b4",
+    "TensorFlow2|EfficientNet-v1|v1-b4|AMP|DGX-A100-80GB": "efficientnet-v1-b4",
+    "TensorFlow2|EfficientNet-v2-S|v2-s|AMP|DGX-A100-80GB": "efficientnet-v2-s",
+}
+#: The time-to-train table: BERT-Large pre-training, TensorFlow, mixed precision, DGX-2H (16 V100 per node).
+DLE_BERT_PHASES = {
+    "TensorFlow|BERT-large|pretrain;multinode;seq=128|AMP|DGX-2H-V100-32GB": 7038 * 65536,  # phase 1
+    "TensorFlow|BERT-large|pretrain;multinode;seq=512|AMP|DGX-2H-V100-32GB": 1563 * 32768,  # phase 2
 }
 
 
@@ -325,6 +346,56 @@ def copy_extrap(refdata: Path, out: Path) -> list[Path]:
     return written
 
 
+# ------------------------------------------------------------------------- NVIDIA DeepLearningExamples
+def convert_dle_walk(refdata: Path, out: Path) -> list[Path]:
+    """The two published tables of the stakeholder's walk.
+
+    * ``a100_efficientnet_throughput.csv``: the images/s of six EfficientNet models (PyTorch and
+      TensorFlow 2, mixed precision) on 1 to 64 A100s of DGX A100 nodes (8 GPUs each), as published;
+      columns ``model, framework, gpus, batch_per_gpu, images_per_sec``.
+    * ``bert_large_v100_time_to_train.csv``: BERT-Large pre-training (TensorFlow, mixed precision) on 1
+      to 32 DGX-2H nodes of 16 V100: ``time_to_train_h`` = (phase-1 sequences / the seq-128 throughput +
+      phase-2 sequences / the seq-512 throughput) / 3600, with the phases of NVIDIA's LAMB recipe
+      (7,038 steps of 65,536 sequences, then 1,563 of 32,768; the global batches the table's per-GPU
+      batch × accumulation × GPUs give at every row, checked here)."""
+    src = pd.read_csv(refdata / DLE_CSV)
+    cnn = src[src["group"].isin(DLE_A100_CNN)]
+    _require(set(cnn["group"]) == set(DLE_A100_CNN), "DLE: an EfficientNet series is missing")
+    _require(bool((cnn["throughput_unit"] == "images/s").all()), "DLE: EfficientNet throughputs not in images/s")
+    a100 = pd.DataFrame(
+        {
+            "model": cnn["group"].map(DLE_A100_CNN),
+            "framework": cnn["framework"],
+            "gpus": cnn["gpus"].astype(int),
+            "batch_per_gpu": cnn["batch_size_per_gpu"].astype(int),
+            "images_per_sec": cnn["throughput"].astype(float),
+        }
+    ).sort_values(["model", "gpus"], kind="stable")
+    phases = []
+    for group, sequences in DLE_BERT_PHASES.items():
+        rows = src[src["group"] == group].sort_values("gpus")
+        _require(len(rows) == 4, f"DLE: {group} has {len(rows)} rows, expected 4")
+        batch = rows["batch_size_per_gpu"] * rows["grad_accum"] * rows["gpus"]
+        step_batch = 65536 if "seq=128" in group else 32768
+        _require(bool((batch == step_batch).all()), f"DLE: {group}: global batch {sorted(set(batch))} != {step_batch}")
+        phases.append(
+            rows.set_index("gpus")[["nodes", "throughput"]].assign(seconds=lambda r, n=sequences: n / r["throughput"])
+        )
+    one, two = phases
+    _require(list(one.index) == list(two.index), "DLE: the BERT phases are measured at different GPU counts")
+    bert = pd.DataFrame(
+        {
+            "gpus": one.index.astype(int),
+            "nodes": one["nodes"].astype(int).to_numpy(),
+            "time_to_train_h": ((one["seconds"] + two["seconds"]) / 3600).round(4).to_numpy(),
+        }
+    )
+    return [
+        _write_csv(a100, out / "nvidia_dle" / "a100_efficientnet_throughput.csv"),
+        _write_csv(bert, out / "nvidia_dle" / "bert_large_v100_time_to_train.csv"),
+    ]
+
+
 CONVERTERS = [
     convert_mlperf,
     convert_tf_cnn,
@@ -333,6 +404,7 @@ CONVERTERS = [
     convert_ernest,
     convert_extradeep,
     copy_extrap,
+    convert_dle_walk,
 ]
 
 

@@ -757,7 +757,6 @@ def _bytes(v) -> bytes:
 
 
 def test_plan_page_defaults_and_a_headline_that_agrees_with_its_table(app, captured):
-    from perfmodel.plan import fmt_duration
     from perfmodel.plots.scaling import typical_value
 
     app.switch_page("pages/plan.py").run()
@@ -778,12 +777,14 @@ def test_plan_page_defaults_and_a_headline_that_agrees_with_its_table(app, captu
     [head] = [plain(s.value) for s in app.success]
     assert head.startswith("Cheapest meeting the deadline (30 min) with ≥ 90%: p = ")
     table = app.dataframe[0].value
-    assert list(table.columns[:2]) == ["p", "time (min)"] and "P(deadline)" in table
+    assert list(table.columns[:2]) == ["p", "time"] and "P(deadline)" in table
     # the row the headline names is the cheapest of those meeting the deadline with >= 90 %
     meeting = table[table["P(deadline)"] >= 90]
     chosen = meeting.loc[meeting["GPU-hours"].idxmin()]
     assert f"p = {int(chosen['p'])} — " in head
-    assert fmt_duration(chosen["time (min)"] * 60) in head and f"{chosen['GPU-hours']:.2f} GPU-h" in head
+    # the same words for its time in the table and the headline, as `perfmodel plan` writes them
+    assert f"— {chosen['time']}, " in head and f"{chosen['GPU-hours']:.2f} GPU-h" in head
+    assert re.fullmatch(r"[\d.]+ (s|min|h) \([\d.]+–[\d.]+ \1\)", chosen["time"])
     assert (table.loc[table["p"] < chosen["p"], "P(deadline)"] < 90).all()  # smaller p miss it
     # the time-vs-p chart: the deadline as a line at 30 (min), a probability above every p, log x
     spec = json.loads(charts(app)[1].proto.spec)
@@ -796,7 +797,14 @@ def test_plan_page_defaults_and_a_headline_that_agrees_with_its_table(app, captu
     names = [t.get("name") for t in frontier["data"]]
     assert "efficient frontier" in names
     points = [t for t in frontier["data"] if t.get("error_x") and t.get("error_y")]
-    assert points and sorted(x for t in points for x in t["text"]) == sorted(f"p={p:g}" for p in table["p"])
+    # every point named in its hover, and labelled where its label covers no other (issue 33: p=4096 was
+    # written over p=2048)
+    hovers = [h for t in points for h in t["hovertext"]]
+    assert points and sorted(re.search(r"p = (\d+)", h).group(1) for h in hovers) == sorted(
+        f"{p:g}" for p in table["p"]
+    )
+    labels = [x for t in points for x in t["text"] if x]
+    assert set(labels) <= {f"p={p:g}" for p in table["p"]} and len(labels) >= len(table) // 2
     assert frontier["layout"]["yaxis"]["title"]["text"] == "cost (GPU-hours)"
     # the link carries the deadline; the Export page offers this plan and puts it in the report
     assert app.query_params["deadline"] == "30m"

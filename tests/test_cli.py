@@ -515,7 +515,7 @@ def test_a_poor_fit_is_called_poor_on_the_command_line(tmp_path, capsys):
     code, _, err = run(
         ["fit", "tf-cnn-all", "--replicates", "0", "--maxiter", "300", "--out", tmp_path / "m.json"], capsys
     )
-    assert code == 0 and "warning: this fit is too poor to quote its predictions" in err and "--group-by" in err
+    assert code == 0 and "warning: this fit is too poor to quote a prediction" in err and "--group-by" in err
     code, text, err = run(
         [
             "fit",

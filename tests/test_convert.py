@@ -153,6 +153,23 @@ def test_extrap_file_verbatim_sample():
     assert "# formula: 2 + 0.884 * s * log(p)" in text
 
 
+def test_dle_walk_tables():
+    # refdata nvidia-dle-training/dle_training.csv, TensorFlow/LanguageModeling/BERT/README.md lines 878 and 882
+    # (DGX-2H, mixed precision, 1 node of 16 GPUs): 3081.69 sequences/s at seq 128, 577.79 at seq 512;
+    # phase 1: 7,038 steps × 65,536 sequences, phase 2: 1,563 × 32,768
+    bert = _csv("nvidia_dle/bert_large_v100_time_to_train.csv")
+    assert list(bert.columns) == ["gpus", "nodes", "time_to_train_h"]
+    assert list(bert["gpus"]) == [16, 64, 256, 512] and list(bert["nodes"]) == [1, 4, 16, 32]
+    expected = (7038 * 65536 / 3081.69 + 1563 * 32768 / 577.79) / 3600
+    assert bert["time_to_train_h"].iloc[0] == pytest.approx(expected, abs=1e-4)
+    # PyTorch/Classification/ConvNets/efficientnet README (DGX A100 80GB, AMP): efficientnet-b4, 1 GPU, 331 img/s
+    a100 = _csv("nvidia_dle/a100_efficientnet_throughput.csv")
+    assert list(a100.columns) == ["model", "framework", "gpus", "batch_per_gpu", "images_per_sec"]
+    assert a100["model"].nunique() == 6
+    row = a100[(a100["model"] == "efficientnet-b4") & (a100["gpus"] == 1)].iloc[0]
+    assert (row["batch_per_gpu"], row["images_per_sec"]) == (128, 331.0)
+
+
 # --------------------------------------------------------------------- reproducibility / rules
 @needs_refdata
 def test_converter_reproduces_shipped_data(tmp_path):

@@ -146,7 +146,7 @@ def test_cli_plan_end_to_end_on_a_bundled_dataset(tmp_path):
         text=True,
     )
     assert out.returncode == 0, out.stderr
-    assert "cheapest meeting the deadline" in out.stdout or "no configuration meets the deadline" in out.stdout
+    assert "Cheapest meeting the deadline" in out.stdout or "No configuration meets the deadline" in out.stdout
     f = pd.read_csv(tmp_path / "plan.csv")
     assert list(f["p"]) == [8, 16, 32, 64]
     assert {"time_low", "time_high", "gpu_hours_low", "cost_high", "p_deadline", "p_budget", "efficiency"} <= set(f)

@@ -38,7 +38,7 @@ def test_frontier_figure_marks_the_frontier_and_both_intervals():
     assert list(pts.text) == ["p=8", "p=16", "p=32", "p=64"]
     np.testing.assert_allclose(pts.error_x.array, f["time_s"] / 3600 * 0.1)
     np.testing.assert_allclose(pts.error_y.arrayminus, f["cost"] * 0.1)
-    assert "deadline 2.0 h" in by_name and "budget 60.00 GPU-h" in by_name
+    assert "deadline 2 h" in by_name and "budget 60.00 GPU-h" in by_name
     assert {s.line.dash for s in fig.layout.shapes} == {"dash", "dot"}
 
 
@@ -80,6 +80,8 @@ def test_report_plan_section_only_with_a_plan():
     from perfmodel.report import plan_table
 
     t = plan_table(hand_plan(deadline=2 * 3600))
-    assert list(t.columns[:3]) == ["p", "time (h)", "interval (h)"]
+    assert list(t.columns[:2]) == ["p", "time (interval)"]
+    # each time with its interval in one unit, as `perfmodel plan` prints it (perfmodel.wording)
+    assert list(t["time (interval)"][:2]) == ["4.0 h (3.6–4.4 h)", "2.2 h (2.0–2.4 h)"]
     assert list(t["P(deadline)"]) == ["0%", "20%", "95%", "97%"]
     assert t["GPU-hours"].iloc[0] == "32.00"

@@ -8,21 +8,32 @@ import streamlit as st
 
 from perfmodel import PerfModelError
 from perfmodel.advise import advise
-from perfmodel.plots.style import fmt_num, fmt_seconds
+from perfmodel.plots.style import fmt_num
 from perfmodel.spreadsheet import to_csv
+from perfmodel.uncertainty.ranges import range_at
+from perfmodel.wording import fmt_band, fmt_time
 
 from .text import md
 
 
 def candidate_values(values, target: float) -> list[float]:
-    """The measured values and the powers of two up to ``target`` (a sweep's usual steps)."""
-    vals = set(float(v) for v in values)
+    """The measured values, the powers of two up to ``target`` (a sweep's usual steps) and the target
+    itself (a run at the target is often the one that tells most, as ``perfmodel advise`` ranks it)."""
+    vals = set(float(v) for v in values) | {float(target)}
     if target > 0 and min(vals) > 0:
         v = 2.0 ** np.floor(np.log2(min(vals)))
         while v < target:
             vals.add(float(v))
             v *= 2
-    return sorted(x for x in vals if x < target or x in values)
+    return sorted(x for x in vals if x <= target or x in values)
+
+
+def width_left(halfwidth_pct: float, today) -> float:
+    """The interval expected at the target after a run, as a share of today's (``today``: its
+    :class:`~perfmodel.uncertainty.ranges.Range`), both as half-widths in log units (advise's measure:
+    ``halfwidth_pct`` is (e^h − 1) × 100); never below 0."""
+    after = np.log1p(max(float(halfwidth_pct), 0.0) / 100)
+    return after / today.halfwidth_log if today.halfwidth_log > 0 else 1.0
 
 
 def show(res, meas, symbol: str, fixed: dict, target_x: float, unit: str | None = None) -> None:
@@ -67,11 +78,13 @@ def show(res, meas, symbol: str, fixed: dict, target_x: float, unit: str | None 
         return
     a = table.attrs
     top = table.iloc[0]
+    today = range_at(res, {**a.get("filled", {}), **target})
     if top["gain_pct"] > 0:
         c[1].success(
-            f"Measure **{sym} = {fmt_num(top[symbol])}** next: the interval at {sym} = "
-            f"{fmt_num(target_x)} would shrink from ±{a['target_halfwidth_pct']:.0f} % to about "
-            f"±{top['target_halfwidth_pct']:.0f} %, for a run of about {fmt_seconds(top['predicted_time'], unit)}.",
+            f"Measure **{sym} = {fmt_num(top[symbol])}** next: the interval at {sym} = {fmt_num(target_x)}, today "
+            f"{fmt_time(today.point, today.low, today.high, unit)} ({fmt_band(today.point, today.low, today.high)}), "
+            f"would shrink to about {width_left(top['target_halfwidth_pct'], today):.0%} of its width, for a run "
+            f"of about {fmt_time(top['predicted_time'], unit=unit)}.",
             icon=":material/science:",
         )
     else:
@@ -79,8 +92,10 @@ def show(res, meas, symbol: str, fixed: dict, target_x: float, unit: str | None 
     view = pd.DataFrame(
         {
             symbol: table[symbol],
-            "predicted run time": [fmt_seconds(v, unit) for v in table["predicted_time"]],
-            "interval at the target after it (±%)": table["target_halfwidth_pct"].round(1),
+            "predicted run time": [fmt_time(v, unit=unit) for v in table["predicted_time"]],
+            "interval at the target after it (% of today's width)": [
+                round(width_left(v, today) * 100) for v in table["target_halfwidth_pct"]
+            ],
             "narrower by (points)": table["gain_pct"].round(1),
             "GPU-hours": table["gpu_hours"].round(2),
             "per GPU-hour": table["gain_per_gpu_hour"].round(1),

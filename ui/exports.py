@@ -29,6 +29,15 @@ def _html(fit_key: str, view_json: str, _result, _meas, _cv_predicted, plan_key:
     return report.html_report(_result, _meas, cv_predicted=_cv_predicted, scaling=view, plan=_plan).encode("utf-8")
 
 
+def exported_view(view: dict | None, result, data_key: str | None) -> dict | None:
+    """The Scaling page's last view for the report, when it was set on this data and its factor is the
+    model's (else None: the report's own default view); without its data key."""
+    view = dict(view or {})
+    if view.pop("data_key", None) != data_key or view.get("symbol") not in result.factors:
+        return None
+    return view
+
+
 def plan_csv(frame) -> str:
     """The plan as ``perfmodel plan --out`` writes it: one row per configuration."""
     return to_csv(frame, float_format="%.6g")

@@ -15,6 +15,7 @@ import json
 import pandas as pd
 import streamlit as st
 
+from perfmodel import PerfModelError
 from perfmodel.data.datasets import get_dataset, load_frame
 from perfmodel.fitting.quality import judge_result
 from perfmodel.groups import GroupFits
@@ -29,7 +30,7 @@ from perfmodel.plots.groups import (
 )
 from perfmodel.plots.style import fmt_num, fmt_range, term_name
 
-from . import state
+from . import fitting, state
 from .group_run import charted_first, settings_for
 from .text import md
 
@@ -62,6 +63,16 @@ def group_columns() -> list[str]:
     cols = candidate_columns(data["frame"], data["time"], data["factors"])
     suggested = get_dataset(data["name"]).groups if data.get("source") == "bundled" else ()
     return [c for c in suggested if c in cols] or cols
+
+
+def mixed_columns(meas, columns: list[str]) -> list[str]:
+    """The group ``columns`` whose values differ between rows of one configuration: rows that would be
+    read as repeats of each other although they are runs of different groups (models, frameworks)."""
+    cols = [c for c in columns if c in meas.frame.columns]
+    if not cols or not meas.n_rows:
+        return []
+    cfg = pd.Series(meas.configurations(), index=meas.frame.index)
+    return [c for c in cols if (meas.frame[c].astype(str).groupby(cfg).nunique() > 1).any()]
 
 
 def tables() -> dict[str, dict]:
@@ -134,6 +145,55 @@ def with_intervals(table: dict, by: list[str], terms: str, fits: GroupFits, labe
     as ``perfmodel fit --group-by`` computes every group's (its default 200 replicates)."""
     settings = json.dumps(settings_for(table, terms), sort_keys=True)
     return _with_intervals(str(table["key"]), json.dumps(list(by)), settings, json.dumps(sorted(labels)), fits)
+
+
+def split_values(measured: list[float], x_end: float | None) -> list[float]:
+    """The values the split can be shown at: the measured ones, then the doublings of the largest up to
+    the curves' end (the extension chosen above the chart)."""
+    out = sorted(set(measured))
+    if out and x_end is not None and out[-1] > 0:
+        v = out[-1] * 2
+        while v <= x_end * (1 + 1e-9):
+            out.append(float(v))
+            v *= 2
+    return out
+
+
+def open_group(table: dict, by: list[str], fits: GroupFits) -> None:
+    """Open one group in the single-model pages (Model, Scaling, Plan, Export): its rows become the
+    current data, with the table's mapping and the group's own terms, fitted; then the Scaling page."""
+    ok = [o for o in fits.outcomes if o.result is not None]
+    if not ok:
+        return
+    st.subheader("One group on its own")
+    c = st.columns([3, 1], vertical_alignment="bottom")
+    label = c[0].selectbox(
+        "Open a group in the Model, Scaling and Plan pages",
+        [o.label for o in ok],
+        key=f"w:g:open:{table['key']}",
+        help="Its rows become the current data, with this table's column mapping (a throughput's work per run "
+        "included) and the group's own terms, and it is fitted: its Scaling page answers at any number of "
+        "workers, its Plan page recommends, its Export page writes its report. The Data page brings the whole "
+        "table back.",
+    )
+    if not c[1].button(
+        "Open this group",
+        key="g:open",
+        type="primary",
+        icon=":material/open_in_new:",
+        help="Make the group the current data and go to its Scaling page.",
+    ):
+        return
+    o = next(o for o in ok if o.label == label)
+    try:
+        state.open_group(
+            table, dict(zip(by, o.key, strict=True)), o.result.settings.get("terms") or o.result.expression
+        )
+    except PerfModelError as exc:
+        st.error(md(exc), icon=":material/error:")
+        return
+    fitting.run_fit(st.progress(0.0, text=f"Fitting {md(label)}…"))
+    st.switch_page("pages/scaling.py")
 
 
 def too_poor(fits: GroupFits) -> dict[str, str]:

@@ -27,16 +27,19 @@ from . import groups_panel
 from .group_run import GroupRun
 from .text import md
 
+#: How far the groups' curves run (× the largest measured value), as the Scaling page's choices.
+EXTEND = [1, 1.5, 2, 4, 8, 16, 32, 64]
 
-def _controls(table: dict, by: list[str], run: GroupRun, fits: GroupFits) -> tuple[list[str], str, str]:
-    """The charted groups, the factor along which they scale and the curves' mode (widgets)."""
+
+def _controls(table: dict, by: list[str], run: GroupRun, fits: GroupFits) -> tuple[list[str], str, str, float]:
+    """The charted groups, the factor along which they scale, the curves' mode and how far they run (widgets)."""
     ss = st.session_state
     skipped = {o.label for o in fits.outcomes if o.result is None}
     labels = [lab for lab in run.labels if lab not in skipped]
     symbols = sorted(
         {s for o in fits.outcomes if o.result is not None for s in o.result.factors}, key=lambda s: (s != "p", s)
     )
-    c = st.columns([3, 2, 2])
+    c = st.columns([3, 2, 2, 2])
     shown_key = f"w:g:shown:{table['key']}:{'|'.join(by)}"
     if shown_key not in ss or not set(ss[shown_key]) <= set(labels):
         ss[shown_key] = groups_panel.default_shown(fits)
@@ -58,7 +61,17 @@ def _controls(table: dict, by: list[str], run: GroupRun, fits: GroupFits) -> tup
         format_func=lambda m: {"time": "predicted time", "speedup": "speedup"}[m],
         help="Speedup is each group's time at its smallest measured value over its time at x.",
     )
-    return shown, x, mode
+    if ss.get("w:g:extend") not in EXTEND:
+        ss["w:g:extend"] = 4  # as the Scaling page: a doubling beyond the data is rarely the question
+    extend = c[3].select_slider(
+        "Extend the curves to",
+        options=EXTEND,
+        key="w:g:extend",
+        format_func=lambda v: f"{v:g} ×",
+        help="How far past the largest measured value (over all groups) the curves run; beyond it they "
+        "are dashed. Open one group below to see its own Scaling and Plan pages.",
+    )
+    return shown, x, mode, float(extend)
 
 
 def curves(table: dict, by: list[str], terms: str) -> tuple[GroupFits, str, list[str], float | None, str]:
@@ -94,13 +107,13 @@ def curves(table: dict, by: list[str], terms: str) -> tuple[GroupFits, str, list
         st.dataframe(group_quality_table(fits), hide_index=True)
         st.stop()
     with controls:
-        shown, x, mode = _controls(table, by, run, fits)
+        shown, x, mode, extend = _controls(table, by, run, fits)
     run.fit([i for i, lab in enumerate(run.plan.labels) if lab in shown], each=step("Fitting", len(run.fitted)))
     if not ss.get(done_key):  # a first run: the curves now, before the slow part
         status.markdown(f"Fitting {n} groups by {named}: {len(run.fitted)} fitted, the charted ones first…")
         first = run.fits()
         chart.plotly_chart(
-            group_scaling_figure(first, x, mode, labels=shown, unit=_unit(first, x, shown)),
+            group_scaling_figure(first, x, mode, extend, labels=shown, unit=_unit(first, x, shown, extend=extend)),
             width="stretch",
             key="g:curves:first",
         )
@@ -117,22 +130,28 @@ def curves(table: dict, by: list[str], terms: str) -> tuple[GroupFits, str, list
         + (f"; {len(skipped)} skipped (reasons in the table)" if skipped else "")
         + "."
     )
-    speedups = group_scaling_data(fits, x, "speedup", labels=shown)
-    times = group_scaling_data(fits, x, "time", labels=shown)
+    speedups = group_scaling_data(fits, x, "speedup", extend, labels=shown)
+    times = group_scaling_data(fits, x, "time", extend, labels=shown)
     unit = _unit(fits, x, shown, times)
     at = common_range_end(speedups)
+    head_text = ""
     if at is not None and len(speedups) > 1:
-        head.markdown(groups_panel.headline(fits, speedups, x, at))
-    chart.plotly_chart(
-        group_scaling_figure(fits, x, mode, labels=shown, curves=speedups if mode == "speedup" else times, unit=unit),
-        width="stretch",
-        key="g:curves",
+        head_text = groups_panel.headline(fits, speedups, x, at)
+        head.markdown(head_text)
+    figure = group_scaling_figure(
+        fits, x, mode, extend, labels=shown, curves=speedups if mode == "speedup" else times, unit=unit
     )
+    chart.plotly_chart(figure, width="stretch", key="g:curves")
+    ss["g:view"] = {
+        "figure": figure,
+        "headline": head_text if at is not None and len(speedups) > 1 else "",
+        "x_end": float(times[0].x[-1]) if times else None,
+    }
     return fits, x, shown, at, unit
 
 
-def _unit(fits: GroupFits, x: str, shown: list[str], times=None) -> str:
+def _unit(fits: GroupFits, x: str, shown: list[str], times=None, extend: float = 2.0) -> str:
     """One unit for the time chart, the split chart and the constants (the split's totals lie on the
     curves), chosen by the magnitude of the charted groups' times, ranges and measurements."""
-    times = group_scaling_data(fits, x, "time", labels=shown) if times is None else times
+    times = group_scaling_data(fits, x, "time", extend, labels=shown) if times is None else times
     return view_unit(*(c.y for c in times), *(c.high for c in times), *(c.points_y for c in times))

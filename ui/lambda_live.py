@@ -19,7 +19,7 @@ from perfmodel.plots.scaling import scaling_figure
 from perfmodel.plots.selection import lambda_strip_figure
 from perfmodel.plots.style import FACTOR_WORDS, fmt_num, term_name, term_styles
 from ui import fitting, state
-from ui.widgets import fmt_lambda, fmt_pct, md, show_flash
+from ui.widgets import fmt_lambda, fmt_pct, latex_lines, md, show_flash
 
 CHARTS = {"parity": "predicted against measured", "scaling": "scaling curve"}
 LAMBDA_HELP = (
@@ -129,7 +129,8 @@ def _chart(res, meas, kind: str):
             height=400,
             title=f"Run time as {FACTOR_WORDS.get(x, (x,))[0]} grow",
         )
-    return parity_figure(res, meas, height=440, legend="top")  # inside, it hid points of this small chart
+    # inside, the legend hid points of this small chart; above it, a wrapped legend ran into the subtitle
+    return parity_figure(res, meas, height=480, legend="below")
 
 
 @st.fragment
@@ -174,7 +175,7 @@ def render() -> None:
     drawn = []
 
     def draw(res) -> None:
-        formula.latex(res.latex(3))
+        formula.latex(latex_lines(res.latex(3), 44))  # in lines: the column never cuts it off
         chart.plotly_chart(_chart(res, meas, ss.get("w:live_chart", "parity")), width="stretch", theme=None)
         drawn.append(res)
 

@@ -25,8 +25,10 @@ def mapping_form(
     title: str | None = None,
     source: str = "upload",
     content: bytes | None = None,
+    where: dict | None = None,
 ) -> None:
-    """Column-to-role mapping (first guess given) and the button that applies it."""
+    """Column-to-role mapping (first guess given) and the button that applies it (to the rows of the group
+    ``where``, {column: value}, when one is open)."""
     cols = [str(c) for c in frame.columns]
     extrap = state.is_extrap_frame(frame)
     with st.form(f"mapping:{key}"):
@@ -137,6 +139,7 @@ def mapping_form(
                 content=content,
                 rate=rate,
                 unit=unit,
+                where=where,
             )
         except PerfModelError as exc:
             st.error(md(exc), icon=":material/error:")

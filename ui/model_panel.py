@@ -17,7 +17,7 @@ from perfmodel.language.expression import FUNCTIONS
 from perfmodel.language.latex import to_latex
 from perfmodel.plots.style import TERM_LABELS
 from ui import fitting, state
-from ui.widgets import flash, fmt_pct, md, show_flash
+from ui.widgets import flash, fmt_pct, latex_lines, md, show_flash
 
 CATEGORY_BADGE = {"start-up": "gray", "compute": "blue", "communication": "orange", "scaling": "green"}
 LOSS_HELP = {
@@ -145,7 +145,7 @@ def terms_section(meas) -> None:
     if error:
         st.error(f"The terms cannot be used: {md(error)}", icon=":material/error:")
         return
-    st.latex(to_latex(expr))
+    st.latex(latex_lines(to_latex(expr), 90))
     notes = []
     if "I" in expr.symbols:
         notes.append("I = E·⌈N/(p·b)⌉ is the number of iterations (epochs × steps per epoch)")

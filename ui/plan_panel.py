@@ -16,9 +16,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from perfmodel import PerfModelError
-from perfmodel.plan import efficient, parse_duration, plan, recommend
-from perfmodel.plots.plan import UNITS, plan_time_unit
+from perfmodel import PerfModelError, wording
+from perfmodel.plan import default_grid as plan_default_grid, efficient, fmt_duration, parse_duration, plan, recommend
 from perfmodel.plots.scaling import typical_value
 from perfmodel.plots.style import FACTOR_WORDS, fmt_num
 
@@ -33,15 +32,9 @@ MAX_GRID = 64
 
 
 def default_grid(res, meas) -> list[float]:
-    """The smallest measured p, then the powers of two above it up to 8 × the largest measured p."""
-    lo, hi = (float(v) for v in res.factor_ranges["p"])
-    lo = lo if lo > 0 else 1.0
-    out, v = [lo], 2.0 ** math.ceil(math.log2(lo) + 1e-9)
-    while v <= 8 * hi * (1 + 1e-9):
-        if v > lo:
-            out.append(v)
-        v *= 2
-    return out
+    """The smallest measured p, then the powers of two above it up to 8 × the largest measured p
+    (:func:`perfmodel.plan.default_grid`, as ``perfmodel report`` plans)."""
+    return plan_default_grid(res)
 
 
 def _fmt_list(values) -> str:
@@ -324,14 +317,6 @@ def current(res, meas) -> tuple[pd.DataFrame | None, bool]:
         return None, False
 
 
-def _sentence(line: str) -> str:
-    """A recommendation as a sentence: a capital first word (not a symbol: "p = 64 saves ..."), a full stop."""
-    line = line.strip()
-    if re.match(r"[a-z]{2,}\b", line):
-        line = line[:1].upper() + line[1:]
-    return line.rstrip(".") + "."
-
-
 def recommendation(frame: pd.DataFrame) -> None:
     """The first recommendation as the headline (a sentence with its ranges), the others below it."""
     lines = recommend(frame)
@@ -346,11 +331,11 @@ def recommendation(frame: pd.DataFrame) -> None:
     elif lines:
         head, rest = lines[0], lines[1:]
         kind = st.warning if head.startswith("no configuration") else st.success
-        kind(md(_sentence(head)), icon=":material/lightbulb:")
+        kind(md(wording.sentence(head)), icon=":material/lightbulb:")
     else:  # pragma: no cover - recommend always says something when a deadline or budget is set
         rest = []
     for line in rest:
-        st.markdown(f"- {md(_sentence(line))}")
+        st.markdown(f"- {md(wording.sentence(line))}")
     if not frame["p_deadline"].notna().any() and (a.get("deadline") is not None or a.get("budget") is not None):
         st.caption("The probabilities need the fit's intervals (being computed; the page is redrawn with them).")
     else:
@@ -364,14 +349,13 @@ def recommendation(frame: pd.DataFrame) -> None:
 def table(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     """The plan for people: times in one unit, money with 2 decimals, probabilities in %; and the
     column configs of ``st.dataframe``."""
-    unit = plan_time_unit(frame)
-    div = UNITS[unit]
     factors = [s for s in frame.attrs.get("factors", []) if s not in (frame.attrs.get("at") or {})]
     gpu_h = frame.attrs.get("cost_unit") == "GPU-hours"
     view = pd.DataFrame({s: frame[s] for s in factors})
-    view[f"time ({unit})"] = frame["time_s"] / div
-    view["time low"] = frame["time_low"] / div
-    view["time high"] = frame["time_high"] / div
+    view["time"] = [  # each in the unit that reads well for it, as the CLI and the report write it
+        fmt_duration(t, lo, hi)
+        for t, lo, hi in zip(frame["time_s"], frame["time_low"], frame["time_high"], strict=True)
+    ]
     view["GPU-hours"] = frame["gpu_hours"]
     if not gpu_h:
         view["cost"], view["cost low"], view["cost high"] = frame["cost"], frame["cost_low"], frame["cost_high"]
@@ -383,15 +367,13 @@ def table(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
         view["P(deadline)"] = frame["p_deadline"] * 100
     if frame.attrs.get("budget") is not None:
         view["P(budget)"] = frame["p_budget"] * 100
-    tf = "%.1f" if unit != "s" else "%.0f"
+    level = frame.attrs.get("level", 0.9)
     cfg = {s: st.column_config.NumberColumn(s, format="%g", help=FACTOR_WORDS.get(s, (s,))[0]) for s in factors}
     cfg.update(
         {
-            f"time ({unit})": st.column_config.NumberColumn(
-                f"time ({unit})", format=tf, help="Predicted wall time of the run."
+            "time": st.column_config.TextColumn(
+                "time (interval)", help=f"Predicted wall time of the run, with its {level:.0%} interval."
             ),
-            "time low": st.column_config.NumberColumn(f"low ({unit})", format=tf, help="Low end of the interval."),
-            "time high": st.column_config.NumberColumn(f"high ({unit})", format=tf, help="High end of the interval."),
             "GPU-hours": st.column_config.NumberColumn("GPU-hours", format="%.2f", help="p × hours."),
             "GPU-hours low": st.column_config.NumberColumn("GPU-h low", format="%.2f"),
             "GPU-hours high": st.column_config.NumberColumn("GPU-h high", format="%.2f"),

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from perfmodel.fitting.quality import judge_result
+from perfmodel import wording
 from perfmodel.plots.scaling import rate_work, scaling_grid, typical_value
-from perfmodel.plots.style import FACTOR_WORDS, fmt_num, fmt_range, fmt_seconds, log_scale_default, unit_seconds
-from perfmodel.uncertainty.ranges import range_at
+from perfmodel.plots.style import FACTOR_WORDS, fmt_num, fmt_range, log_scale_default
+from ui import links
 from ui.text import md
 
 EXTEND = [1, 1.5, 2, 4, 8, 16, 32, 64]
@@ -40,6 +40,7 @@ def controls(res, meas) -> View:
     """The factor on the x-axis, how far to extend it, log axes and the other factors' values."""
     ss = st.session_state
     symbols = list(res.factors)
+    _seed_from_link(symbols)
     c = st.columns([2, 3, 1, 1])
     if ss.get("w:x") not in symbols:
         ss["w:x"] = "p" if "p" in symbols else symbols[0]
@@ -78,7 +79,11 @@ def controls(res, meas) -> View:
         "linear axis its small end and its range would be a few pixels tall).",
     )
     view = View(x, float(extend), bool(log_x), bool(log_y), _fixed_values(res, meas, x), float(hi))
+    links.set_page_params(  # a link to this view opens it (the defaults are left out)
+        {"x": x if x != ("p" if "p" in symbols else symbols[0]) else "", "extend": f"{extend:g}" if extend != 4 else ""}
+    )
     ss["scaling_view"] = {
+        "data_key": ss.get("data_key"),  # the view of this data only (ui.state drops it with other data)
         "symbol": x,
         "fixed": dict(view.fixed),
         "x_max": view.x_max,
@@ -86,6 +91,24 @@ def controls(res, meas) -> View:
         "log_y": view.log_y,
     }
     return view
+
+
+#: Query keys of the Scaling page's settings in a link.
+LINK_KEYS = ("x", "extend")
+
+
+def _seed_from_link(symbols: list[str]) -> None:
+    """Put the opening link's factor and extension into the widgets (once per session)."""
+    ss = st.session_state
+    got = links.linked_page_params(LINK_KEYS)
+    if got.get("x") in symbols:
+        ss["w:x"] = got["x"]
+    try:
+        extend = float(got["extend"]) if "extend" in got else None
+    except ValueError:
+        extend = None
+    if extend in EXTEND:
+        ss["w:extend"] = int(extend) if float(extend).is_integer() else extend
 
 
 def show_throughput(res, data) -> bool:
@@ -151,53 +174,19 @@ def _fixed_values(res, meas, x: str) -> dict:
 
 def headline(res, data, view: View, unit: str) -> str:
     """The predicted time at the largest measured value and at the end of the curve, in the view's
-    ``unit``, each with the range :func:`perfmodel.uncertainty.ranges.range_at` gives (the one the
-    advise panel quotes), what most of it is, and where communication overtakes compute."""
-    x, hi = view.symbol, view.measured_max
-    x_end = float(data.x[-1])
-    cats: dict = {}
-    for s, t in zip(data.styles, data.contributions.columns, strict=True):
-        cats[s.category] = cats.get(s.category, 0.0) + float(data.contributions[t].iloc[-1])
-    top = max(cats, key=cats.get) if cats else None
-    total = sum(cats.values())  # the formula's own total: the point may lean towards the reference structures
-    share = cats[top] / total * 100 if top and total else float("nan")
-    k = unit_seconds(unit)
-
-    rate = getattr(res, "rate", None) or {}
-    work = rate.get("work") if isinstance(rate.get("work"), (int, float)) else None
-
-    def as_rate(t: float, lo: float | None = None, hi: float | None = None) -> str:
-        """A time predicted for a throughput fit, as the rate it stands for (work / time)."""
-        if work is None:
-            return ""
-        text = fmt_range(work / t, *((work / hi, work / lo) if lo and hi else (None, None)))
-        return f", that is {text} {md(rate['column'])}"
-
-    def at(where: float) -> str:  # the prediction and, once computed, its 90 % interval
-        r = range_at(res, {x: where, **view.fixed})
-        if r is None:
-            t = float(np.interp(where, data.x, data.total))
-            return f"**{fmt_seconds(t, unit)}**{as_rate(t)}"
-        value, _, rest = fmt_range(r.point / k, r.low / k, r.high / k, f" {unit}").partition(" (")
-        return (f"**{value}** ({rest}" if rest else f"**{value}**") + as_rate(r.point, r.low, r.high)
-
-    has_range = getattr(res, "has_intervals", False)
-    msg = (
-        f"At the largest measured {md(x)} = {fmt_num(hi)} the model predicts {at(hi)}; "
-        f"at {md(x)} = {fmt_num(x_end)} it predicts {at(x_end)}" + (f", {share:.0f} % of it {top}" if top else "") + "."
+    ``unit``, each with its range, what most of it is, and where communication overtakes compute:
+    :func:`perfmodel.wording.headline`, the sentence the report and the CLI's report say too."""
+    words = wording.headline(
+        res, view.symbol, view.fixed, view.measured_max, float(data.x[-1]), unit=unit, crossover=data.crossover
     )
-    if has_range:
-        msg += " Ranges are 90 % intervals."
-    if data.crossover is not None:
-        msg += f" Communication overtakes compute from {md(x)} ≈ {fmt_num(data.crossover)}."
-    return msg
+    return words.markdown(md)
 
 
 def poor_fit_message(res, group_columns: list[str]) -> str | None:
     """What the page says in the headline's place when the fit is too poor to quote
-    (:func:`perfmodel.fitting.quality.judge_result`), with what to do; None for a usable fit."""
-    verdict = judge_result(res)
-    if not verdict.poor:
+    (:func:`perfmodel.wording.poor_fit`), with what to do; None for a usable fit."""
+    verdict = wording.poor_fit(res)
+    if verdict is None:
         return None
     todo = []
     if group_columns:
@@ -207,8 +196,9 @@ def poor_fit_message(res, group_columns: list[str]) -> str | None:
         )
     todo.append("add terms or let **Find terms for me** search them on the **Model** page")
     todo.append("map a factor the time depends on that is not mapped yet (**Data** page)")
+    head, _, reasons = verdict.partition(": ")
     return (
-        f"**This fit is too poor to quote a prediction**: {md(verdict.sentence())}. The curves below show "
+        f"**{md(head)}**: {md(reasons.rstrip('.'))}. The curves below show "
         f"what it predicts, not what a run will take. To do: " + "; or ".join(todo) + "."
     )
 

@@ -33,12 +33,13 @@ from perfmodel.data.datasets import DEFAULT_DATASET, get_dataset, list_datasets,
 from perfmodel.data.measurements import empty_columns
 from perfmodel.data.throughput import guess_throughput, time_from_throughput
 from perfmodel.data.time_units import check_unit, time_in_seconds
-from perfmodel.fitting import DEFAULT_LAM
+from perfmodel.fitting import DEFAULT_LAM, defaults
 from perfmodel.fitting.model import MAX_SEED
 from perfmodel.language import PRESETS, library, parse_expression, preset_bounds, preset_spec
-from perfmodel.language.expression import DEFAULT_PARAM_BOUNDS, FUNCTIONS
+from perfmodel.language.expression import FUNCTIONS
 from perfmodel.language.overlap import assemble, join_signed
 from perfmodel.language.terms import effective_symbols
+from perfmodel.uncertainty.prior import topology
 
 from . import links
 from .text import md
@@ -96,6 +97,11 @@ def init() -> None:
     elif "seed" in qp:
         notices.append(f"ignored the link's seed {md(repr(qp.get('seed')))} (not an integer within [0, {MAX_SEED}])")
     opened = _open_linked_data(qp, notices)
+    gpn = _int(qp.get("gpus_per_node"))
+    if gpn is not None and 0 <= gpn <= 4096:  # the GPUs per node the link's author set on the Data page
+        ss["gpus_per_node"] = ss["w:gpus_per_node"] = gpn
+    elif "gpus_per_node" in qp:
+        notices.append(f"ignored the link's GPUs per node {md(repr(qp.get('gpus_per_node')))} (not 0 to 4096)")
     terms = qp.get("terms")
     if terms and opened:
         set_spec(terms)
@@ -151,6 +157,54 @@ def _time_as_fitted(frame: pd.DataFrame, time: str, rate: dict | None, unit: str
     return time_in_seconds(frame, time, unit)
 
 
+def _link_where(mapping: dict) -> dict:
+    """A link's group ({column: value} of the rows it shows; {} for the whole table), checked (raises TypeError)."""
+    where = mapping.get("where") or {}
+    if not isinstance(where, dict) or not all(isinstance(v, (str, int, float)) for v in where.values()):
+        raise TypeError(f"its group {where!r} is not columns and values")
+    return {str(k): str(v) for k, v in where.items()}
+
+
+def _where_title(where: dict) -> str:
+    return ": " + ", ".join(f"{k} = {v}" for k, v in where.items()) if where else ""
+
+
+def open_group(table: dict, where: dict, terms: str) -> None:
+    """Make one group of the Groups page's ``table`` the current data ({column: value} ``where``), with
+    the mapping of that table kept (its time, throughput and work per run, time unit and factors) and
+    the group's own ``terms`` (raises PerfModelError)."""
+    ss = st.session_state
+    data = ss.get("data") or {}
+    if table.get("key") == ss.get("data_key") and data.get("frame") is not None:  # the current data
+        kept = links.store().get(data.get("upload_key")) if data.get("upload_key") else None
+        apply_upload(
+            data.get("file_name") or data["name"],
+            data["frame"],
+            data["time"],
+            data["factors"],
+            data.get("region"),
+            data.get("metric"),
+            title=str(data.get("title") or data["name"]).replace(" (uploaded)", "") + _where_title(where),
+            source="upload" if data.get("source") == "upload" else "remapped",
+            content=kept.content if kept is not None else None,
+            rate=data.get("rate") or None,
+            unit=data.get("unit") or "s",
+            where=where,
+        )
+    else:  # the bundled table the Groups page opened on
+        ds = get_dataset(str(table["key"]))
+        apply_upload(
+            ds.name,
+            load_frame(ds.name),
+            ds.time_column,
+            dict(ds.factors),
+            title=ds.title + _where_title(where),
+            source="remapped",
+            where=where,
+        )
+    set_spec(terms)
+
+
 def _link_unit(mapping: dict) -> str:
     """A link's time unit (seconds when it names none), checked (raises PerfModelError)."""
     return check_unit(str(mapping.get("unit", "s")))
@@ -174,6 +228,7 @@ def _open_linked_data(qp, notices: list) -> bool:
                     content=kept.content,
                     rate=_link_rate(mapping),
                     unit=_link_unit(mapping),
+                    where=_link_where(mapping),
                 )
                 return True
             except (PerfModelError, KeyError, TypeError) as exc:
@@ -202,10 +257,11 @@ def _open_linked_data(qp, notices: list) -> bool:
                 data["frame"],
                 mapping["time"],
                 mapping["factors"],
-                title=f"{data['title']} (your column mapping)",
+                title=f"{data['title']} (your column mapping)" + _where_title(_link_where(mapping)),
                 source="remapped",
                 rate=_link_rate(mapping),
                 unit=_link_unit(mapping),
+                where=_link_where(mapping),
             )
         except (PerfModelError, KeyError, TypeError) as exc:
             notices.append(
@@ -271,6 +327,7 @@ def _set_data(data: dict, meas: Measurements, spec: str | None) -> None:
     ss["data"], ss["meas"], ss["data_key"], ss["data_error"] = data, meas, data_key(meas), None
     ss["result"], ss["cv"], ss["fit_error"] = None, None, None
     ss["bounds"] = {}
+    ss.pop("scaling_view", None)  # the last data's Scaling view is not this data's (the Export page's report)
     set_spec(spec or default_spec(meas))
 
 
@@ -314,8 +371,10 @@ def is_extrap_frame(frame: pd.DataFrame) -> bool:
     return cols[-4:] == ["region", "metric", "repetition", "time"]
 
 
-def guess_mapping(frame: pd.DataFrame) -> dict:
-    """First guess of the mapping: {"time": col, "factors": {symbol: col}}."""
+def guess_mapping(frame: pd.DataFrame, works: dict | None = None) -> dict:
+    """First guess of the mapping: {"time": col, "factors": {symbol: col}}, with {"rate": {"column",
+    "work"}} when ``works`` ({throughput column: work per run} the user gave before) knows the guessed
+    time column as a throughput (the work per run is not asked again for the next upload)."""
     if is_extrap_frame(frame):
         params = [c for c in frame.columns if c not in ("region", "metric", "repetition", "time")]
         return {"time": "time", "factors": {p: p for p in params}}
@@ -325,7 +384,8 @@ def guess_mapping(frame: pd.DataFrame) -> dict:
     if time is None:  # a rate of work (images/s, ...) is fitted as a time; else the last numeric column
         time = guess_throughput(frame.columns) or (numeric[-1] if numeric else str(frame.columns[-1]))
     factors = {sym: col for sym, col in roles.items() if col != time and "time" not in str(col).lower()}
-    return {"time": time, "factors": factors}
+    work = (works or {}).get(str(time))
+    return {"time": time, "factors": factors, **({"rate": {"column": time, "work": work}} if work else {})}
 
 
 def apply_upload(
@@ -340,13 +400,15 @@ def apply_upload(
     content: bytes | None = None,
     rate: dict | None = None,
     unit: str = "s",
+    where: dict | None = None,
 ) -> Measurements:
     """Validate the mapping of a table (uploaded, or a bundled one remapped: ``source="remapped"``)
     and make it the current data (raises PerfModelError). ``content``: the uploaded bytes, kept
     on the server so that a link to this view can bring them (see :mod:`ui.links`). ``rate``:
     ``{"column", "work"}`` when ``time`` is a throughput, fitted as work / rate
     (:func:`perfmodel.data.throughput.time_from_throughput`); else ``unit`` the time's unit, read in
-    seconds (:func:`perfmodel.data.time_units.time_in_seconds`)."""
+    seconds (:func:`perfmodel.data.time_units.time_in_seconds`). ``where``: {column: value} of one group's
+    rows (a group opened from the Groups page; the table is kept whole, so its mapping can change)."""
     unit = "s" if rate else check_unit(unit)
     if not factors:
         raise PerfModelError("map at least one column to a factor (p, N, b, E or another symbol)")
@@ -359,15 +421,26 @@ def apply_upload(
         sub = sub[sub["region"] == region]
     if metric is not None and "metric" in frame.columns:
         sub = sub[sub["metric"] == metric]
+    where = {str(k): str(v) for k, v in (where or {}).items()}
+    for col, value in where.items():
+        if col not in sub.columns:
+            raise PerfModelError(f"column {col!r} (of the group) is not in the table")
+        sub = sub[sub[col].astype(str) == value]
+        if sub.empty:
+            raise PerfModelError(f"no row has {col} = {value!r}")
     name = file_name + (f" [{region}" + (f" / {metric}" if metric else "") + "]" if region else "")
+    if where:  # the fit's name says which group it is (its exports are named after it)
+        name = file_name + " [" + ", ".join(f"{k} = {v}" for k, v in where.items()) + "]"
     if rate and rate["column"] in factors.values():
         raise PerfModelError(f"column {rate['column']!r} is the throughput and a factor")
     sub, fit_time = _time_as_fitted(sub, time, rate, unit)
+    if rate:  # the next upload with this throughput column starts from this work per run
+        st.session_state.setdefault("works", {})[str(rate["column"])] = float(rate["work"])
     meas = Measurements.from_frame(sub.reset_index(drop=True), fit_time, dict(factors), name=name)
     _set_data(
         {
             "source": source,
-            "name": name,
+            "name": name if not where else file_name,  # a bundled dataset's own name (its link reopens it)
             "title": title or f"{name} (uploaded)",
             "description": f"{len(frame)} rows; time column {time!r}",
             "origin": "uploaded by you" if source == "upload" else "your column mapping",
@@ -378,6 +451,8 @@ def apply_upload(
             "metric": metric,
             "rate": dict(rate or {}),
             "unit": unit,
+            "file_name": file_name,
+            "where": where,
             "upload_key": links.store().keep(file_name, content) if content is not None else None,
         },
         meas,
@@ -412,37 +487,13 @@ def symbol_for(column: str, taken) -> str:
 
 
 def positive_symbols(meas: Measurements) -> list[str]:
-    return [s for s in meas.factors if meas.values(s).min() >= 1]
+    return defaults.positive_symbols(meas)
 
 
 def default_spec(meas: Measurements) -> str:
-    """The terms proposed for new data: the data-parallel preset (logs of positive values only), else
-    simpler sums of the factors. The preset is proposed from 3 configurations on, even with more
-    parameters than configurations: the default λ > 0 regularises it, and with so few measurements
-    its structure predicts larger runs better than any sum the data could choose (see
-    :mod:`perfmodel.search`, *Too few configurations*); the simpler sums need enough configurations."""
-    syms = list(meas.factors)
-    candidates = [
-        preset_spec("data-parallel", syms, positive_symbols(meas), meas.scaling_factors()),
-        " + ".join(["1", *syms]),
-        f"1 + {syms[0]}" if syms else "1",
-    ]
-    for i, spec in enumerate(candidates):
-        try:
-            expr, _ = parse_expression(spec, syms, {p: default_bounds_for(p, syms) for p in _params(spec, syms)})
-            expr.check_domain(meas.env(), meas.rows)
-        except PerfModelError:
-            continue
-        if (i == 0 and meas.n_configurations >= 3) or len(expr.terms) + len(expr.params) <= meas.n_configurations:
-            return spec
-    return "1"
-
-
-def _params(spec: str, syms: list[str]) -> list[str]:
-    try:
-        return list(parse_expression(spec, syms)[0].params)
-    except PerfModelError:
-        return []
+    """The terms proposed for new data: :func:`perfmodel.fitting.defaults.default_spec`, the model
+    ``perfmodel fit`` fits when no model is named (the data-parallel preset from 3 configurations on)."""
+    return defaults.default_spec(meas)
 
 
 def _canon(text: str, params) -> str:
@@ -536,11 +587,7 @@ def default_bounds(param: str) -> tuple[float, float]:
 
 
 def default_bounds_for(param: str, syms: list[str]) -> tuple[float, float]:
-    for preset in PRESETS:
-        b = preset_bounds(preset, syms)
-        if param in b:
-            return tuple(b[param])
-    return tuple(DEFAULT_PARAM_BOUNDS)
+    return defaults.default_bounds_for(param, syms)
 
 
 def parsed_expression():
@@ -607,6 +654,15 @@ def fit_settings() -> dict:
     }
 
 
+def linked_gpus_per_node(meas, value) -> str | None:
+    """The GPUs per node a link carries: the value set on the Data page when it differs from the guess
+    (:func:`perfmodel.uncertainty.prior.topology`), else None (the link leaves it to the guess)."""
+    if value is None or meas is None or "p" not in meas.factors or "nodes" in meas.factors:
+        return None
+    guess = topology(meas)
+    return None if guess and int(value) == int(guess["gpus_per_node"]) else str(int(value))
+
+
 def settings_key(settings: dict) -> str:
     return json.dumps(settings, sort_keys=True)
 
@@ -624,15 +680,19 @@ def sync_query_params() -> None:
             **({"region": data["region"], "metric": data["metric"]} if data.get("region") else {}),
             **({"rate": data["rate"]} if data.get("rate") else {}),
             **({"unit": data["unit"]} if data.get("unit", "s") != "s" else {}),
+            **({"where": data["where"]} if data.get("where") else {}),
         },
         separators=(",", ":"),
     )
-    if data.get("source") == "bundled":
+    if data.get("source") == "bundled" and not data.get("where"):
         want["dataset"] = data["name"]
-    elif data.get("source") == "remapped":
+    elif data.get("source") in ("remapped", "bundled"):
         want["dataset"], want["map"] = data["name"], mapping
     elif data.get("source") == "upload" and data.get("upload_key"):
         want["upload"], want["map"] = data["upload_key"], mapping
+    gpn = linked_gpus_per_node(ss.get("meas"), ss.get("gpus_per_node"))
+    if gpn is not None:
+        want["gpus_per_node"] = gpn
     res = ss.get("result")
     if res is not None:
         want["terms"] = res.settings.get("terms") or res.expression

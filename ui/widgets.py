@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import streamlit as st
 
 from perfmodel.plots.style import fmt_num
@@ -110,6 +112,42 @@ def sidebar() -> None:
         )
     if ss.get("fit_error"):
         sb.error("The last fit failed; the previous model is shown.", icon=":material/error:")
+
+
+def _latex_terms(tex: str) -> list[str]:
+    """``T = a + b - c`` -> ["T = a", "+ b", "- c"]: split at the top level's + and - (outside braces)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(tex):
+        depth += ch in "{(" and 1 or (ch in "})" and -1) or 0
+        if depth == 0 and ch in "+-" and tex[i - 1 : i] == " " and tex[i + 1 : i + 2] == " ":
+            parts.append(tex[start:i].strip())
+            start = i
+    parts.append(tex[start:].strip())
+    return [p for p in parts if p]
+
+
+def _shown_length(tex: str) -> int:
+    """About how many characters a LaTeX snippet shows (commands and braces not counted)."""
+    return len(re.sub(r"\\[A-Za-z]+|[{}\\ ]", "", tex))
+
+
+def latex_lines(tex: str, width: int = 48) -> str:
+    """A formula broken into lines of about ``width`` shown characters (at its top-level + and -), aligned
+    at its ``=``: a long fitted formula is read whole in a narrow column, never cut off or scrolled."""
+    terms = _latex_terms(tex)
+    if _shown_length(tex) <= width or len(terms) < 2:
+        return tex
+    lines, line = [], ""
+    for term in terms:
+        if line and _shown_length(line + term) > width:
+            lines.append(line)
+            line = term
+        else:
+            line = f"{line} {term}".strip()
+    lines.append(line)
+    head, eq, rest = lines[0].partition("=")
+    first = f"{head.strip()} &= {rest.strip()}" if eq else f"& {lines[0]}"
+    return "\\begin{aligned} " + " \\\\ ".join([first, *(f"& {x}" for x in lines[1:])]) + " \\end{aligned}"
 
 
 def require_result() -> None:

@@ -1,4 +1,4 @@
-"""Command line: ``python -m perfmodel fit|predict|show|advise|plan|datasets|sweep``.
+"""Command line: ``python -m perfmodel fit|predict|show|advise|plan|report|datasets|sweep``.
 
 Bad input exits with code 2 and one line naming the problem; never a traceback.
 
@@ -15,22 +15,22 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 from tqdm import tqdm
 
+from .. import wording
 from ..data.measurements import Measurements, measurements_from_extrap
 from ..data.readers import READERS, read_csv, read_table
 from ..errors import PerfModelError
+from ..fitting.defaults import default_model
 from ..fitting.model import DEFAULT_LAM, LOSSES, MAX_SEED, PENALTIES, Model
 from ..fitting.problem import STRATEGIES
-from ..fitting.quality import judge_result
 from ..fitting.result import FitResult
 from ..language.expression import parse_bounds
 from ..language.terms import PRESETS
 from ..spreadsheet import to_csv
 from ..uncertainty import compute_intervals
 from ..uncertainty.prior import describe, with_topology
-from . import plan as plan_cli, sweep as sweep_cli
+from . import plan as plan_cli, report as report_cli, sweep as sweep_cli
 from .groups import add_rates, guessed_columns, warn_unmapped
 
 
@@ -274,6 +274,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     )
 
     plan_cli.add_parser(sub)
+    report_cli.add_parser(sub)
     a = sub.add_parser(
         "advise",
         help="rank the configurations worth measuring next for a target",
@@ -436,9 +437,16 @@ def _cmd_fit(args) -> int:
         model, report = None, selection.report()
     else:
         if args.terms is None and args.preset is None:
-            if suggested is None:
-                raise PerfModelError("choose the model: --terms 'SPEC', --preset NAME or --auto")
-            args.terms = suggested
+            if suggested is None:  # the app's first model for this data (data-parallel from 3 configurations)
+                args.terms, bounds = default_model(meas)
+                common["bounds"] = {**bounds, **common["bounds"]}
+                print(
+                    f"note: no model given: fitting {args.terms!r}, the dashboard's first model for this data "
+                    "(the data-parallel preset; choose another with --terms, --preset or --auto)",
+                    file=sys.stderr,
+                )
+            else:
+                args.terms = suggested
         model = Model(args.terms, preset=args.preset, **common)
         result = model.fit(meas)
         report = None
@@ -469,10 +477,10 @@ def _cmd_fit(args) -> int:
         print(result.intervals_report())
     if result.has_intervals:
         print(f"topology: {describe(result._uncertainty().topology)}")
-    verdict = judge_result(result)
-    if verdict.poor:
+    verdict = wording.poor_fit(result)
+    if verdict:
         print(
-            f"warning: this fit is too poor to quote its predictions: {verdict.sentence()}; fit one model per "
+            f"warning: {verdict[:1].lower()}{verdict[1:].rstrip('.')}; fit one model per "
             "group (--group-by COL), add terms (or --auto), or map a factor the time depends on",
             file=sys.stderr,
         )
@@ -483,33 +491,15 @@ def _cmd_fit(args) -> int:
     return 0
 
 
-def _grid_frame(result: FitResult, items: list) -> pd.DataFrame:
-    """The configurations of ``predict --grid``: every combination of the values given, parsed and built
-    as for ``advise`` and ``plan`` (:func:`perfmodel.advise.parse_grid`, :func:`perfmodel.plan.configurations`),
-    a factor named by its symbol or its column, the columns named as in the data the model was fitted to."""
-    from ..advise import parse_grid
-    from ..plan import configurations
-
-    symbol_of = {c: s for s, c in result.factors.items()}
-    grid = {}
-    for name, values in parse_grid(f"{name}={text}" for name, text in items).items():
-        sym = symbol_of.get(name, name)
-        if sym in grid:
-            raise PerfModelError(f"--grid: {name} is given twice")
-        grid[sym] = values
-    missing = [
-        f"{s} (column {c!r})" for s, c in result.factors.items() if s not in grid and s in result.target_factors()
-    ]
-    if missing:
-        raise PerfModelError(f"--grid: give every factor of the model; missing {', '.join(missing)}")
-    return configurations(result, {}, grid).rename(columns=result.factors)
-
-
 def _cmd_predict(args) -> int:
     result = FitResult.load(args.model)
     if (args.data is None) == (not args.grid):
         raise PerfModelError("give either DATA (a CSV of configurations) or --grid SYM=v1,v2,...")
-    frame = read_csv(Path(args.data), min_columns=1) if args.data is not None else _grid_frame(result, args.grid)
+    frame = (
+        read_csv(Path(args.data), min_columns=1) if args.data is not None else plan_cli.grid_frame(result, args.grid)
+    )
+    filled = frame.attrs.get("filled") or (plan_cli.fill_columns(result, frame) if args.data is not None else {})
+    plan_cli.prediction_notes(result, filled)
     out = frame.copy()
     result.check_defined(frame)
     if args.interval is not None:
@@ -600,7 +590,7 @@ def _cmd_show(args) -> int:
 
 def _cmd_advise(args) -> int:
     from ..advise import advise, parse_assignments, parse_grid
-    from ..plots.style import fmt_seconds
+    from ..uncertainty.ranges import range_at
 
     result = FitResult.load(args.model)
     target = parse_assignments(args.target)
@@ -616,10 +606,15 @@ def _cmd_advise(args) -> int:
         gpus_per_node=args.gpus_per_node,
     )
     a = table.attrs
-    shown = ", ".join(f"{k}={v:g}" for k, v in a["target"].items())
+    plan_cli.prediction_notes(result, a.get("filled") or {})
+    target = {**(a.get("filled") or {}), **target}
+    target = {s: target[s] for s in result.factors if s in target}
+    shown = ", ".join(f"{k}={v:g}" for k, v in target.items())
+    today = range_at(result, target, args.interval)
+    assert today is not None  # advise refused a fit without intervals above
     print(
-        f"target {shown}: predicted {fmt_seconds(a['target_time'])} ± {a['target_halfwidth_pct']:.0f} % "
-        f"({args.interval:.0%} interval) today"
+        f"target {shown}: predicted {wording.fmt_time(today.point, today.low, today.high)}, "
+        f"{wording.fmt_band(today.point, today.low, today.high)} ({args.interval:.0%} interval) today"
     )
     for w in result.prediction_warnings({k: [v] for k, v in target.items()}):
         print(f"warning: {w}")
@@ -686,6 +681,7 @@ def _main(argv: list[str] | None) -> int:
             "show": _cmd_show,
             "advise": _cmd_advise,
             "plan": plan_cli.run,
+            "report": report_cli.run,
             "datasets": _cmd_datasets,
         }.get(args.command)
         if handler is None:

@@ -7,12 +7,15 @@ The top layer: may import from every layer; nothing in perfmodel imports it.
 from __future__ import annotations
 
 import argparse
+import sys
 
 import pandas as pd
 
+from .. import wording
 from ..advise import parse_assignments, parse_grid
+from ..errors import PerfModelError
 from ..fitting.result import FitResult
-from ..plan import fmt_cost, fmt_duration, parse_duration, plan, recommend
+from ..plan import configurations, default_grid, fmt_cost, fmt_duration, parse_duration, plan, recommend, single_values
 from ..spreadsheet import to_csv
 
 
@@ -25,7 +28,18 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "and the budget (from the model's members and the noise of a run).",
     )
     p.add_argument("model", help="model JSON written by `fit`")
-    p.add_argument("--at", default="", metavar="SYM=V,...", help="the fixed factors, e.g. 'N=1281167,b=32'")
+    add_plan_arguments(p)
+    return p
+
+
+def add_plan_arguments(p, out: bool = True) -> None:
+    """The plan's options (shared by ``plan`` and ``report``)."""
+    p.add_argument(
+        "--at",
+        default="",
+        metavar="SYM=V,...",
+        help="the fixed factors, e.g. 'N=1281167,b=32' (a factor measured at one value only: that value)",
+    )
     p.add_argument(
         "--grid",
         action="append",
@@ -46,18 +60,82 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--deadline", metavar="DURATION", help="seconds, or 90m, 12h, 2d")
     p.add_argument("--budget", type=float, metavar="COST", help="in the cost's unit (GPU-hours without a price)")
     p.add_argument("--interval", type=float, default=0.9, metavar="LEVEL", help="interval level (default 0.9)")
-    p.add_argument("--out", metavar="CSV", help="write the plan, one row per configuration")
-    return p
+    if out:
+        p.add_argument("--out", metavar="CSV", help="write the plan, one row per configuration")
+
+
+def plan_inputs(args) -> tuple[dict, dict]:
+    """(the fixed factors of ``--at``, the grid of ``--grid``)."""
+    at = parse_assignments(args.at, "--at") if args.at.strip() else {}
+    return at, parse_grid(args.grid)
+
+
+def grid_frame(result: FitResult, items: list) -> pd.DataFrame:
+    """The configurations of ``predict --grid``: every combination of the values given, parsed and built
+    as for ``advise`` and ``plan`` (:func:`perfmodel.advise.parse_grid`, :func:`perfmodel.plan.configurations`),
+    a factor named by its symbol or its column, the columns named as in the data the model was fitted to."""
+    from ..advise import parse_grid
+
+    symbol_of = {c: s for s, c in result.factors.items()}
+    grid = {}
+    for name, values in parse_grid(f"{name}={text}" for name, text in items).items():
+        sym = symbol_of.get(name, name)
+        if sym in grid:
+            raise PerfModelError(f"--grid: {name} is given twice")
+        grid[sym] = values
+    filled = single_values(result, grid)  # a factor measured at one value only: taken at it
+    missing = [
+        f"{s} (column {c!r})"
+        for s, c in result.factors.items()
+        if s not in grid and s not in filled and s in result.target_factors()
+    ]
+    if missing:
+        raise PerfModelError(f"--grid: give every factor of the model; missing {', '.join(missing)}")
+    frame = configurations(result, filled, grid).rename(columns=result.factors)
+    frame.attrs["filled"] = filled
+    return frame
+
+
+def fill_columns(result: FitResult, frame: pd.DataFrame) -> dict:
+    """Add to a CSV of configurations the column of each factor measured at one value only that it lacks
+    (taken at that value); {symbol: value} of those added."""
+    have = {str(c) for c in frame.columns}
+    filled = {
+        s: v
+        for s, v in single_values(result).items()
+        if result.factors[s] not in have and s not in have  # a column by its name or its symbol
+    }
+    for s, v in filled.items():
+        frame[result.factors[s]] = v
+    return filled
+
+
+def prediction_notes(result: FitResult, filled: dict) -> None:
+    """The notes ``predict``, ``plan`` and ``advise`` print (on stderr) before their numbers: the factors
+    taken at their only measured value, and the verdict on a fit too poor to quote (:mod:`perfmodel.wording`)."""
+    if filled:
+        print(f"note: {wording.single_value_note(filled)}", file=sys.stderr)
+    verdict = wording.poor_fit(result)
+    if verdict:
+        print(
+            f"warning: {verdict[:1].lower()}{verdict[1:].rstrip('.')}; the numbers below are what it predicts, "
+            "not what a run will take",
+            file=sys.stderr,
+        )
 
 
 def run(args) -> int:
     result = FitResult.load(args.model)
-    at = parse_assignments(args.at, "--at") if args.at.strip() else {}
+    at, grid = plan_inputs(args)
+    note = ""
+    if "p" in result.factors and "p" not in grid and "p" not in at:  # as the app's Plan page
+        grid["p"] = default_grid(result)
+        note = f"note: p = {', '.join(f'{v:g}' for v in grid['p'])} (give others with --grid p=...)"
     deadline = parse_duration(args.deadline) if args.deadline is not None else None
     table = plan(
         result,
         at,
-        parse_grid(args.grid),
+        grid,
         repeat=args.repeat,
         price=args.gpu_hour_price,
         node_price=args.node_hour_price,
@@ -66,6 +144,9 @@ def run(args) -> int:
         budget=args.budget,
         level=args.interval,
     )
+    if note:  # once the plan is made: an error stays one line
+        print(note, file=sys.stderr)
+    prediction_notes(result, table.attrs.get("filled") or {})
     print(_view(table).to_string(index=False))
     unit = table.attrs["cost_unit"]
     print(
@@ -76,7 +157,7 @@ def run(args) -> int:
     for w in dict.fromkeys(warnings):
         print(f"warning: {w}")
     for line in recommend(table):
-        print(line)
+        print(wording.sentence(line))
     if args.out:
         to_csv(table, args.out)
         print(f"wrote {len(table)} configurations to {args.out}")
@@ -91,12 +172,12 @@ def _view(table: pd.DataFrame) -> pd.DataFrame:
     for s in cols:
         view[s] = [f"{v:g}" for v in table[s]]
     view["time"] = [
-        f"{fmt_duration(t)} ({fmt_duration(lo)}–{fmt_duration(hi)})"
+        fmt_duration(t, lo, hi)
         for t, lo, hi in zip(table["time_s"], table["time_low"], table["time_high"], strict=True)
     ]
     view["GPU-hours"] = [f"{v:.1f}" for v in table["gpu_hours"]]
     view["cost"] = [
-        f"{fmt_cost(table, c)} ({lo:.2f}–{hi:.2f})"
+        fmt_cost(table, c, lo, hi)
         for c, lo, hi in zip(table["cost"], table["cost_low"], table["cost_high"], strict=True)
     ]
     view["efficiency"] = [f"{e:.0%}" for e in table["efficiency"]]

@@ -372,9 +372,14 @@ class Measurements:
         factors = {**self.factors, "nodes": col}
         return Measurements(frame, self.time, factors, list(self.dropped), self.name, g, guessed)
 
-    def summary(self) -> dict:
-        """Rows, configurations, repeats, factor ranges and noise (CV across repeats, %)."""
+    def summary(self, by=()) -> dict:
+        """Rows, configurations, repeats, factor ranges and noise (CV across repeats, %). ``by``: columns
+        that split the rows into groups (a model, a framework): rows of one configuration that differ in
+        them are not repeats of each other (``repeats_*`` and the noise count repeats within a group)."""
         cfg = self.configurations()
+        if by:  # repeats within a group only: the configuration and the group's values
+            keys = pd.DataFrame({"cfg": cfg, **{str(c): self.frame[c].astype(str).to_numpy() for c in by}})
+            cfg = keys.groupby(list(keys.columns), sort=False, dropna=False).ngroup().to_numpy()
         y = self.y
         counts = np.bincount(cfg)
         cvs = []
@@ -388,7 +393,7 @@ class Measurements:
         }
         return {
             "rows": self.n_rows,
-            "configurations": int(len(counts)),
+            "configurations": int(self.n_configurations),
             "repeats_min": int(counts.min()),
             "repeats_max": int(counts.max()),
             "dropped": len(self.dropped),

@@ -111,8 +111,13 @@ class FitResult:
                 f"measurements, so the penalty (λ = {model.lam:g}) decides between models that fit "
                 "equally well; treat the split between terms with care, the intervals are wide"
             )
-        if not info.get("success", True) and not info.get("stopped"):
-            warnings.append(f"differential evolution did not converge: {info.get('message')}")
+        # A model linear in its constants (no free exponent) is solved exactly, and DE only checks that
+        # optimum (one generation, :func:`perfmodel.fitting.model.exact_settings`): its "maximum number of
+        # iterations" is no failure to converge.
+        exact = expr.is_linear and model.loss != "log"
+        if not info.get("success", True) and not info.get("stopped") and not exact:
+            message = str(info.get("message") or "").rstrip(".")
+            warnings.append(f"differential evolution did not converge: {message}")
         if info.get("stopped"):
             warnings.append("the search was stopped early; the best model so far is shown")
         settings = model.get_params()

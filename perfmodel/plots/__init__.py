@@ -101,7 +101,7 @@ __all__ = [
 
 def report_figures(
     result,
-    meas: Measurements,
+    meas: Measurements | None,
     symbol: str | None = None,
     fixed: dict | None = None,
     cv_predicted=None,
@@ -112,13 +112,16 @@ def report_figures(
     """The figures of a report, by title: parity, shares, contributions, residuals and the scaling
     view (along ``symbol``, default p, the others at ``fixed``, up to ``x_max``). ``log_x`` and
     ``log_y`` default to the dashboard's defaults: log x when the factor's measured range spans 8×
-    (1 to 8 workers), log y when the curve spans a decade."""
-    figs = {
-        "Predicted against measured": parity_figure(result, meas, cv_predicted=cv_predicted),
-        "Share of total predicted time": shares_figure(result),
-        "Where the time goes, per configuration": contributions_figure(result, meas),
-        "Residuals against each factor": residuals_figure(result, meas),
-    }
+    (1 to 8 workers), log y when the curve spans a decade. ``meas`` None (a model file without its data):
+    the share and scaling charts only."""
+    figs = {"Share of total predicted time": shares_figure(result)}
+    if meas is not None:  # without the measurements (a model file alone): the charts of the model only
+        figs = {
+            "Predicted against measured": parity_figure(result, meas, cv_predicted=cv_predicted),
+            **figs,
+            "Where the time goes, per configuration": contributions_figure(result, meas),
+            "Residuals against each factor": residuals_figure(result, meas),
+        }
     if result.factors:
         if symbol is None or symbol not in result.factors:
             symbol = "p" if "p" in result.factors else next(iter(result.factors))
@@ -128,7 +131,13 @@ def report_figures(
         unit = view_unit(d.total, d.high, d.points_y)  # as the Scaling page: one unit for both charts
         figs["Scaling"] = scaling_figure(result, symbol, meas=meas, log_x=log_x, log_y=log_y, data=d, unit=unit)
         figs["Scaling: term contributions"] = scaling_contributions_figure(
-            result, symbol, meas=meas, log_x=log_x, data=d, unit=unit
+            result,
+            symbol,
+            meas=meas,
+            log_x=log_x,
+            data=d,
+            unit=unit,
+            share=log_y,  # as the Scaling page
         )
         if symbol == "p":
             figs["Speedup and parallel efficiency"] = speedup_figure(result, meas=meas, log_x=log_x, data=d)

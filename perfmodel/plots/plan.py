@@ -18,7 +18,18 @@ import plotly.graph_objects as go
 
 from ..plan import efficient, fmt_cost, fmt_duration
 from .bands import BAND_FILL, BAND_LINE
-from .style import EXTRAP_FILL, EXTRAP_TEXT, IDEAL, MEASURED, PREDICTED, factor_title, fmt_num, set_log_ticks, style
+from .style import (
+    EXTRAP_FILL,
+    EXTRAP_TEXT,
+    IDEAL,
+    MEASURED,
+    NARROW_PLOT,
+    PREDICTED,
+    factor_title,
+    fmt_num,
+    set_log_ticks,
+    style,
+)
 
 #: Seconds per unit of the plan charts' time axes.
 UNITS = {"s": 1.0, "min": 60.0, "h": 3600.0}
@@ -73,6 +84,44 @@ def _pad_range(lo: float, hi: float, log: bool, left: float = 0.08, right: float
     return [lo - left * w, hi + right * w]
 
 
+def _fraction(v: np.ndarray, axis_range: list[float], log: bool) -> np.ndarray:
+    """Where values lie along an axis of ``axis_range`` (log10 ends for a log axis): 0 at its start, 1 at its end."""
+    w = np.log10(np.maximum(v, 1e-300)) if log else np.asarray(v, float)
+    return (w - axis_range[0]) / (axis_range[1] - axis_range[0])
+
+
+#: Label positions tried, in order, as (Plotly's textposition, x side, y side).
+_SIDES = (("top right", 1, 1), ("bottom right", 1, -1), ("top left", -1, 1), ("bottom left", -1, -1))
+
+
+def place_labels(
+    fx: np.ndarray, fy: np.ndarray, texts: list[str], width: float = 380, height: float = 240
+) -> tuple[list[str], np.ndarray]:
+    """(the labels kept, their textpositions) of points at axis fractions ``fx``, ``fy`` in a plot of about
+    ``width`` × ``height`` px (the narrowest it is drawn): each label takes the first side of its point
+    where its box (8 px a character, 16 px high) covers no point and no label placed before it (points
+    in order of ``fx``); where none is free, the label is left out ("")."""
+    n = len(texts)
+    px, py = np.asarray(fx, float) * width, np.asarray(fy, float) * height
+    boxes = [(px[i] - 6, py[i] - 6, px[i] + 6, py[i] + 6) for i in range(n)]  # the markers
+    kept, where = [""] * n, np.array(["top right"] * n, dtype=object)
+
+    def free(box) -> bool:
+        return all(box[2] <= b[0] or b[2] <= box[0] or box[3] <= b[1] or b[3] <= box[1] for b in boxes)
+
+    for i in np.argsort(px, kind="stable"):
+        w, h = 8 * len(texts[i]) + 4, 16
+        for name, sx, sy in _SIDES:
+            x0 = px[i] + 6 if sx > 0 else px[i] - 6 - w
+            y0 = py[i] + 3 if sy > 0 else py[i] - 3 - h
+            box = (x0, y0, x0 + w, y0 + h)
+            if free(box):
+                boxes.append(box)
+                kept[i], where[i] = texts[i], name
+                break
+    return kept, where
+
+
 def plan_frontier_figure(frame: pd.DataFrame, title: str | None = None, height: int = 500) -> go.Figure:
     """Time against cost, one point per configuration labelled by its grid values, both intervals as
     error bars; the efficient frontier (no other configuration is faster and cheaper) joined by a line;
@@ -83,15 +132,24 @@ def plan_frontier_figure(frame: pd.DataFrame, title: str | None = None, height: 
     c, clo, chi = (frame[k].to_numpy(float) for k in ("cost", "cost_low", "cost_high"))
     labels, short = _labels(frame), _labels(frame, "=")
     front = efficient(frame)
-    # labels right of their points (clear of the vertical error bar), alternately above and below in
-    # the order of time, so neighbours on the time axis do not write over each other
-    rank = np.empty(len(t), int)
-    rank[np.argsort(t, kind="stable")] = np.arange(len(t))
-    where = np.where(rank % 2 == 0, "top right", "bottom right")
+    log_x, log_y = _log(np.concatenate([lo, hi])), _log(np.concatenate([clo, chi]))
+    x_lo, x_hi = float(np.nanmin(lo)), float(np.nanmax(hi))
+    y_lo, y_hi = float(np.nanmin(clo)), float(np.nanmax(chi))
+    deadline, budget = frame.attrs.get("deadline"), frame.attrs.get("budget")
+    if deadline is not None:
+        x_lo, x_hi = min(x_lo, float(deadline) / div), max(x_hi, float(deadline) / div)
+    if budget is not None:
+        y_lo, y_hi = min(y_lo, float(budget)), max(y_hi, float(budget))
+    # room on the right for the labels of the fastest points, above for the dearest
+    x_range, y_range = _pad_range(x_lo, x_hi, log_x, 0.06, 0.16), _pad_range(y_lo, y_hi, log_y, 0.1, 0.18)
+    # each label beside its point where it writes over no other label or point, else left out (its hover
+    # names it): crowded configurations at the fast end wrote p=4096 over p=2048
+    short, where = place_labels(
+        _fraction(t, x_range, log_x), _fraction(c, y_range, log_y), short, width=NARROW_PLOT, height=240
+    )
     money = frame.attrs.get("cost_unit") != "GPU-hours"
     hover = [
-        f"<b>{lab}</b><br>time {fmt_duration(ts)} ({fmt_duration(tl)}–{fmt_duration(th)})<br>"
-        f"cost {fmt_cost(frame, cc)} ({fmt_cost(frame, cl)}–{fmt_cost(frame, ch)})"
+        f"<b>{lab}</b><br>time {fmt_duration(ts, tl, th)}<br>cost {fmt_cost(frame, cc, cl, ch)}"
         for lab, ts, tl, th, cc, cl, ch in zip(
             labels, frame["time_s"], frame["time_low"], frame["time_high"], c, clo, chi, strict=True
         )
@@ -149,13 +207,8 @@ def plan_frontier_figure(frame: pd.DataFrame, title: str | None = None, height: 
                 hovertemplate="%{hovertext}<extra></extra>",
             )
         )
-    log_x, log_y = _log(np.concatenate([lo, hi])), _log(np.concatenate([clo, chi]))
-    x_lo, x_hi = float(np.nanmin(lo)), float(np.nanmax(hi))
-    y_lo, y_hi = float(np.nanmin(clo)), float(np.nanmax(chi))
-    deadline, budget = frame.attrs.get("deadline"), frame.attrs.get("budget")
     if deadline is not None:
         d = float(deadline) / div
-        x_lo, x_hi = min(x_lo, d), max(x_hi, d)
         fig.add_shape(
             type="line", xref="x", yref="paper", x0=d, x1=d, y0=0, y1=1, line=dict(color=DEADLINE, width=2, dash="dash")
         )
@@ -170,7 +223,6 @@ def plan_frontier_figure(frame: pd.DataFrame, title: str | None = None, height: 
         )
     if budget is not None:
         b = float(budget)
-        y_lo, y_hi = min(y_lo, b), max(y_hi, b)
         fig.add_shape(
             type="line", xref="paper", yref="y", x0=0, x1=1, y0=b, y1=b, line=dict(color=BUDGET, width=2, dash="dot")
         )
@@ -183,14 +235,11 @@ def plan_frontier_figure(frame: pd.DataFrame, title: str | None = None, height: 
                 line=dict(color=BUDGET, width=2, dash="dot"),
             )
         )
-    # room on the right for the labels of the fastest points, above for the dearest
-    fig.update_xaxes(
-        title_text=f"time ({unit})", type="log" if log_x else "linear", range=_pad_range(x_lo, x_hi, log_x, 0.06, 0.16)
-    )
+    fig.update_xaxes(title_text=f"time ({unit})", type="log" if log_x else "linear", range=x_range)
     fig.update_yaxes(
         title_text=cost_title(frame),
         type="log" if log_y else "linear",
-        range=_pad_range(y_lo, y_hi, log_y, 0.1, 0.18),
+        range=y_range,
         tickformat=".2f" if money or y_hi < 100 else None,
     )
     if log_x:
@@ -254,7 +303,7 @@ def plan_deadline_figure(
             )
         )
     hover = [
-        f"{x_sym} = {fmt_num(xv)}<br>{fmt_duration(ts)} ({fmt_duration(tl)}–{fmt_duration(th)})"
+        f"{x_sym} = {fmt_num(xv)}<br>{fmt_duration(ts, tl, th)}"
         for xv, ts, tl, th in zip(x, f["time_s"], f["time_low"], f["time_high"], strict=True)
     ]
     fig.add_trace(
@@ -326,18 +375,8 @@ def plan_deadline_figure(
 
 
 def _legend_below(fig: go.Figure, lines: int = 1) -> go.Figure:
-    """The legend in rows under the x-axis title (in a half-width chart a legend above the plot wraps
-    into the title), and a top margin for the title and ``lines`` lines of subtitle."""
-    fig.update_layout(
-        legend=dict(
-            orientation="h",
-            yanchor="top",
-            y=-0.2,
-            x=0,
-            xanchor="left",
-            font=dict(size=14),
-            bgcolor="rgba(255,255,255,0)",
-        ),
-        margin=dict(b=110, t=80 + 20 * lines),
-    )
+    """A top margin for the title and ``lines`` lines of subtitle (the legend is below the x-axis title:
+    :func:`perfmodel.plots.style.style` with ``legend="below"``; in a half-width chart a legend above the
+    plot wraps into the title)."""
+    fig.update_layout(margin=dict(t=80 + 20 * lines))
     return fig

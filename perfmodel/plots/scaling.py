@@ -398,13 +398,18 @@ def scaling_contributions_figure(
     title: str | None = None,
     data: ScalingData | None = None,
     unit: str = TIME_UNIT,
+    share: bool = False,
 ) -> go.Figure:
     """The predicted curve split into stacked term contributions (area), so the crossover from
-    computation to communication is visible; times in ``unit``."""
+    computation to communication is visible; times in ``unit``. ``share``: each term's share of the time
+    (%) instead, for a curve that spans a decade or more (the Scaling page's log time axis): on a linear
+    time axis its far end, where the time is small, would be a sliver."""
     d = _in_unit(data or scaling_data(result, symbol, fixed, meas, x_max), unit)
     column = result.factors.get(symbol)
     title = title if title is not None else "What the time is spent on"
     fig = go.Figure()
+    if share:
+        return _shares_along(fig, result, d, symbol, column, log_x, title, unit)
     _extrap_zone(fig, d, log_x)
     order = sorted(range(len(d.styles)), key=lambda k: CATEGORY_ORDER.index(d.styles[k].category))
     for k in order:
@@ -456,27 +461,69 @@ def scaling_contributions_figure(
         if b > a:
             fig.add_vrect(x0=a, x1=b, fillcolor=EXTRAP_VEIL, line_width=0, layer="above")
             fig.add_vline(x=edge, line=dict(color=EXTRAP_TEXT, dash="dot", width=1.2))
-    if d.crossover is not None:
-        fig.add_vline(x=d.crossover, line=dict(color=EXTRAP_TEXT, dash="dot", width=1.5))
-        # annotations on a log axis are placed in log10 units (shapes in data units)
-        lo_, hi_ = (_annotation_x(float(v), log_x) for v in (d.x.min(), d.x.max()))
-        right_half = _annotation_x(d.crossover, log_x) > (lo_ + hi_) / 2  # the label runs towards the middle
-        fig.add_annotation(
-            x=_annotation_x(d.crossover, log_x),
-            y=1,
-            yref="paper",
-            xref="x",
-            showarrow=False,
-            yanchor="bottom",
-            xanchor="right" if right_half else "left",
-            xshift=-4 if right_half else 4,
-            text=f"communication > compute from {symbol} ≈ {fmt_num(d.crossover)}",
-            font=dict(size=13, color=EXTRAP_TEXT),
-        )
+    _crossover_mark(fig, d, symbol, log_x)
     fig.update_xaxes(title_text=factor_title(symbol, column), type=_axis_type(log_x))
     fig.update_yaxes(title_text=time_title("predicted time", unit), rangemode="tozero")
     _axis_ticks(fig, d, log_x)
     return style(fig, title, _fixed_text(d), height=480, legend="right")
+
+
+def _crossover_mark(fig: go.Figure, d: ScalingData, symbol: str, log_x: bool) -> None:
+    """The line and label where communication overtakes compute, when it does on the curve."""
+    if d.crossover is None:
+        return
+    fig.add_vline(x=d.crossover, line=dict(color=EXTRAP_TEXT, dash="dot", width=1.5))
+    # annotations on a log axis are placed in log10 units (shapes in data units)
+    lo_, hi_ = (_annotation_x(float(v), log_x) for v in (d.x.min(), d.x.max()))
+    right_half = _annotation_x(d.crossover, log_x) > (lo_ + hi_) / 2  # the label runs towards the middle
+    fig.add_annotation(
+        x=_annotation_x(d.crossover, log_x),
+        y=1,
+        yref="paper",
+        xref="x",
+        showarrow=False,
+        yanchor="bottom",
+        xanchor="right" if right_half else "left",
+        xshift=-4 if right_half else 4,
+        text=f"communication > compute from {symbol} ≈ {fmt_num(d.crossover)}",
+        font=dict(size=13, color=EXTRAP_TEXT),
+    )
+
+
+def _shares_along(fig, result, d: ScalingData, symbol: str, column, log_x: bool, title: str, unit: str) -> go.Figure:
+    """The stacked areas as shares of the predicted time (%), each term's time in its hover."""
+    _extrap_zone(fig, d, log_x)
+    total = np.where(d.total > 0, d.total, np.nan)
+    order = sorted(range(len(d.styles)), key=lambda k: CATEGORY_ORDER.index(d.styles[k].category))
+    for k in order:
+        s = d.styles[k]
+        vals = d.contributions[s.text].to_numpy()
+        fig.add_trace(
+            go.Scatter(
+                x=d.x,
+                y=vals / total * 100,
+                customdata=vals,
+                mode="lines",
+                stackgroup="terms",
+                name=s.legend,
+                line=dict(width=0.8, color=s.color),
+                fillcolor=s.color,
+                hovertemplate=f"<b>{s.label}</b><br>{symbol} = %{{x:.4g}}<br>%{{y:.3g}} % of the time, "
+                f"%{{customdata:.4g}} {unit}" + note_html(s) + "<extra></extra>",
+            )
+        )
+    lo, hi = d.measured_range
+    for a, b, edge in ((float(d.x.min()), lo, lo), (hi, float(d.x.max()), hi)):
+        if b > a:
+            fig.add_vrect(x0=a, x1=b, fillcolor=EXTRAP_VEIL, line_width=0, layer="above")
+            fig.add_vline(x=edge, line=dict(color=EXTRAP_TEXT, dash="dot", width=1.2))
+    _crossover_mark(fig, d, symbol, log_x)
+    fig.update_xaxes(title_text=factor_title(symbol, column), type=_axis_type(log_x))
+    fig.update_yaxes(title_text="share of the predicted time (%)", range=[0, 100])
+    _axis_ticks(fig, d, log_x)
+    sub = _fixed_text(d)
+    sub = (sub + " · " if sub else "") + "shares: the time spans a decade (its curve is above)"
+    return style(fig, title, sub, height=480, legend="right")
 
 
 @dataclass

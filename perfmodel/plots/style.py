@@ -15,6 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .. import wording
 from ..data.measurements import Measurements
 from ..fitting.categories import library_matches, term_categories
 from ..language.overlap import partner_text
@@ -124,10 +125,29 @@ FACTOR_WORDS = {
 TIME_UNIT = "s"
 
 
+#: The narrowest plot a legend below is laid out for (px): a chart in half a page on a laptop.
+NARROW_PLOT = 380
+
+
+def legend_margin(fig: go.Figure, width: float = NARROW_PLOT) -> int:
+    """Bottom margin (px) for the x-axis ticks and title and a legend below them: as many 24 px rows as
+    its entries (about 40 px and 8 px a character each) take at ``width``."""
+    names = [str(t.name) for t in fig.data if t.name and t.showlegend is not False]
+    widths = [40 + 8 * len(re.sub(r"<[^>]+>", "", n)) for n in names]
+    rows, used = (1, 0) if widths else (0, 0)
+    for w in widths:
+        if used and used + w > width:
+            rows, used = rows + 1, 0
+        used += w
+    return 95 + 26 * rows
+
+
 def style(
     fig: go.Figure, title: str | None = None, subtitle: str | None = None, height: int = 460, legend: str = "top"
 ) -> go.Figure:
-    """Apply the house style (fonts, grid, margins, legend position) to ``fig``."""
+    """Apply the house style (fonts, grid, margins, legend position) to ``fig``. ``legend``: "top" (above
+    the plot), "inside" (its top-left corner), "below" (at the figure's foot, under the x-axis title: for
+    a narrow chart whose legend may wrap) or "right"."""
     # Title, subtitle and a legend above the plot each get their own band of the top margin.
     top = (90 if title else 50) + (35 if title and subtitle and legend == "top" else 0)
     fig.update_layout(
@@ -179,6 +199,22 @@ def style(
                 borderwidth=1,
                 traceorder="normal",
             )
+        )
+    elif legend == "below":
+        # At the foot of the figure (container coordinates), below the x-axis title, with a bottom margin
+        # for as many rows as the entries may wrap into at a half-page width: it never reaches the title.
+        fig.update_layout(
+            legend=dict(
+                orientation="h",
+                yref="container",
+                yanchor="bottom",
+                y=0,
+                x=0,
+                xanchor="left",
+                font=dict(size=14),
+                bgcolor="rgba(255,255,255,0)",
+            ),
+            margin=dict(b=legend_margin(fig)),
         )
     elif legend == "right":
         fig.update_layout(
@@ -256,13 +292,9 @@ def fmt_num(v: float) -> str:
 
 
 def fmt_range(v: float, lo: float | None = None, hi: float | None = None, unit: str = "") -> str:
-    """``31× (27–34×)``: the value and its range, rounded to what the range supports (the range's width
-    shown with about two significant digits); without a range, three significant digits."""
-    if lo is None or hi is None or not (np.isfinite(lo) and np.isfinite(hi)) or hi <= lo:
-        return f"{v:.3g}{unit}"
-    step = 10 ** math.floor(math.log10((hi - lo) / 2))
-    decimals = max(0, -int(math.floor(math.log10(step))))
-    return f"{v:.{decimals}f}{unit} ({lo:.{decimals}f}–{hi:.{decimals}f}{unit})"
+    """``31× (27–34×)``: the value and its range, rounded to what the range supports
+    (:func:`perfmodel.wording.fmt_range`, the one rule of the app, the CLI and the report)."""
+    return wording.fmt_range(v, lo, hi, unit)
 
 
 _TIME_UNITS = (("ms", 1e-3), ("s", 1.0), ("min", 60.0), ("h", 3600.0))
@@ -302,8 +334,7 @@ def fmt_seconds(v: float, unit: str | None = None) -> str:
     v = float(v)
     if not math.isfinite(v):
         return str(v)
-    unit = unit or time_unit(v)
-    return f"{v / dict(_TIME_UNITS)[unit]:.3g} {unit}"
+    return wording.fmt_time(v, unit=unit or time_unit(v))
 
 
 # -- terms: plain-word labels and category colours -------------------------------------------

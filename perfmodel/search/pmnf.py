@@ -16,7 +16,9 @@ combines the parameters' best terms. ``pmnf_search(meas)`` follows its default m
    By default (``negative_exponents=None``) the option is set when some factor is strong scaling
    (the time of a data-parallel job with a fixed data set falls as ``1/p``), as a user of Extra-P
    would set it for such data; without it no term in ``p`` can describe such a job, and the
-   search keeps a constant along ``p``.
+   search keeps a constant along ``p``. A factor that an earlier one determines at every configuration
+   (``nodes`` = p / 16 in a table of full nodes) gets no line of its own, none running along it with the
+   other fixed: it is left to vary along the earlier factor's line (:func:`determined`).
 3. **One factor** (``modelers/single_parameter/basic.py::create_default_building_blocks`` and
    ``abstract_base.py::find_best_hypothesis``, ``compare_hypotheses``): hypotheses
    ``c0 + c1·x^(i/j)·log2(x)^k`` for Extra-P's 42 published (i, j, k) triples
@@ -192,10 +194,26 @@ def _config_means(meas: Measurements) -> pd.DataFrame:
     return frame.groupby(syms, sort=True)["_y"].mean().reset_index()
 
 
-def _line(meas: Measurements, sym: str) -> tuple[np.ndarray, np.ndarray]:
-    """Extra-P's measurement line along ``sym``: (x values, mean times)."""
+def determined(meas: Measurements) -> dict[str, str]:
+    """{factor: the earlier factor that determines it}: a varying factor whose value is the same at every
+    configuration with the same value of an earlier factor (nodes = p / 16 in a table of full nodes). No
+    measurement line runs along one of the two with the other fixed; the search models the first only."""
     means = _config_means(meas)
-    others = [s for s in meas.factors if s != sym]
+    varying = meas.varying()
+    out: dict[str, str] = {}
+    for i, s in enumerate(varying):
+        for earlier in varying[:i]:
+            if earlier not in out and bool((means.groupby(earlier)[s].nunique() == 1).all()):
+                out[s] = earlier
+                break
+    return out
+
+
+def _line(meas: Measurements, sym: str, skip=()) -> tuple[np.ndarray, np.ndarray]:
+    """Extra-P's measurement line along ``sym``: (x values, mean times); the factors in ``skip`` (those
+    :func:`determined` by another) are left to vary along it."""
+    means = _config_means(meas)
+    others = [s for s in meas.factors if s != sym and s not in skip]
     if not others:
         return means[sym].to_numpy(float), means["_y"].to_numpy(float)
     groups = [g for _, g in means.groupby(others, sort=True)]
@@ -214,9 +232,10 @@ def strong_scaling(meas: Measurements) -> list[str]:
     ``fileio/io_helper.py::check_for_strong_scaling``: the longest group of configurations along the
     factor (the other factors fixed; ties: the larger total time), ordered by it."""
     means = _config_means(meas)
+    skip = determined(meas)
     out = []
-    for sym in meas.scaling_factors():
-        others = [s for s in meas.factors if s != sym]
+    for sym in [s for s in meas.scaling_factors() if s not in skip]:
+        others = [s for s in meas.factors if s != sym and s not in skip]
         groups = [g for _, g in means.groupby(others, sort=True)] if others else [means]
         g = max(groups, key=lambda g: (len(g), float(g["_y"].sum())))
         y = g.sort_values(sym)["_y"].to_numpy(float)
@@ -351,8 +370,9 @@ def pmnf_search(meas: Measurements, negative_exponents: bool | None = None) -> P
     falling = strong_scaling(meas)
     negative = bool(falling) if negative_exponents is None else bool(negative_exponents)
     per_factor, points, blocks = {}, {}, []
-    for s in meas.scaling_factors():
-        x, y = _line(meas, s)
+    skip = determined(meas)  # nodes with p: modelled along p only (no line runs along one, the other fixed)
+    for s in [s for s in meas.scaling_factors() if s not in skip]:
+        x, y = _line(meas, s, skip)
         points[s] = len(x)
         ijk, _ = best_single_term(x, y, negative)
         per_factor[s] = ijk

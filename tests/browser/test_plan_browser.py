@@ -73,8 +73,10 @@ def test_plan_page_draws_both_charts_and_a_recommendation(page):
             "bottom": box["y"] + ya["offset"] + ya["length"],
         }
         texts = loc.locator(".scatterlayer .textpoint")
-        assert texts.count() >= 7
-        for i in range(texts.count()):
+        drawn = [i for i in range(texts.count()) if texts.nth(i).bounding_box()["width"] > 0]
+        # a label that would cover another is left out (its hover names the point): issue 33
+        assert len(drawn) >= (7 if loc is deadline else 4)
+        for i in drawn:
             r = texts.nth(i).bounding_box()
             assert inside(
                 {"left": r["x"], "right": r["x"] + r["width"], "top": r["y"], "bottom": r["y"] + r["height"]}, outer
