@@ -181,7 +181,7 @@ class GroupFits:
             if o.result is None:
                 files.append("")
                 continue
-            (out / name).write_text(o.result.to_json(), encoding="utf-8")
+            o.result.save(out / name)
             files.append(name)
         summary["model_file"] = files
         path = out / "summary.csv"

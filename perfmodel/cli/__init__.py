@@ -462,7 +462,7 @@ def _cmd_fit(args) -> int:
     if args.replicates:
         compute_intervals(result, meas, replicates=args.replicates, gpus_per_node=args.gpus_per_node, **averaging)
     result.rate = rate
-    Path(args.out).write_text(result.to_json())
+    result.save(args.out)
     print(report or result.report())
     if report and result.has_intervals:
         print(result.intervals_report())

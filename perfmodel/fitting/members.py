@@ -195,6 +195,55 @@ class Noise:
         }
 
 
+def is_number(v) -> bool:
+    """True for a finite number as a model file holds one: an int or float, not a bool, not text, not NaN."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def noise_problem(sigma, df, source, own=None) -> str | None:
+    """What is wrong with a noise block (``sigma``, ``df``, ``source``, ``own``), or None: the one
+    definition of a usable noise, which a model file's reader (:meth:`Uncertainty._validate`) and the
+    fit's own output (:func:`bounded_noise`, before it is written) both apply."""
+    if not (is_number(sigma) and 0 <= sigma <= MAX_SIGMA) or (sigma == 0 and source != "residuals"):
+        return f"noise.sigma is {sigma!r}; a positive relative noise up to {MAX_SIGMA:g}"
+    if df is not None and not (is_number(df) and 0 < df < 1e12):
+        return f"noise.df is {df!r}; a positive number of degrees of freedom"
+    if own is not None and not (
+        len(own) == 2
+        and is_number(own[0])
+        and 0 <= own[0] <= MAX_SIGMA
+        and (own[1] is None or (is_number(own[1]) and 0 < own[1] < 1e12))
+    ):
+        return f"noise.own is {own!r}; the fit's own relative noise and its degrees of freedom"
+    return None
+
+
+def bounded_noise(noise: Noise) -> tuple[Noise, str]:
+    """``noise`` within :func:`noise_problem`'s limits, and a sentence saying what was changed ("" when
+    nothing was): a relative noise above :data:`MAX_SIGMA` (a run ~75× off its fit, terms that do not
+    follow the data) is capped there, so the fit still writes a model file every command reads, and the
+    band it gives says the fit is too poor to quote."""
+
+    def cap(v):
+        return MAX_SIGMA if v is None or not (is_number(v) and v <= MAX_SIGMA) else max(float(v), 0.0)
+
+    sigma, own = cap(noise.sigma), noise.own
+    if own is not None:
+        own = (cap(own[0]), own[1])
+    if sigma == noise.sigma and own == noise.own:
+        return noise, ""
+    was = noise.sigma if noise.sigma != sigma else (noise.own or (None,))[0]
+    try:
+        shown = f"{100 * float(was):,.0f} %"
+    except (TypeError, ValueError, OverflowError):
+        shown = repr(was)
+    return Noise(sigma, noise.df, noise.source, own), (
+        f"the noise of one run ({shown} of the time, from the {noise.source}) is beyond what an interval can "
+        f"say; capped at {100 * MAX_SIGMA:,.0f} %: this fit is too poor to quote, its intervals span orders "
+        "of magnitude (a measurement far off the rest, or terms that do not follow the data)"
+    )
+
+
 #: what :func:`valid_noise_prior` asks of a prior on the noise, for its messages
 NOISE_PRIOR_NEEDS = f"needs sigma (a relative noise > 0 and <= {MAX_SIGMA:g}) and df (pseudo-degrees of freedom > 0)"
 
@@ -663,16 +712,9 @@ class Uncertainty:
             bad("scaling_shortfall", f"is {self.scaling_shortfall!r}; a number from 0 to 2")
         if not sum(m.weight for m in self.members) > 0:
             bad("members' weights", "do not add up to a positive number")
-        sg, df = self.noise.sigma, self.noise.df
-        if not (0 <= sg <= MAX_SIGMA) or (sg == 0 and self.noise.source != "residuals"):
-            bad("noise.sigma", f"is {sg!r}; a positive relative noise up to {MAX_SIGMA:g}")
-        if df is not None and not (0 < df < 1e12):
-            bad("noise.df", f"is {df!r}; a positive number of degrees of freedom")
-        own = self.noise.own
-        if own is not None and not (
-            len(own) == 2 and 0 <= own[0] <= MAX_SIGMA and (own[1] is None or 0 < own[1] < 1e12)
-        ):
-            bad("noise.own", f"is {own!r}; the fit's own relative noise and its degrees of freedom")
+        why = noise_problem(self.noise.sigma, self.noise.df, self.noise.source, self.noise.own)
+        if why:
+            raise PerfModelError(f"the model file's intervals: {why}")
         pts = np.asarray(self.calibration, float).reshape(-1, 4)
         if not np.isfinite(pts).all() or (pts[:, 3] <= 0).any() or (pts[:, 1:3] < 0).any():
             bad("calibration.points", "hold a non-finite number, a negative band or a distance <= 0")

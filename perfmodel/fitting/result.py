@@ -6,6 +6,7 @@ intervals (fitting.members) but never computes them.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from dataclasses import asdict, dataclass, field
@@ -23,7 +24,7 @@ from ..version import __version__
 from .diagnostics import dropped_terms, factor_span, fit_warnings, prediction_warnings
 from .evaluate import metrics as compute_metrics
 from .extrapolation import FEW_NOISE_DOF
-from .members import Uncertainty
+from .members import Uncertainty, bounded_noise
 
 
 @dataclass
@@ -292,8 +293,26 @@ class FitResult:
 
     def attach_uncertainty(self, unc) -> FitResult:
         """Store ``unc`` (an :class:`~perfmodel.fitting.members.Uncertainty`, as
-        :func:`perfmodel.compute_intervals` computes it) as :attr:`uncertainty`; returns ``self``."""
-        self.uncertainty = unc.to_dict()
+        :func:`perfmodel.compute_intervals` computes it) as :attr:`uncertainty`; returns ``self``.
+
+        What is stored is what a model file's reader accepts, by the reader's own rules: a noise beyond
+        what an interval can say is capped (:func:`~perfmodel.fitting.members.bounded_noise`) with a
+        warning that the fit is too poor to quote, and the block is then read back as a model file is
+        (:meth:`Uncertainty.from_dict`); should that refuse it, the fit keeps no intervals and says why,
+        rather than write a file that ``show``, ``predict``, ``plan`` and ``advise`` refuse."""
+        noise, note = bounded_noise(unc.noise)
+        if note:
+            unc = dataclasses.replace(unc, noise=noise)
+            self.warnings.append(note)
+        block = unc.to_dict()
+        try:
+            Uncertainty.from_dict(json.loads(json.dumps(block, allow_nan=True)))
+        except PerfModelError as exc:
+            self.uncertainty = {}
+            self.__dict__.pop("_unc_cache", None)
+            self.warnings.append(f"no intervals stored: {exc} (please report this)")
+            return self
+        self.uncertainty = block
         self.__dict__["_unc_cache"] = (self.uncertainty, unc)
         return self
 
@@ -515,7 +534,15 @@ class FitResult:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=True)
 
     def save(self, path) -> None:
-        Path(path).write_text(self.to_json())
+        """Write the model file (UTF-8 JSON) after reading it back as every command reads one, so a file
+        written here is a file ``show``, ``predict``, ``plan`` and ``advise`` accept (else nothing is
+        written and a PerfModelError names the field)."""
+        text = self.to_json()
+        try:
+            type(self).from_json(text)
+        except PerfModelError as exc:
+            raise PerfModelError(f"the fitted model would not load again ({exc}); nothing written") from None
+        Path(path).write_text(text, encoding="utf-8")
 
     @classmethod
     def from_dict(cls, d: dict) -> FitResult:
