@@ -572,6 +572,16 @@ class FitResult:
         bad += [k for k, v in res.params.items() if not math.isfinite(v)]
         if bad:
             raise PerfModelError(f"model file: {bad[0]} is not a finite number")
+        span = res.factor_span
+        symbols = span.get("symbols", [])
+        if span and (
+            len(span.get("center", [])) != len(symbols)
+            or any(len(row) != len(symbols) for row in span.get("directions", []))
+        ):
+            raise PerfModelError(
+                "model file: factor_span's center and each of its directions need one number per symbol "
+                f"({len(symbols)}: {', '.join(map(str, symbols))})"
+            )
         unknown = sorted((set(res.factor_ranges) | set(res.factor_span.get("symbols", []))) - set(res.factors))
         if unknown:
             raise PerfModelError(
