@@ -126,3 +126,140 @@ def test_a_well_formed_topology_and_scaling_class_load(model_dict):
     _scaling_class()(d)
     _span()(d)
     FitResult.from_dict(d)
+
+
+# -- units: read from a name only where it states one; unknown ones refused; rates per any unit ----------------
+@pytest.mark.parametrize(
+    "name, unit",
+    [
+        ("time_min_s", "s"),  # the minimum over ranks, in seconds (RELeARN's column): not minutes
+        ("time_max_s", "s"),
+        ("time_us_east", None),  # a region, not microseconds
+        ("time_s_per_100_ms", "s"),  # the denominator is no unit of the time
+        ("time_per_step_ms", "ms"),
+        ("ms/step", "ms"),
+        ("epoch time (min)", "min"),
+        ("time [s, median]", "s"),
+        ("latency_ns", "ns"),
+        ("elapsed (ps)", "ps"),
+        ("duration_days", "d"),
+        ("wall_time_d", "d"),
+        ("time_weeks", "week"),
+        ("minibatch", None),
+        ("time (rank 0)", None),
+    ],
+)
+def test_a_unit_is_read_only_where_the_name_states_it(name, unit):
+    from perfmodel.data.time_units import unit_from_name
+
+    assert unit_from_name(name) == unit
+
+
+@pytest.mark.parametrize(
+    "name, token", [("time_m", "'m'"), ("latency_cycles", "'cycles'"), ("run (months)", "'months'")]
+)
+def test_a_time_unit_the_reader_does_not_convert_is_refused_by_name(name, token):
+    from perfmodel.data.time_units import unit_from_name
+
+    with pytest.raises(PerfModelError, match="not one the reader converts; known: ps, ns, us, ms, s, min, h, d, week"):
+        unit_from_name(name)
+    with pytest.raises(PerfModelError) as info:
+        unit_from_name(name)
+    assert token in str(info.value)
+
+
+def test_time_min_s_is_fitted_in_seconds_and_days_are_converted(tmp_path, capsys):
+    data = tmp_path / "t.csv"
+    pd.DataFrame({"ranks": [1, 2, 4, 8], "time_min_s": [2 + 60 / p for p in (1, 2, 4, 8)]}).to_csv(data, index=False)
+    model = tmp_path / "m.json"
+    code, _, err = run(
+        ["fit", data, "--terms", "1 + 1/p", "--lambda", "0", "--replicates", "0", "--out", model], capsys
+    )
+    assert code == 0 and "in min" not in err, err
+    c = json.loads(model.read_text())["coefficients"]
+    assert c["c0"] == pytest.approx(2, rel=1e-6) and c["c1"] == pytest.approx(60, rel=1e-6)
+    data.write_text("ranks,wall_time_d\n1,1\n2,0.5\n4,0.25\n")
+    code, _, err = run(["fit", data, "--terms", "1/p", "--lambda", "0", "--replicates", "0", "--out", model], capsys)
+    assert code == 0 and "'wall_time_d' in d" in err, err
+    assert json.loads(model.read_text())["coefficients"]["c0"] == pytest.approx(86400, rel=1e-6)
+    data.write_text("ranks,time_m\n1,1\n2,0.5\n4,0.25\n")
+    code, _, err = run(["fit", data, "--terms", "1/p", "--out", model], capsys)
+    one_line_error(code, err, "states the unit 'm', which is not one the reader converts")
+
+
+def test_the_bundled_datasets_state_their_units():
+    from perfmodel.data import datasets
+
+    assert {d.time_unit for d in datasets.list_datasets()} == {"s"}
+
+
+@pytest.mark.parametrize(
+    "column, flags, per_second",
+    [
+        ("images/s", [], 1),
+        ("images/min", [], 1 / 60),
+        ("tokens/hour", [], 1 / 3600),
+        ("images/ms", [], 1000),
+        ("throughput", ["--rate-unit", "min"], 1 / 60),
+        ("images/min", ["--rate-unit", "s"], 1),  # stated wins over the name
+    ],
+)
+def test_a_rate_per_minute_hour_or_millisecond_is_converted(tmp_path, capsys, column, flags, per_second):
+    """Rates from T = 2 + 60/p seconds per image, written per the column's unit: the fit finds the
+    formula's constants in seconds, and predict gives the rate back in the column's unit."""
+    data = tmp_path / "r.csv"
+    rates = [1 / (2 + 60 / p) / per_second for p in (1, 2, 4, 8)]
+    pd.DataFrame({"gpus": [1, 2, 4, 8], column: rates}).to_csv(data, index=False)
+    model = tmp_path / "m.json"
+    argv = ["fit", data, "--throughput", column, *flags, "--terms", "1 + 1/p", "--lambda", "0", "--replicates", "0"]
+    code, _, err = run([*argv, "--out", model], capsys)
+    assert code == 0, err
+    c = json.loads(model.read_text())["coefficients"]
+    assert c["c0"] == pytest.approx(2, rel=1e-5) and c["c1"] == pytest.approx(60, rel=1e-5)
+    code, out, err = run(["predict", model, "--grid", "p=4"], capsys)
+    assert code == 0, err
+    frame = pd.read_csv(__import__("io").StringIO(out))
+    assert frame[f"predicted {column}"].iloc[0] == pytest.approx(rates[2], rel=1e-5)
+
+
+def test_time_unit_with_a_throughput_points_to_rate_unit(tmp_path, capsys):
+    data = tmp_path / "r.csv"
+    data.write_text("gpus,images/min\n1,60\n2,110\n")
+    code, _, err = run(
+        ["fit", data, "--throughput", "images/min", "--time-unit", "min", "--terms", "1", "--out", "x"], capsys
+    )
+    one_line_error(code, err, "--time-unit is for a measured time; the time unit a throughput is per is --rate-unit")
+    code, _, err = run(
+        ["fit", data, "--time", "images/min", "--rate-unit", "min", "--terms", "1", "--out", "x"], capsys
+    )
+    one_line_error(code, err, "--rate-unit is for a throughput")
+
+
+@pytest.mark.parametrize("flag", [["--time-unit", "ms"], ["--throughput", "epoch_time_s"], ["--rate-unit", "min"]])
+def test_unit_flags_are_refused_with_group_by_on_a_dataset_and_an_extrap_file(tmp_path, capsys, flag):
+    from tests.cli_run import ROOT
+
+    code, _, err = run(["fit", "--dataset", "tf-cnn-all", *flag, "--group-by", "model", "--out", tmp_path], capsys)
+    one_line_error(code, err, f"{flag[0]}: the bundled dataset 'tf-cnn-all' is measured as times in seconds")
+    extrap = ROOT / "data" / "extrap" / "text_two_parameter_6.txt"
+    if flag[0] != "--throughput":
+        code, _, err = run(["fit", extrap, *flag, "--terms", "1", "--group-by", "region", "--out", tmp_path], capsys)
+        one_line_error(code, err, f"{flag[0]}: an Extra-P file's values are taken as they are")
+
+
+def test_a_throughput_work_cell_that_is_not_a_positive_number_is_named(tmp_path, capsys):
+    data = tmp_path / "w.csv"
+    data.write_text("gpus,samples,images/s\n1,100,10\n2,x,19\n4,,37\n8,0,70\n16,-5,130\n32,inf,250\n64,100,400\n")
+    model = tmp_path / "m.json"
+    argv = ["fit", data, "--throughput", "images/s", "--work", "samples", "--terms", "1 + 1/p", "--replicates", "0"]
+    code, _, err = run([*argv, "--out", model], capsys)
+    assert code == 0, err
+    for row, cell in ((2, "x"), (3, ""), (4, "0"), (5, "-5"), (6, "inf")):
+        assert f"dropped row {row}, column 'samples / images/s': non-numeric value \"work {cell!r}" in err, err
+    for cell, shown in (("x", "'x'"), ("", "(an empty cell)"), ("0", "0"), ("-5", "-5"), ("inf", "inf")):
+        rows = tmp_path / "p.csv"
+        rows.write_text(f"gpus,samples\n1,100\n2,{cell}\n")
+        code, _, err = run(["predict", model, rows], capsys)
+        one_line_error(code, err, f"row 2, column 'samples': the work per run {shown} is not a positive number")
+    code, out, err = run(["predict", model, "--grid", "p=2,4", "--grid", "samples=100"], capsys)
+    assert code == 0 and "predicted images/s" in out, err

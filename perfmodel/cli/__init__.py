@@ -15,10 +15,12 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 from tqdm import tqdm
 
 from ..data.measurements import Measurements, measurements_from_extrap
 from ..data.readers import READERS, read_csv, read_table
+from ..data.time_units import TIME_UNITS
 from ..errors import PerfModelError
 from ..fitting.model import DEFAULT_LAM, LOSSES, MAX_SEED, PENALTIES, Model
 from ..fitting.problem import STRATEGIES
@@ -31,7 +33,7 @@ from ..uncertainty import compute_intervals
 from ..uncertainty.prior import describe
 from . import plan as plan_cli
 from . import sweep as sweep_cli
-from .groups import add_rates, guessed_columns, warn_unmapped
+from .groups import EXTRAP_UNITS, add_rates, guessed_columns, refuse_unit_flags, warn_unmapped
 
 
 class _Parser(argparse.ArgumentParser):
@@ -143,10 +145,17 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     )
     f.add_argument(
         "--time-unit",
-        choices=("s", "ms", "us", "min", "h"),
+        choices=tuple(TIME_UNITS),
         default=None,
-        help="the unit of the time column (default: the unit its name states, e.g. step_time_ms, "
-        "else seconds); it is read in seconds",
+        help="the unit of the time column (default: the unit its name states as a unit, e.g. step_time_ms "
+        "or 'time (min)', else seconds); it is read in seconds",
+    )
+    f.add_argument(
+        "--rate-unit",
+        choices=tuple(TIME_UNITS),
+        default=None,
+        help="with --throughput: the time unit the rate is per (default: the unit its name divides by, "
+        "e.g. images/min, else seconds)",
     )
     f.add_argument(
         "--factor",
@@ -326,9 +335,12 @@ def _load_measurements(args) -> tuple[Measurements, str | None, dict]:
             what = "a bundled dataset" if args.dataset else "a file nor a bundled dataset"
             raise PerfModelError(f"{name!r} is neither {what}; datasets: {', '.join(names)}")
         ds = datasets.get_dataset(name)
-        if args.throughput or args.time_unit:
-            flag = "--throughput" if args.throughput else "--time-unit"
-            raise PerfModelError(f"{flag}: the bundled dataset {name!r} is measured as times in seconds already")
+        refuse_unit_flags(
+            f"the bundled dataset {name!r} is measured as times in seconds already",
+            args.throughput,
+            args.time_unit,
+            args.rate_unit,
+        )
         if factors or args.time:
             frame = datasets.load_frame(name)
             meas = Measurements.from_frame(
@@ -346,13 +358,10 @@ def _load_measurements(args) -> tuple[Measurements, str | None, dict]:
         and "region" in frame.columns
     )
     if is_extrap and not factors and not args.time and not args.throughput:
-        if args.time_unit:
-            raise PerfModelError(
-                "--time-unit: an Extra-P file's values are taken as they are (its metric names no unit to convert from)"
-            )
+        refuse_unit_flags(EXTRAP_UNITS, args.throughput, args.time_unit, args.rate_unit)
         return measurements_from_extrap(frame, args.region, args.metric, name=path.name), None, {}
     frame, time, factors, rate, note = guessed_columns(
-        frame, args.time, factors, args.throughput, args.work, args.time_unit
+        frame, args.time, factors, args.throughput, args.work, args.time_unit, args.rate_unit
     )
     try:
         meas = Measurements.from_frame(frame, time, factors, name=path.name)
@@ -489,9 +498,16 @@ def _grid_frame(result: FitResult, items: list) -> pd.DataFrame:
     from ..advise import parse_grid
     from ..plan import configurations
 
+    from ..plan import MAX_CONFIGURATIONS
+
     symbol_of = {c: s for s, c in result.factors.items()}
-    grid = {}
+    work = (result.rate or {}).get("work")
+    work = work if isinstance(work, str) and work not in symbol_of and work not in result.factors else None
+    grid, works = {}, None
     for name, values in parse_grid(f"{name}={text}" for name, text in items).items():
+        if name == work:  # a throughput's work per run, a column of its own: predict gives the rate with it
+            works = values
+            continue
         sym = symbol_of.get(name, name)
         if sym in grid:
             raise PerfModelError(f"--grid: {name} is given twice")
@@ -499,7 +515,14 @@ def _grid_frame(result: FitResult, items: list) -> pd.DataFrame:
     missing = [f"{s} (column {c!r})" for s, c in result.factors.items() if s not in grid]
     if missing:
         raise PerfModelError(f"--grid: give every factor of the model; missing {', '.join(missing)}")
-    return configurations(result, {}, grid).rename(columns=result.factors)
+    frame = configurations(result, {}, grid).rename(columns=result.factors)
+    if works is not None:
+        if len(frame) * len(works) > MAX_CONFIGURATIONS:
+            raise PerfModelError(
+                f"the grid has {len(frame) * len(works):,} configurations; at most {MAX_CONFIGURATIONS:,}"
+            )
+        frame = frame.merge(pd.DataFrame({work: works}), how="cross")
+    return frame
 
 
 def _cmd_predict(args) -> int:

@@ -8,7 +8,7 @@ the first violation into one :class:`PerfModelError` naming the field. What a sc
 ``uncertainty`` and ``ensemble`` are optional objects whose insides are checked by the code that
 reads them; unknown top-level fields are ignored (a newer writer may add some).
 
-Imports from the model language (function names) and perfmodel.errors only.
+Imports from the model language (function names), the time units and perfmodel.errors only.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import jsonschema
 
 from ..errors import PerfModelError
 from ..language.expression import FUNCTIONS
+from .time_units import TIME_UNITS
 
 FORMAT = "perfmodel.fit/1"
 #: Parse integer literals of more digits than this as floats (then infinite): Python refuses
@@ -117,6 +118,7 @@ MODEL_SCHEMA: dict = {
             "properties": {
                 "column": {"type": "string", "minLength": 1},
                 "work": {"type": ["string", "number"], "minLength": 1, "exclusiveMinimum": 0, "finite": True},
+                "unit": {"enum": list(TIME_UNITS)},  # the time unit the rate is per; absent: per second
             },
         },
         "factor_span": {
