@@ -263,3 +263,56 @@ def test_a_throughput_work_cell_that_is_not_a_positive_number_is_named(tmp_path,
         one_line_error(code, err, f"row 2, column 'samples': the work per run {shown} is not a positive number")
     code, out, err = run(["predict", model, "--grid", "p=2,4", "--grid", "samples=100"], capsys)
     assert code == 0 and "predicted images/s" in out, err
+
+
+# -- CSV: decimal commas with grouped thousands; a header read in time linear in its columns -------------------
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("p;t\n1;12,5\n2;1.000\n", [12.5, 1000.0]),  # a thousand, grouped by a point, in a decimal-comma file
+        ("p;t\n1;1.234,5\n2;12,5\n", [1234.5, 12.5]),
+        ("p;t\n1;12.345.678\n2;0,5\n", [12345678.0, 0.5]),
+        ("p;t\n1;0.5\n2;1.5\n", [0.5, 1.5]),  # no decimal comma anywhere: points are decimal points
+        ("p,t\n1,1.000\n2,2.5\n", [1.0, 2.5]),
+    ],
+)
+def test_a_decimal_comma_file_reads_grouped_thousands(text, expected):
+    from perfmodel.data.readers import read_csv
+
+    assert read_csv(text.encode())["t"].tolist() == expected
+
+
+def test_a_column_mixing_decimal_points_and_grouped_thousands_is_refused_by_row():
+    from perfmodel.data.readers import read_csv
+
+    with pytest.raises(PerfModelError, match=r"row 2, column 't': '1.000' could be a number with a decimal point"):
+        read_csv(b"p;t\n1;0,5\n2;1.000\n3;0.25\n")
+
+
+@pytest.mark.parametrize("columns", [10_000, 100_000])
+def test_a_wide_header_is_refused_in_time_linear_in_its_columns(tmp_path, columns):
+    import time
+
+    from perfmodel.data.readers import MAX_COLUMNS, read_csv
+
+    path = tmp_path / "wide.csv"
+    names = ",".join(f"c{i}" for i in range(columns))
+    path.write_text(names + "\n" + ",".join("1" for _ in range(columns)) + "\n")
+    t0 = time.perf_counter()
+    with pytest.raises(PerfModelError, match=f"the header has {columns:,} columns; at most {MAX_COLUMNS:,}"):
+        read_csv(path)
+    assert time.perf_counter() - t0 < 5
+
+
+def test_duplicate_names_among_many_columns_are_named_quickly(tmp_path):
+    import time
+
+    from perfmodel.data.readers import MAX_COLUMNS, read_csv
+
+    path = tmp_path / "dupes.csv"
+    names = [f"c{i}" for i in range(MAX_COLUMNS - 1)] + ["c7"]
+    path.write_text(",".join(names) + "\n" + ",".join("1" for _ in names) + "\n")
+    t0 = time.perf_counter()
+    with pytest.raises(PerfModelError, match="duplicate column name\\(s\\): 'c7'"):
+        read_csv(path)
+    assert time.perf_counter() - t0 < 5
