@@ -316,3 +316,56 @@ def test_duplicate_names_among_many_columns_are_named_quickly(tmp_path):
     with pytest.raises(PerfModelError, match="duplicate column name\\(s\\): 'c7'"):
         read_csv(path)
     assert time.perf_counter() - t0 < 5
+
+
+# -- nothing listens beyond the machine; text from data reaches the terminal escaped ------------------------
+def test_a_local_dask_cluster_listens_on_loopback_only():
+    psutil = pytest.importorskip("psutil")
+    pytest.importorskip("distributed")
+    from perfmodel.parallel import dashboard_address, dask_client
+
+    with dask_client("local", 1) as client:
+        me = psutil.Process()
+        pids = {me.pid} | {p.pid for p in me.children(recursive=True)}
+        listening = [c.laddr.ip for c in psutil.net_connections(kind="inet") if c.status == "LISTEN" and c.pid in pids]
+        link = dashboard_address(client) or ""
+    assert listening and set(listening) == {"127.0.0.1"}, listening
+    assert link.startswith("http://127.0.0.1:")
+
+
+def test_the_dashboard_is_served_on_this_machine_only_unless_asked():
+    import tomllib
+
+    from tests.cli_run import ROOT
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["address"] == "127.0.0.1"
+
+
+HOSTILE_TEXT = ["\x1b]0;pwned\x07fw", "\x1b[2Jclear", "x\u202eevil", "\x9b31m"]
+
+
+def test_group_values_with_escape_sequences_reach_the_terminal_escaped(tmp_path, capsys):
+    rows = [(v, m, 1 + 0.1 * k + 30 / m) for k, v in enumerate(HOSTILE_TEXT) for m in (4, 8, 16, 32)]
+    data = tmp_path / "g.csv"
+    pd.DataFrame(rows, columns=["fw", "m", "t"]).to_csv(data, index=False)
+    argv = ["fit", data, "--time", "t", "--factor", "m=m", "--terms", "1 + 1/m", "--group-by", "fw"]
+    code, out, err = run([*argv, "--workers", "1", "--replicates", "0", "--out", tmp_path / "out"], capsys)
+    assert code == 0, err
+    for raw, shown in (("\x1b", "\\x1b"), ("\x07", "\\x07"), ("\u202e", "\\u202e"), ("\x9b", "\\x9b")):
+        assert raw not in out + err and shown in out
+
+
+def test_a_column_name_with_a_line_break_or_an_escape_keeps_an_error_one_line(tmp_path, capsys):
+    data = tmp_path / "n.csv"
+    data.write_text('p,"time\nx\x1b[2J"\n1,2\n2,3\n')
+    code, _, err = run(["fit", data, "--time", "bogus", "--terms", "1", "--out", tmp_path / "m.json"], capsys)
+    one_line_error(code, err, "columns are: p, time\\nx\\x1b[2J")
+
+
+def test_predict_to_a_pipe_keeps_the_rows_as_they_are(model_path, tmp_path, capsys):
+    rows = tmp_path / "r.csv"
+    rows.write_text("cores,input_fraction,note\n8,1,\x1b[2J\n")
+    code, out, err = run(["predict", model_path, rows], capsys)
+    assert code == 0, err
+    assert "\x1b[2J" in out  # data into a pipe (not a terminal) is data; on a terminal it is escaped

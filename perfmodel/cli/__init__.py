@@ -34,6 +34,7 @@ from ..uncertainty.prior import describe
 from . import plan as plan_cli
 from . import sweep as sweep_cli
 from .groups import EXTRAP_UNITS, add_rates, guessed_columns, refuse_unit_flags, warn_unmapped
+from .terminal import escaped_output, one_line, raw
 
 
 class _Parser(argparse.ArgumentParser):
@@ -429,7 +430,7 @@ def _cmd_fit(args) -> int:
     if args.auto:
         from ..search import auto_select, plausible
 
-        with _auto_progress(sys.stderr, enabled=sys.stderr.isatty()) as progress:
+        with _auto_progress(raw(sys.stderr), enabled=sys.stderr.isatty()) as progress:
             selection = auto_select(
                 meas,
                 lam=args.lam,
@@ -496,9 +497,7 @@ def _grid_frame(result: FitResult, items: list) -> pd.DataFrame:
     as for ``advise`` and ``plan`` (:func:`perfmodel.advise.parse_grid`, :func:`perfmodel.plan.configurations`),
     a factor named by its symbol or its column, the columns named as in the data the model was fitted to."""
     from ..advise import parse_grid
-    from ..plan import configurations
-
-    from ..plan import MAX_CONFIGURATIONS
+    from ..plan import MAX_CONFIGURATIONS, configurations
 
     symbol_of = {c: s for s, c in result.factors.items()}
     work = (result.rate or {}).get("work")
@@ -561,8 +560,8 @@ def _cmd_predict(args) -> int:
         )
     for w in result.prediction_warnings(frame):
         print(f"warning: {w}", file=sys.stderr)
-    if args.out == "-":
-        to_csv(out, sys.stdout)
+    if args.out == "-":  # the rows as they are into a pipe; on a terminal, their control characters escaped
+        to_csv(out, sys.stdout if sys.stdout.isatty() else raw(sys.stdout))
     else:
         to_csv(out, args.out)
         print(f"wrote {len(out)} predictions to {args.out}")
@@ -683,13 +682,14 @@ def _cmd_datasets(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run one command. Numerical warnings are caught: on success each distinct one is printed as
     one ``warning:`` line, on an error only the error line is printed."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", RuntimeWarning)
-        code = _main(argv)
-    if code == 0:
-        lines = [f"warning: {w.category.__name__}: {(str(w.message).splitlines() or [''])[0]}" for w in caught]
-        for text in dict.fromkeys(lines):  # each distinct warning once, in order
-            print(text, file=sys.stderr)
+    with escaped_output():  # text from data reaches the terminal with its control characters escaped
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", RuntimeWarning)
+            code = _main(argv)
+        if code == 0:
+            lines = [f"warning: {w.category.__name__}: {(str(w.message).splitlines() or [''])[0]}" for w in caught]
+            for text in dict.fromkeys(lines):  # each distinct warning once, in order
+                print(text, file=sys.stderr)
     return code
 
 
@@ -712,14 +712,14 @@ def _main(argv: list[str] | None) -> int:
             return sweep_cli.run_cli(args)
         return handler(args)
     except PerfModelError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {one_line(exc)}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
+        print(one_line(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # a bug: still one line, and a distinct exit code
-        print(f"internal error: {type(exc).__name__}: {exc} (please report this)", file=sys.stderr)
+        print(one_line(f"internal error: {type(exc).__name__}: {exc} (please report this)"), file=sys.stderr)
         return 1

@@ -33,6 +33,7 @@ from ..fitting.quality import POOR_MAPE, POOR_R2, judge
 from ..groups import fit_groups
 from ..language.expression import parse_bounds, unmapped_name_notice, unmapped_names
 from ..parallel import dashboard_address, dask_client, executor_name
+from .terminal import raw
 
 
 def warn_unmapped(results) -> None:
@@ -336,7 +337,7 @@ def run_cli(args) -> int:
                 total=None,
                 unit="group",
                 desc="fitting groups",
-                file=sys.stderr,
+                file=raw(sys.stderr),
                 disable=not sys.stderr.isatty(),
                 dynamic_ncols=True,
             )

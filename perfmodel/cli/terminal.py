@@ -1,0 +1,71 @@
+"""Text from data reaches the terminal as text: control characters escaped.
+
+A column name, a group value or a cell of the user's file may hold terminal escape sequences (set the
+window title, clear the screen, move the cursor), a carriage return that overwrites what was printed,
+or Unicode's bidirectional overrides that reorder it. Every command's output goes through
+:class:`EscapedStream` (:func:`escaped_output` around the command), which writes such characters as
+``\\x1b``, ``\\r``, ``\\u202e``; line breaks and tabs pass. An error is one line: :func:`one_line`
+escapes its line breaks too. Progress bars draw on the raw stream (:func:`raw`), their text is the
+program's own.
+
+The top layer's helper: imports nothing from perfmodel.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sys
+
+#: C0 controls but tab and line feed, DEL, C1 controls (0x9b is a CSI on some terminals), and the
+#: bidirectional embeddings, overrides and isolates.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_UNSAFE_OR_BREAK = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _code(match: re.Match) -> str:
+    c = match.group(0)
+    return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(c) or (
+        f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+    )
+
+
+def escaped(text: str) -> str:
+    """``text`` with its control characters written as escapes (line breaks and tabs kept)."""
+    return _UNSAFE.sub(_code, text)
+
+
+def one_line(text: str) -> str:
+    """``text`` as one line: every control character escaped, line breaks and tabs too."""
+    return _UNSAFE_OR_BREAK.sub(_code, str(text))
+
+
+class EscapedStream:
+    """A text stream that writes to ``stream`` with :func:`escaped` applied (``raw``: the stream itself)."""
+
+    def __init__(self, stream):
+        self.raw = stream
+
+    def write(self, text: str) -> int:
+        self.raw.write(escaped(text))
+        return len(text)
+
+    def __getattr__(self, name):  # flush, isatty, encoding, fileno, ... of the stream itself
+        return getattr(self.raw, name)
+
+
+def raw(stream):
+    """The stream under an :class:`EscapedStream` (for a progress bar's carriage returns), else ``stream``."""
+    return getattr(stream, "raw", stream) if isinstance(stream, EscapedStream) else stream
+
+
+@contextlib.contextmanager
+def escaped_output():
+    """``sys.stdout`` and ``sys.stderr`` through :class:`EscapedStream` for the duration."""
+    out, err = sys.stdout, sys.stderr
+    sys.stdout = out if isinstance(out, EscapedStream) else EscapedStream(out)
+    sys.stderr = err if isinstance(err, EscapedStream) else EscapedStream(err)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = out, err
