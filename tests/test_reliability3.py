@@ -369,3 +369,100 @@ def test_predict_to_a_pipe_keeps_the_rows_as_they_are(model_path, tmp_path, caps
     code, out, err = run(["predict", model_path, rows], capsys)
     assert code == 0, err
     assert "\x1b[2J" in out  # data into a pipe (not a terminal) is data; on a terminal it is escaped
+
+
+# -- the silent cases: refused by name or done right --------------------------------------------------------
+@pytest.fixture(scope="module")
+def nodes_model(tmp_path_factory):
+    """T = 10 + 100/p on p GPUs spread over a nodes column that is not ceil(p / 8): 2 GPUs per node."""
+    folder = tmp_path_factory.mktemp("nodes")
+    data = folder / "n.csv"
+    p = np.array([2, 4, 8, 16])
+    pd.DataFrame({"p": p, "nodes": p // 2, "time_s": 10 + 100 / p}).to_csv(data, index=False)
+    model = folder / "m.json"
+    argv = ["fit", str(data), "--factor", "p=p", "--factor", "nodes=nodes", "--terms", "1 + 1/p + nodes"]
+    from perfmodel.cli import main
+
+    assert main([*argv, "--replicates", "20", "--out", str(model)]) == 0
+    return model
+
+
+def test_a_node_hour_price_counts_the_models_nodes_column(nodes_model, tmp_path, capsys):
+    out = tmp_path / "plan.csv"
+    argv = ["plan", nodes_model, "--grid", "p=4,16", "--grid", "nodes=2,8", "--node-hour-price", "3", "--out", out]
+    code, _, err = run(argv, capsys)
+    assert code == 0, err
+    table = pd.read_csv(out)
+    np.testing.assert_allclose(table["cost"], table["time_s"] / 3600 * table["nodes"] * 3)
+    code, _, err = run([*argv[:-2], "--gpus-per-node", "8"], capsys)
+    one_line_error(code, err, "--gpus-per-node: the model has a nodes factor")
+    code, _, err = run(
+        ["advise", nodes_model, "--target", "p=32,nodes=16", "--grid", "p=4,8", "--grid", "nodes=2,4"]
+        + ["--node-hour-price", "3", "--rank-by", "cost", "--out", out],
+        capsys,
+    )
+    assert code == 0, err
+    table = pd.read_csv(out)
+    np.testing.assert_allclose(table["cost"], table["predicted_time"] / 3600 * table["nodes"] * 3)
+
+
+@pytest.mark.parametrize("command", ["fit", "advise", "plan"])
+def test_zero_gpus_per_node_is_refused_everywhere(model_path, tmp_path, capsys, command):
+    from tests.cli_run import RCV1
+
+    argv = {
+        "fit": ["fit", RCV1, "--time", "time_s", "--factor", "p=cores", "--terms", "1 + 1/p", "--out", tmp_path / "x"],
+        "advise": ["advise", model_path, "--target", "m=64,s=1", "--grid", "m=4,8", "--node-hour-price", "2"],
+        "plan": ["plan", model_path, "--grid", "m=4,8", "--at", "s=1", "--node-hour-price", "2"],
+    }[command]
+    code, _, err = run([*argv, "--gpus-per-node", "0"], capsys)
+    one_line_error(code, err, "--gpus-per-node")
+    assert "must be a positive number, got 0" in err or "GPUs per node must be a number >= 1, got 0" in err
+
+
+def test_a_plan_that_overflows_is_refused_naming_the_column(model_path, nodes_model, capsys):
+    code, out, err = run(["plan", model_path, "--at", "s=1", "--grid", "m=4,8", "--repeat", "1e308"], capsys)
+    one_line_error(code, err, "time_s is inf at m = 4, s = 1: the time × --repeat (1e+308)")
+    code, out, err = run(["plan", nodes_model, "--at", "nodes=2", "--grid", "p=4,1e300"], capsys)
+    one_line_error(code, err, "is inf at p = 1e+300, nodes = 2")
+
+
+@pytest.mark.parametrize("value", ["-8000", "0"])
+def test_predict_refuses_a_factor_measured_positive_at_zero_or_below(model_path, tmp_path, capsys, value):
+    rows = tmp_path / "r.csv"
+    rows.write_text(f"cores,input_fraction\n8,{value}\n")
+    code, _, err = run(["predict", model_path, rows], capsys)
+    one_line_error(code, err, f"row 1: input_fraction = {value}, but every measured input_fraction was positive")
+    code, _, err = run(["advise", model_path, "--target", f"m=64,s={value}", "--grid", "m=4,8"], capsys)
+    one_line_error(code, err, "every measured input_fraction was positive")
+    code, _, err = run(["plan", model_path, "--at", f"s={value}", "--grid", "m=4,8"], capsys)
+    one_line_error(code, err, "every measured input_fraction was positive")
+
+
+@pytest.mark.parametrize("column", ["predicted_time", "predicted_low", "predicted_high"])
+@pytest.mark.parametrize("interval", [[], ["--interval", "0.9"]])
+def test_predict_refuses_input_columns_named_like_its_output(model_path, tmp_path, capsys, column, interval):
+    rows = tmp_path / "r.csv"
+    rows.write_text(f"cores,input_fraction,{column}\n8,1,123\n")
+    code, _, err = run(["predict", model_path, rows, *interval], capsys)
+    one_line_error(code, err, f"DATA has a column {column!r}, a name predict writes its output under")
+
+
+def test_a_reused_out_folder_keeps_only_the_model_files_its_summary_lists(tmp_path, capsys):
+    rows = [(g, m, 1 + k + 30 / m) for k, g in enumerate("abc") for m in (4, 8, 16, 32)]
+    data = tmp_path / "g.csv"
+    pd.DataFrame(rows, columns=["fw", "m", "t"]).to_csv(data, index=False)
+    out = tmp_path / "out"
+    (tmp_path / "out").mkdir()
+    mine = out / "notes.json"
+    mine.write_text('{"not": "a model"}')
+    argv = ["fit", data, "--time", "t", "--factor", "m=m", "--terms", "1 + 1/m", "--group-by", "fw"]
+    argv += ["--workers", "1", "--replicates", "0", "--cv", "0", "--out", out]
+    code, _, err = run(argv, capsys)
+    assert code == 0, err
+    assert len(list(out.glob("*.json"))) == 4
+    pd.DataFrame(rows[:8], columns=["fw", "m", "t"]).to_csv(data, index=False)  # group c is gone
+    code, _, err = run(argv, capsys)
+    assert code == 0 and "removed 1 model file(s) of the previous run" in err, err
+    listed = set(pd.read_csv(out / "summary.csv")["model_file"])
+    assert {p.name for p in out.glob("*.json")} == listed | {"notes.json"} and mine.exists()

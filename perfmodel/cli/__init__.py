@@ -401,6 +401,11 @@ def _cmd_fit(args) -> int:
         ]
         if given:
             raise PerfModelError(f"{given[0]} needs --group-by COL (it sets how the groups are fitted)")
+    if args.gpus_per_node is not None and not (np.isfinite(args.gpus_per_node) and args.gpus_per_node >= 1):
+        raise PerfModelError(
+            f"--gpus-per-node: GPUs per node must be a number >= 1, got {args.gpus_per_node:g}; without it, "
+            "8 is guessed when p's column names GPUs (shown as a guess)"
+        )
     if args.workers is not None:
         cap = 4 * n_workers()
         if not 1 <= args.workers <= cap:
@@ -524,11 +529,30 @@ def _grid_frame(result: FitResult, items: list) -> pd.DataFrame:
     return frame
 
 
+def _refuse_output_names(frame: pd.DataFrame, result: FitResult, args) -> None:
+    """A PerfModelError when DATA has a column named as one predict writes (``predicted_time``,
+    ``predicted_low``, ``predicted_high``, a rate's, a term's): it would be overwritten, or a stale
+    ``predicted_low`` would stand beside a new ``predicted_time``."""
+    names = ["predicted_time", "predicted_low", "predicted_high"]
+    if result.rate:
+        rate = f"predicted {result.rate['column']}"
+        names += [rate, f"{rate} low", f"{rate} high"]
+    if args.contributions:
+        names += [f"term: {t}" for t in result.terms]
+    taken = [str(c) for c in frame.columns if str(c) in names]
+    if taken:
+        raise PerfModelError(
+            f"DATA has a column {taken[0]!r}, a name predict writes its output under; rename or drop it "
+            "(it would be overwritten, or stand beside the new predictions as if it were one)"
+        )
+
+
 def _cmd_predict(args) -> int:
     result = FitResult.load(args.model)
     if (args.data is None) == (not args.grid):
         raise PerfModelError("give either DATA (a CSV of configurations) or --grid SYM=v1,v2,...")
     frame = read_csv(Path(args.data), min_columns=1) if args.data is not None else _grid_frame(result, args.grid)
+    _refuse_output_names(frame, result, args)
     out = frame.copy()
     result.check_defined(frame)
     if args.interval is not None:

@@ -368,6 +368,12 @@ def run_cli(args) -> int:
         if o.result is not None:
             o.result.rate = dict(table.rate)
     path = fits.save(args.out)
+    if fits.removed:
+        print(
+            f"note: removed {len(fits.removed)} model file(s) of the previous run in {args.out} that this run "
+            f"did not fit (e.g. {fits.removed[0]}); summary.csv lists every model file there",
+            file=sys.stderr,
+        )
     warn_unmapped(o.result for o in fits.outcomes)
     skipped = [o for o in fits.outcomes if o.status != "ok"]
     print(group_table(fits.summary, TABLE_ROWS))

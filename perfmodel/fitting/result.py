@@ -243,7 +243,9 @@ class FitResult:
 
     def check_defined(self, data, describe=None) -> None:
         """Refuse configurations where a term is undefined (not finite, e.g. ``N/p`` at p = 0 or
-        ``log(p)`` at p < 0) or the predicted time is not positive, as ``fit`` refuses such rows:
+        ``log(p)`` at p < 0), where a factor measured only positive is 0 or negative (``N = -8000``: not
+        an extrapolation but another regime, and no distance beyond the range to widen the interval by),
+        or where the predicted time is not positive, as ``fit`` refuses such rows:
         a PerfModelError naming the row (``describe(i)``, default ``row i+1``), the term and the values."""
         env = self._env(data)
         n = len(next(iter(env.values()))) if env else 0
@@ -252,6 +254,15 @@ class FitResult:
         def at(i):
             return ", ".join(f"{self.factors.get(s, s)} = {env[s][i]:g}" for s in env)
 
+        for s, (lo, hi) in self.factor_ranges.items():  # a sign never measured: no extrapolation, another regime
+            x = env.get(s)
+            if x is not None and lo > 0 and not (x > 0).all():
+                i = int(np.flatnonzero(~(x > 0))[0])
+                col = self.factors.get(s, s)
+                raise PerfModelError(
+                    f"{describe(i)}: {col} = {x[i]:g}, but every measured {col} was positive ({lo:g} to {hi:g}); "
+                    f"the model does not hold at {col} <= 0 ({at(i)})"
+                )
         expr = self._expression()
         with np.errstate(all="ignore"):
             vals = expr.term_values(env, self._theta(expr))
