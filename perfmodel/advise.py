@@ -108,6 +108,9 @@ RANKINGS = ("gpu-hours", "cost", "wall-time")
 MAX_REPLICATES = 2000
 TRUTH_CHUNK = 256  # hypothetical truths per block: at most TRUTH_CHUNK × MAX_REPLICATES numbers at once
 CELLS = 4_000_000  # replicate predictions (replicates × candidates) held at once
+#: Pairs of replicates advise weighs against each other in all (candidates × thinned replicates²),
+#: checked before it starts: about a minute (100 candidates of a 500,000-replicate file: 4e8, 80 s).
+MAX_COMPARISONS = 1_000_000_000
 
 
 def thinned(unc, cap: int = MAX_REPLICATES):
@@ -173,6 +176,14 @@ def advise(
     unc = result._uncertainty(required=True)
     cand = grid if isinstance(grid, pd.DataFrame) else candidates(result, target, grid)
     cand = cand[list(result.factors)].reset_index(drop=True)
+    result.check_work(len(cand) + 1, "the grid (and the target)")
+    thin = min(result.n_replicates, MAX_REPLICATES)
+    if len(cand) * thin**2 > MAX_COMPARISONS:
+        raise PerfModelError(
+            f"the grid has {len(cand):,} configurations, each weighing {thin:,} replicates against each other: "
+            f"{len(cand) * thin**2:,} comparisons, above the limit {MAX_COMPARISONS:,}; give at most "
+            f"{max(1, MAX_COMPARISONS // thin**2):,} configurations at once"
+        )
     tgt = {s: np.array([float(target[s])]) for s in result.factors}
     result.check_defined(tgt, describe=lambda i: "the target")
     result.check_defined(

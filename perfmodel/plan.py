@@ -39,6 +39,8 @@ from .fitting.members import DEFAULT_LEVEL
 
 #: Simulated runs per configuration for the probabilities (their standard error is at most 0.8 points).
 DRAWS = 4000
+#: Replicate predictions or simulated runs held at once (per chunk of configurations).
+CELLS = 2_000_000
 MAX_CONFIGURATIONS = 10_000
 _UNITS = {"s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "hr": 3600.0, "d": 86400.0}
 _DURATION = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([a-z]*)\s*")
@@ -186,6 +188,8 @@ def plan(
     if not 0 < float(level) < 1:
         raise PerfModelError(f"--interval must be between 0 and 1 (e.g. 0.9), got {level!r}")
     cfg = configurations(result, at, grid)
+    if result.has_intervals:
+        result.check_work(len(cfg))
     env = {s: cfg[s].to_numpy(float) for s in result.factors}
     result.check_defined(env, describe=lambda i: _label(cfg.iloc[i]))
     p = env["p"] if "p" in env else np.ones(len(cfg))
@@ -235,7 +239,14 @@ def _probabilities(result, env, p, repeat, pricing, deadline, budget, level, see
     n = len(p)
     if not result.has_intervals or (deadline is None and budget is None):
         return np.full(n, np.nan), np.full(n, np.nan)
-    sims = repeat * result._uncertainty().draws(env, draws, np.random.default_rng(seed), level)  # (draws, n)
+    unc = result._uncertainty()
+    rng = np.random.default_rng(seed)
+    # configurations in chunks of at most CELLS replicate predictions and simulated runs each (a probability
+    # is per configuration: the chunks' draws are as good as one block's, and the memory is the chunk's)
+    step = max(1, CELLS // max(result.n_replicates, int(draws), 1))
+    sims = repeat * np.hstack(
+        [unc.draws({s: v[i : i + step] for s, v in env.items()}, draws, rng, level) for i in range(0, n, step)]
+    )  # (draws, n)
     pd_ = np.mean(sims <= deadline, axis=0) if deadline is not None else np.full(n, np.nan)
     nodes = env.get("nodes")
     nodes = None if nodes is None else nodes[None, :]

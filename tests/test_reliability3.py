@@ -466,3 +466,72 @@ def test_a_reused_out_folder_keeps_only_the_model_files_its_summary_lists(tmp_pa
     assert code == 0 and "removed 1 model file(s) of the previous run" in err, err
     listed = set(pd.read_csv(out / "summary.csv")["model_file"])
     assert {p.name for p in out.glob("*.json")} == listed | {"notes.json"} and mine.exists()
+
+
+# -- bounded work: memory by configurations and replicates, not rows; work refused before it starts ------------
+def _many_rows(n: int) -> "pd.DataFrame":
+    rng = np.random.default_rng(0)
+    p = rng.choice([1, 2, 4, 8, 16, 32], n)
+    return pd.DataFrame({"p": p, "time_s": (2 + 60 / p) * np.exp(rng.normal(0, 0.05, n))})
+
+
+def test_the_bootstrap_and_the_intervals_take_memory_by_configurations_not_rows():
+    """200,000 rows of 6 configurations, 200 replicates: the row-sized (replicates × rows) arrays were
+    320 MB each; per configuration they are kilobytes."""
+    import tracemalloc
+
+    from perfmodel import Measurements, Model
+    from perfmodel.uncertainty import bootstrap
+
+    meas = Measurements.from_frame(_many_rows(200_000), "time_s", {"p": "p"})
+    result = Model("1 + 1/p").fit(meas)
+    tracemalloc.start()
+    try:
+        member, _ = bootstrap(result, meas, 200, 0)
+        peak_bootstrap = tracemalloc.get_traced_memory()[1]
+        from perfmodel.fitting.members import Noise, Uncertainty
+
+        unc = Uncertainty([member], Noise(0.05, 10.0, "residuals"), [], {"p": (1.0, 32.0)})
+        result.attach_uncertainty(unc)
+        tracemalloc.reset_peak()
+        band = result.predict(meas, interval=0.9)
+        peak_interval = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert member.coefficients.shape == (200, 2) and len(band) == 200_000
+    assert peak_bootstrap < 60e6 and peak_interval < 60e6, (peak_bootstrap, peak_interval)
+
+
+def test_intervals_in_chunks_equal_intervals_at_once(model_path, monkeypatch):
+    import perfmodel.fitting.result as result_module
+
+    result = FitResult.load(model_path)
+    grid = {"m": np.repeat([1.0, 4.0, 16.0, 64.0, 256.0], 3), "s": np.tile([0.1, 0.5, 1.0], 5)}
+    whole = result.predict(grid, interval=0.9)
+    monkeypatch.setattr(result_module, "CELLS", 1)  # one configuration a chunk
+    pd.testing.assert_frame_equal(result.predict(grid, interval=0.9), whole)
+
+
+@pytest.mark.parametrize("command", ["predict", "plan", "advise"])
+def test_predict_plan_and_advise_refuse_work_beyond_the_limit_before_starting(model_path, capsys, monkeypatch, command):
+    import perfmodel.fitting.result as result_module
+
+    monkeypatch.setattr(result_module, "MAX_PREDICTIONS", 40 * 50)  # 40 replicates: 50 configurations
+    values = ",".join(str(v) for v in range(1, 61))
+    argv = {
+        "predict": ["predict", model_path, "--grid", f"m={values}", "--grid", "s=1", "--interval", "0.9"],
+        "plan": ["plan", model_path, "--grid", f"m={values}", "--at", "s=1"],
+        "advise": ["advise", model_path, "--target", "m=64,s=1", "--grid", f"m={values}"],
+    }[command]
+    code, _, err = run(argv, capsys)
+    one_line_error(code, err, "configurations and the model file 40 replicates")
+    assert "above the limit 2,000; give at most 50 configurations at once" in err
+
+
+def test_advise_refuses_more_comparisons_than_its_limit(model_path, capsys, monkeypatch):
+    import perfmodel.advise as advise_module
+
+    monkeypatch.setattr(advise_module, "MAX_COMPARISONS", 40**2 * 10)
+    values = ",".join(str(v) for v in range(1, 21))
+    code, _, err = run(["advise", model_path, "--target", "m=64,s=1", "--grid", f"m={values}"], capsys)
+    one_line_error(code, err, "each weighing 40 replicates against each other: 32,000 comparisons")

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from ..data.measurements import Measurements, measurements_from_extrap
+from ..data.measurements import Measurements, configuration_ids, measurements_from_extrap
 from ..data.readers import READERS, read_csv, read_table
 from ..data.time_units import TIME_UNITS
 from ..errors import PerfModelError
@@ -556,6 +556,9 @@ def _cmd_predict(args) -> int:
     out = frame.copy()
     result.check_defined(frame)
     if args.interval is not None:
+        env = result._env(frame)
+        n = int(configuration_ids(list(env.values())).max()) + 1 if env and len(frame) else 1
+        result.check_work(n, "the grid" if args.grid else "DATA")
         pred = result.predict(frame, interval=args.interval)
         ends = pred[["predicted_low", "predicted_high"]].to_numpy(float)
         unbounded = np.flatnonzero(~np.isfinite(ends).all(axis=1))

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..data.measurements import Measurements
+from ..data.measurements import Measurements, configuration_ids
 from ..data.schema import FORMAT, validate_model_dict
 from ..data.schema import loads as schema_loads
 from ..errors import PerfModelError
@@ -137,7 +137,7 @@ class FitResult:
             dataset=meas.name,
             dropped=[str(d) for d in meas.dropped],
             warnings=warnings,
-            factor_span=factor_span(meas.env()),
+            factor_span=factor_span(_one_row_each(meas)),
         )
         pred = res.predict(meas)
         res.metrics = compute_metrics(meas.y, pred, res.n_params)
@@ -238,8 +238,27 @@ class FitResult:
         env = self._env(data)
         if interval is None:
             return unc.predict_point(env)
-        t, low, high = unc.interval(env, float(interval))
+        t, low, high = _interval_by_configuration(unc, env, float(interval))
         return pd.DataFrame({"predicted_time": t, "predicted_low": low, "predicted_high": high})
+
+    @property
+    def n_replicates(self) -> int:
+        """Parameter vectors the stored intervals evaluate per configuration (every member's replicates)."""
+        unc = self._uncertainty()
+        return sum(len(m.coefficients) for m in unc.members) if unc is not None else 0
+
+    def check_work(self, n_configurations: int, what: str = "the grid") -> None:
+        """Refuse, before it starts, a command that would evaluate more than :data:`MAX_PREDICTIONS`
+        replicate predictions: the model file's replicates × ``n_configurations`` (``what``: the
+        configurations, for the message). A model file within every stated limit holds up to 500,000
+        replicates; at a 100-configuration grid that was 5e7 predictions, half a minute and 3.4 GB."""
+        S = self.n_replicates
+        if S * int(n_configurations) > MAX_PREDICTIONS:
+            raise PerfModelError(
+                f"{what} has {int(n_configurations):,} configurations and the model file {S:,} replicates: "
+                f"{S * int(n_configurations):,} predictions, above the limit {MAX_PREDICTIONS:,}; give at most "
+                f"{max(1, MAX_PREDICTIONS // max(S, 1)):,} configurations at once"
+            )
 
     def check_defined(self, data, describe=None) -> None:
         """Refuse configurations where a term is undefined (not finite, e.g. ``N/p`` at p = 0 or
@@ -627,6 +646,35 @@ class FitResult:
             return cls.from_json(p.read_bytes())
         except PerfModelError as exc:
             raise PerfModelError(f"{p}: {exc}") from None
+
+
+#: Replicate predictions a command may ask of a model file (its replicates × the configurations):
+#: about ten seconds of work (see :meth:`FitResult.check_work`).
+MAX_PREDICTIONS = 20_000_000
+#: Replicate predictions held at once when intervals are evaluated (replicates × configurations).
+CELLS = 2_000_000
+
+
+def _interval_by_configuration(unc, env: dict, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(point, low, high) at each row of ``env``: evaluated once per distinct configuration (repeats
+    share it) in chunks of at most :data:`CELLS` replicate predictions, so the memory is bounded by the
+    chunk, not by the rows (a million rows of a 200-replicate fit asked for 1.5 GiB at once)."""
+    if not env:
+        return unc.interval(env, level)
+    ids = configuration_ids(list(env.values()))
+    first = np.unique(ids, return_index=True)[1]
+    configs = {s: np.asarray(v, float)[first] for s, v in env.items()}
+    S = sum(len(m.coefficients) for m in unc.members)
+    step = max(1, CELLS // max(S, 1))
+    parts = [unc.interval({s: v[i : i + step] for s, v in configs.items()}, level) for i in range(0, len(first), step)]
+    return tuple(np.concatenate([part[k] for part in parts])[ids] for k in range(3))
+
+
+def _one_row_each(meas: Measurements) -> dict:
+    """Symbol -> values of each distinct configuration once (repeats left out): what
+    :func:`factor_span` needs, without sorting every row of a million-row file."""
+    first = np.unique(meas.configurations(), return_index=True)[1]
+    return {s: v[first] for s, v in meas.env().items()}
 
 
 def _literal(v: float) -> str:
