@@ -340,6 +340,7 @@ def test_the_dashboard_is_served_on_this_machine_only_unless_asked():
 
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     assert config["server"]["address"] == "127.0.0.1"
+    assert config["client"]["showErrorDetails"] == "type"  # an exception's type, never a traceback
 
 
 HOSTILE_TEXT = ["\x1b]0;pwned\x07fw", "\x1b[2Jclear", "x\u202eevil", "\x9b31m"]
