@@ -658,6 +658,12 @@ def plan_groups(
                     f"group column {col!r} is mapped to factor {sym!r}; a group holds one "
                     "value of it, so it cannot also be a factor"
                 )
+    named = [("time column", time)] + [(f"factor {sym}'s column", col) for sym, col in factors.items()]
+    for what, col in named:  # named here, before the table is sliced by them
+        if col not in columns:
+            raise PerfModelError(
+                f"{what} {col!r} not found{did_you_mean(str(col), columns)}; columns are: {', '.join(columns)}"
+            )
     spec = _model_spec(model, terms, preset, auto, settings)
     if spec.get("terms") is not None:  # a bad term is the same mistake in every group: say it once
         parse_expression(spec["terms"], list(factors), parse_bounds(spec.get("bounds") or {}), columns=columns)

@@ -536,3 +536,19 @@ def test_advise_refuses_more_comparisons_than_its_limit(model_path, capsys, monk
     values = ",".join(str(v) for v in range(1, 21))
     code, _, err = run(["advise", model_path, "--target", "m=64,s=1", "--grid", f"m={values}"], capsys)
     one_line_error(code, err, "each weighing 40 replicates against each other: 32,000 comparisons")
+
+
+@pytest.mark.parametrize(
+    "flags, fragment",
+    [
+        (["--time", "bogus", "--factor", "m=m"], "time column 'bogus' not found"),
+        (["--time", "t", "--factor", "m=bogus"], "factor m's column 'bogus' not found"),
+    ],
+)
+def test_group_by_names_a_missing_time_or_factor_column(tmp_path, capsys, flags, fragment):
+    # found by scripts/fuzz_reliability.py (the terminal class): a KeyError, "internal error"
+    data = tmp_path / "g.csv"
+    pd.DataFrame({"fw": ["a"] * 4, "m": [4, 8, 16, 32], "t": [9, 5, 3, 2]}).to_csv(data, index=False)
+    argv = ["fit", data, *flags, "--terms", "1 + 1/m", "--group-by", "fw", "--workers", "1", "--replicates", "0"]
+    code, _, err = run([*argv, "--out", tmp_path / "out"], capsys)
+    one_line_error(code, err, fragment)
