@@ -191,8 +191,10 @@ def plan(
     if result.has_intervals:
         result.check_work(len(cfg))
     env = {s: cfg[s].to_numpy(float) for s in result.factors}
-    result.check_defined(env, describe=lambda i: _label(cfg.iloc[i]))
     p = env["p"] if "p" in env else np.ones(len(cfg))
+    if not (p > 0).all():  # GPU-hours, cost and efficiency count workers: a run needs one
+        raise PerfModelError(f"a plan needs at least one worker; the grid has p = {p[~(p > 0)][0]:g}")
+    result.check_defined(env, describe=lambda i: _label(cfg.iloc[i]))
     nodes = env.get("nodes")
     out = cfg.copy()
     if result.has_intervals:

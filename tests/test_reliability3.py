@@ -552,3 +552,14 @@ def test_group_by_names_a_missing_time_or_factor_column(tmp_path, capsys, flags,
     argv = ["fit", data, *flags, "--terms", "1 + 1/m", "--group-by", "fw", "--workers", "1", "--replicates", "0"]
     code, _, err = run([*argv, "--out", tmp_path / "out"], capsys)
     one_line_error(code, err, fragment)
+
+
+def test_a_plan_needs_at_least_one_worker(nodes_model):
+    # found by the round trip over ../shared/refdata (MLPerf's summary measures p = 0): efficiency nan
+    from perfmodel.plan import plan
+
+    d = json.loads(nodes_model.read_text())
+    d["factor_ranges"]["p"] = [0.0, 16.0]
+    d["uncertainty"]["factor_ranges"]["p"] = [0.0, 16.0]
+    with pytest.raises(PerfModelError, match="a plan needs at least one worker; the grid has p = 0"):
+        plan(FitResult.from_dict(d), {"nodes": 2}, {"p": [0, 4]})

@@ -56,10 +56,13 @@ def round_trip(path: Path, capsys) -> None:
         grid += ["--grid", f"{work}=100"]
     target = ",".join(f"{s}={2 * hi if hi > 0 else hi + 1:.12g}" for s, (lo, hi) in ranges.items())
     first = next(iter(ranges))
+    plan_grid = [a for a in grid if not a.startswith(f"{work}=")]
+    if "p" in ranges and ranges["p"][0] <= 0:  # a plan counts workers: from one
+        plan_grid = [f"p={_values(1.0, max(ranges['p'][1], 1.0))}" if a.startswith("p=") else a for a in plan_grid]
     for argv in (
         ["show", path],
         ["predict", path, *grid, "--interval", "0.9"],
-        ["plan", path, *[a for a in grid if not a.startswith(f"{work}=")]],
+        ["plan", path, *plan_grid],
         ["advise", path, "--target", target, "--grid", f"{first}={_values(*ranges[first])}"],
     ):
         code, _, err = run(argv, capsys)
