@@ -428,7 +428,7 @@ def test_a_plan_that_overflows_is_refused_naming_the_column(model_path, nodes_mo
     one_line_error(code, err, "is inf at p = 1e+300, nodes = 2")
 
 
-@pytest.mark.parametrize("value", ["-8000", "0"])
+@pytest.mark.parametrize("value", ["-0.001", "0"])
 def test_predict_refuses_a_factor_measured_positive_at_zero_or_below(model_path, tmp_path, capsys, value):
     rows = tmp_path / "r.csv"
     rows.write_text(f"cores,input_fraction\n8,{value}\n")
@@ -563,3 +563,12 @@ def test_a_plan_needs_at_least_one_worker(nodes_model):
     d["uncertainty"]["factor_ranges"]["p"] = [0.0, 16.0]
     with pytest.raises(PerfModelError, match="a plan needs at least one worker; the grid has p = 0"):
         plan(FitResult.from_dict(d), {"nodes": 2}, {"p": [0, 4]})
+
+
+def test_a_failing_fit_after_dropped_rows_is_one_line_that_says_so(tmp_path, capsys):
+    # found by scripts/fuzz_reliability.py (the csv class): the dropped-row warnings came before the error
+    data = tmp_path / "mixed.csv"
+    data.write_text("p;time_s\n1;62000.000\n2;32.000,000\n4;17.000,000\n")
+    argv = ["fit", data, "--time", "time_s", "--factor", "p=p", "--terms", "1 + 1/p", "--lambda", "0"]
+    code, _, err = run([*argv, "--replicates", "0", "--out", tmp_path / "m.json"], capsys)
+    one_line_error(code, err, "(2 row(s) were dropped, e.g. row 2, column 'time_s': non-numeric value '32.000,000')")

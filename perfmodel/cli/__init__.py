@@ -34,7 +34,7 @@ from ..uncertainty.prior import describe
 from . import plan as plan_cli
 from . import sweep as sweep_cli
 from .groups import EXTRAP_UNITS, add_rates, guessed_columns, refuse_unit_flags, warn_unmapped
-from .terminal import escaped_output, one_line, raw
+from .terminal import discard_pending, escaped_output, one_line, raw
 
 
 class _Parser(argparse.ArgumentParser):
@@ -377,6 +377,16 @@ def _load_measurements(args) -> tuple[Measurements, str | None, dict]:
 
 
 def _cmd_fit(args) -> int:
+    try:
+        return _fit(args)
+    except PerfModelError as exc:
+        dropped = getattr(args, "_dropped", None)
+        if dropped:  # the one error line says what the warnings before it would have
+            raise PerfModelError(f"{exc} ({len(dropped)} row(s) were dropped, e.g. {dropped[0]})") from None
+        raise
+
+
+def _fit(args) -> int:
     _check_limits(args)
     args.replicates = 200 if args.replicates is None else args.replicates
     if args.replicates < 0:
@@ -419,6 +429,7 @@ def _cmd_fit(args) -> int:
 
         return run_cli(args)
     meas, suggested, rate = _load_measurements(args)
+    args._dropped = list(meas.dropped)
     for d in meas.dropped:
         print(f"warning: dropped {d}", file=sys.stderr)
     de = dict(strategy=args.strategy, popsize=args.popsize, maxiter=args.maxiter, tol=args.tol)
@@ -739,14 +750,17 @@ def _main(argv: list[str] | None) -> int:
             return sweep_cli.run_cli(args)
         return handler(args)
     except PerfModelError as exc:
+        discard_pending(sys.stderr)  # the error is the one line: not the notes that led to it
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return 2
     except OSError as exc:
+        discard_pending(sys.stderr)
         print(one_line(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # a bug: still one line, and a distinct exit code
+        discard_pending(sys.stderr)
         print(one_line(f"internal error: {type(exc).__name__}: {exc} (please report this)"), file=sys.stderr)
         return 1

@@ -331,7 +331,7 @@ def run_cli(args) -> int:
             executor = stack.enter_context(dask_client(args.dask, args.workers))
             link = dashboard_address(executor)
             if link:
-                print(f"Dask dashboard: {link}", file=sys.stderr)
+                print(f"Dask dashboard: {link}", file=sys.stderr, flush=True)  # now: the fits take a while
         bar = stack.enter_context(
             tqdm(
                 total=None,

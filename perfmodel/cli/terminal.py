@@ -41,17 +41,41 @@ def one_line(text: str) -> str:
 
 
 class EscapedStream:
-    """A text stream that writes to ``stream`` with :func:`escaped` applied (``raw``: the stream itself)."""
+    """A text stream that writes to ``stream`` with :func:`escaped` applied (``raw``: the stream itself).
 
-    def __init__(self, stream):
+    ``hold``: the text waits until :meth:`flush` (``print(..., flush=True)``, for a line the user needs
+    while the command runs) or the end of the command; :meth:`discard` drops what waits, so a command
+    that fails prints its one error line and not the notes that led to it."""
+
+    def __init__(self, stream, hold: bool = False):
         self.raw = stream
+        self.held: list[str] | None = [] if hold else None
 
     def write(self, text: str) -> int:
-        self.raw.write(escaped(text))
+        if self.held is not None:
+            self.held.append(escaped(text))
+        else:
+            self.raw.write(escaped(text))
         return len(text)
 
-    def __getattr__(self, name):  # flush, isatty, encoding, fileno, ... of the stream itself
+    def flush(self) -> None:
+        if self.held:
+            self.raw.write("".join(self.held))
+            self.held.clear()
+        self.raw.flush()
+
+    def discard(self) -> None:
+        if self.held:
+            self.held.clear()
+
+    def __getattr__(self, name):  # isatty, encoding, fileno, ... of the stream itself
         return getattr(self.raw, name)
+
+
+def discard_pending(stream) -> None:
+    """Drop what ``stream`` (an :class:`EscapedStream` that holds its text) has not written yet."""
+    if isinstance(stream, EscapedStream):
+        stream.discard()
 
 
 def raw(stream):
@@ -61,11 +85,14 @@ def raw(stream):
 
 @contextlib.contextmanager
 def escaped_output():
-    """``sys.stdout`` and ``sys.stderr`` through :class:`EscapedStream` for the duration."""
+    """``sys.stdout`` and ``sys.stderr`` through :class:`EscapedStream` for the duration; stderr holds
+    its notes and warnings until the command ends (:func:`discard_pending` drops them before an error)."""
     out, err = sys.stdout, sys.stderr
     sys.stdout = out if isinstance(out, EscapedStream) else EscapedStream(out)
-    sys.stderr = err if isinstance(err, EscapedStream) else EscapedStream(err)
+    sys.stderr = err if isinstance(err, EscapedStream) else EscapedStream(err, hold=True)
     try:
         yield
     finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
         sys.stdout, sys.stderr = out, err

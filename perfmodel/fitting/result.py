@@ -273,15 +273,6 @@ class FitResult:
         def at(i):
             return ", ".join(f"{self.factors.get(s, s)} = {env[s][i]:g}" for s in env)
 
-        for s, (lo, hi) in self.factor_ranges.items():  # a sign never measured: no extrapolation, another regime
-            x = env.get(s)
-            if x is not None and lo > 0 and not (x > 0).all():
-                i = int(np.flatnonzero(~(x > 0))[0])
-                col = self.factors.get(s, s)
-                raise PerfModelError(
-                    f"{describe(i)}: {col} = {x[i]:g}, but every measured {col} was positive ({lo:g} to {hi:g}); "
-                    f"the model does not hold at {col} <= 0 ({at(i)})"
-                )
         expr = self._expression()
         with np.errstate(all="ignore"):
             vals = expr.term_values(env, self._theta(expr))
@@ -301,6 +292,15 @@ class FitResult:
                 f"{describe(i)}: the predicted time is {t[i]:.4g} s, not a positive time ({at(i)}); "
                 "the model does not hold there"
             )
+        for s, (lo, hi) in self.factor_ranges.items():  # a sign never measured: no extrapolation, another regime
+            x = env.get(s)
+            if x is not None and lo > 0 and not (x > 0).all():
+                i = int(np.flatnonzero(~(x > 0))[0])
+                col = self.factors.get(s, s)
+                raise PerfModelError(
+                    f"{describe(i)}: {col} = {x[i]:g}, but every measured {col} was positive ({lo:g} to {hi:g}); "
+                    f"the model does not hold at {col} <= 0 ({at(i)})"
+                )
 
     # -- uncertainty --------------------------------------------------------
     @property
