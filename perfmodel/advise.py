@@ -32,7 +32,7 @@ import pandas as pd
 from .errors import PerfModelError
 from .fitting.extrapolation import extended, normal_quantile
 from .fitting.members import DEFAULT_LEVEL, distance
-from .plan import Pricing, single_values
+from .plan import pricing_for, refuse_non_finite, single_values
 from .uncertainty.ranges import range_at
 
 _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
@@ -108,6 +108,9 @@ RANKINGS = ("gpu-hours", "cost", "wall-time")
 MAX_REPLICATES = 2000
 TRUTH_CHUNK = 256  # hypothetical truths per block: at most TRUTH_CHUNK × MAX_REPLICATES numbers at once
 CELLS = 4_000_000  # replicate predictions (replicates × candidates) held at once
+#: Pairs of replicates advise weighs against each other in all (candidates × thinned replicates²),
+#: checked before it starts: about a minute (100 candidates of a 500,000-replicate file: 4e8, 80 s).
+MAX_COMPARISONS = 1_000_000_000
 
 
 def thinned(unc, cap: int = MAX_REPLICATES):
@@ -167,12 +170,25 @@ def advise(
         raise PerfModelError(
             "--rank-by cost needs a price: --gpu-hour-price, or --node-hour-price with --gpus-per-node"
         )
+    pricing = (
+        pricing_for(result, gpu_hour_price, node_hour_price, gpus_per_node)
+        if gpu_hour_price is not None or node_hour_price is not None
+        else None
+    )
     unc = result._uncertainty(required=True)
     filled = single_values(result, [*target, *(grid if not isinstance(grid, pd.DataFrame) else grid.columns)])
     target = {**filled, **target}  # a factor measured at one value only: taken at it
     cand = grid if isinstance(grid, pd.DataFrame) else candidates(result, target, grid)
     cand = cand[list(result.factors)].reset_index(drop=True)
     target = result.with_nodes(pd.DataFrame({s: [v] for s, v in target.items()})).iloc[0].to_dict()
+    result.check_work(len(cand) + 1, "the grid (and the target)")
+    thin = min(result.n_replicates, MAX_REPLICATES)
+    if len(cand) * thin**2 > MAX_COMPARISONS:
+        raise PerfModelError(
+            f"the grid has {len(cand):,} configurations, each weighing {thin:,} replicates against each other: "
+            f"{len(cand) * thin**2:,} comparisons, above the limit {MAX_COMPARISONS:,}; give at most "
+            f"{max(1, MAX_COMPARISONS // thin**2):,} configurations at once"
+        )
     tgt = {s: np.array([float(target[s])]) for s in result.factors}
     result.check_defined(tgt, describe=lambda i: "the target")
     result.check_defined(
@@ -244,14 +260,20 @@ def advise(
     out["target_halfwidth_pct"] = (np.exp(after) - 1) * 100
     out["gain_pct"] = np.maximum((np.exp(half0) - np.exp(after)) * 100, 0.0)  # estimator noise can dip below 0
     p = out["p"].to_numpy(float) if "p" in out else np.ones(len(out))
-    out["gpu_hours"] = out["predicted_time"] / 3600.0 * p
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # an overflow is refused below
+        out["gpu_hours"] = out["predicted_time"] / 3600.0 * p
         out["gain_per_hour"] = out["gain_pct"] / (out["predicted_time"] / 3600.0)
         out["gain_per_gpu_hour"] = out["gain_pct"] / out["gpu_hours"]
-        if gpu_hour_price is not None or node_hour_price is not None:
-            pricing = Pricing(gpu_hour_price, node_hour_price, gpus_per_node)
-            out["cost"] = pricing.cost(out["predicted_time"].to_numpy(), p)
+        if pricing is not None:
+            nodes = out["nodes"].to_numpy(float) if "nodes" in out else None
+            out["cost"] = pricing.cost(out["predicted_time"].to_numpy(), p, nodes)
             out["gain_per_cost"] = out["gain_pct"] / out["cost"]
+    refuse_non_finite(
+        out,
+        ["predicted_time", "predicted_low", "predicted_high", "gpu_hours", "cost", "target_halfwidth_pct"],
+        list(result.factors),
+        "the configuration is too large for the model's numbers; leave it out of the grid",
+    )
     key = {"gpu-hours": "gain_per_gpu_hour", "cost": "gain_per_cost", "wall-time": "gain_per_hour"}[rank_by]
     out = out.sort_values([key, "gain_pct"], ascending=False, kind="stable").reset_index(drop=True)
     if budget is not None:

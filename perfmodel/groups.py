@@ -104,6 +104,7 @@ class GroupFits:
     seconds: float
     dropped: list = field(default_factory=list)
     data: list = field(default_factory=list, repr=False)  # each group's Measurements, as ``outcomes``
+    removed: list = field(default_factory=list)  # an earlier run's model files :meth:`save` removed
 
     def __iter__(self) -> Iterator:
         return iter((self.summary, self.results))
@@ -171,9 +172,14 @@ class GroupFits:
         return dataclasses.replace(self, outcomes=outcomes)
 
     def save(self, directory) -> Path:
-        """Write ``DIRECTORY/summary.csv`` and one model JSON per fitted group; returns the CSV path."""
+        """Write ``DIRECTORY/summary.csv`` and one model JSON per fitted group; returns the CSV path.
+
+        A folder that holds an earlier run's ``summary.csv`` loses the model files that summary lists
+        and this run does not write (``removed``: their names), so every model file in the folder is
+        one the new summary lists; nothing else in the folder is touched."""
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
+        previous = _previous_model_files(out)
         names = file_names([o.key for o in self.outcomes])
         summary = self.summary
         files = []
@@ -181,12 +187,36 @@ class GroupFits:
             if o.result is None:
                 files.append("")
                 continue
-            (out / name).write_text(o.result.to_json(), encoding="utf-8")
+            o.result.save(out / name)
             files.append(name)
         summary["model_file"] = files
         path = out / "summary.csv"
         to_csv(summary, path, encoding="utf-8")
+        self.removed = sorted(p.name for p in previous if p.name not in set(files))
+        for name in self.removed:
+            (out / name).unlink(missing_ok=True)
         return path
+
+
+def _previous_model_files(folder: Path) -> list[Path]:
+    """The model files an earlier run's ``folder/summary.csv`` lists that are still there, each a file
+    name in the folder that starts as a model file does (nothing the summary does not list)."""
+    summary = folder / "summary.csv"
+    if not summary.is_file():
+        return []
+    try:
+        listed = pd.read_csv(summary, usecols=["model_file"], dtype=str, keep_default_na=False)["model_file"]
+    except (ValueError, OSError, pd.errors.ParserError, UnicodeDecodeError):
+        return []
+    out = []
+    for name in dict.fromkeys(listed):
+        path = folder / name
+        if name and Path(name).name == name and name.endswith(".json") and path.is_file():
+            with open(path, "rb") as fh:
+                head = fh.read(64)
+            if head.replace(b" ", b"").replace(b"\n", b"").startswith(b'{"format":"perfmodel.fit/1"'):
+                out.append(path)
+    return out
 
 
 _RESERVED = {
@@ -631,6 +661,12 @@ def plan_groups(
                     f"group column {col!r} is mapped to factor {sym!r}; a group holds one "
                     "value of it, so it cannot also be a factor"
                 )
+    named = [("time column", time)] + [(f"factor {sym}'s column", col) for sym, col in factors.items()]
+    for what, col in named:  # named here, before the table is sliced by them
+        if col not in columns:
+            raise PerfModelError(
+                f"{what} {col!r} not found{did_you_mean(str(col), columns)}; columns are: {', '.join(columns)}"
+            )
     spec = _model_spec(model, terms, preset, auto, settings)
     if spec.get("terms") is not None:  # a bad term is the same mistake in every group: say it once
         parse_expression(spec["terms"], list(factors), parse_bounds(spec.get("bounds") or {}), columns=columns)

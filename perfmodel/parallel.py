@@ -482,6 +482,11 @@ def probe_scheduler(host: str, port: int, timeout: float = DASK_PROBE_SECONDS) -
         raise PerfModelError(f"--dask {where}: cannot reach the Dask scheduler ({exc.strerror or exc})") from None
 
 
+#: The address a local cluster listens on: this machine only (nothing is served to the network unless
+#: the user runs a scheduler of their own and gives its address).
+LOOPBACK = "127.0.0.1"
+
+
 @contextlib.contextmanager
 def dask_client(address: str, workers: int | None = None):
     """A ``dask.distributed.Client``: ``"local"`` starts a ``LocalCluster`` of ``workers`` processes
@@ -493,12 +498,18 @@ def dask_client(address: str, workers: int | None = None):
         raise PerfModelError("the Dask backend needs dask.distributed: pip install 'perfmodel[dask]'") from None
 
     if address == "local":
-        # The dashboard on a free port (":0"): Dask's default 8787 is often taken on a shared machine,
-        # and Dask then warns "Port 8787 is already in use" without saying what it means.
+        # Everything on this machine's loopback only (LOOPBACK): the scheduler, the workers and the
+        # dashboard, which ":0" served on every interface while the link said 127.0.0.1. The dashboard
+        # on a free port: Dask's default 8787 is often taken on a shared machine, and Dask then warns
+        # "Port 8787 is already in use" without saying what it means.
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=r"Port \d+ is already in use")
             cluster = LocalCluster(
-                n_workers=n_workers(workers), threads_per_worker=1, processes=True, dashboard_address=":0"
+                n_workers=n_workers(workers),
+                threads_per_worker=1,
+                processes=True,
+                host=LOOPBACK,
+                dashboard_address=f"{LOOPBACK}:0",
             )
         with cluster, Client(cluster) as client:
             yield client

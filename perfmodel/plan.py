@@ -7,8 +7,9 @@ measured job) runs ``repeat`` times;
 
 * ``time_s`` = repeat × the predicted time, ``time_low``/``time_high`` its interval at ``level``;
 * ``gpu_hours`` = time × p / 3600 (p: the workers; 1 without a ``p`` factor), with ``_low``/``_high``;
-* ``cost`` = GPU-hours × ``gpu_hour_price``, or node-hours × ``node_hour_price`` (nodes = ceil(p / GPUs
-  per node)); without a price the cost is the GPU-hours themselves;
+* ``cost`` = GPU-hours × ``gpu_hour_price``, or node-hours × ``node_hour_price`` (nodes: the model's
+  ``nodes`` factor when it has one, else ceil(p / GPUs per node)); without a price the cost is the
+  GPU-hours themselves;
 * ``efficiency`` = (time × p at the smallest p of the grid) / (time × p): 1 at the smallest p;
 * ``p_deadline`` and ``p_budget``: the probability that the run meets the deadline / the budget,
   from simulated runs (:meth:`perfmodel.fitting.members.Uncertainty.draws`: a member replicate, the
@@ -39,6 +40,8 @@ from .wording import fmt_time, fmt_value
 
 #: Simulated runs per configuration for the probabilities (their standard error is at most 0.8 points).
 DRAWS = 4000
+#: Replicate predictions or simulated runs held at once (per chunk of configurations).
+CELLS = 2_000_000
 MAX_CONFIGURATIONS = 10_000
 _UNITS = {"s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "hr": 3600.0, "d": 86400.0}
 _DURATION = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([a-z]*)\s*")
@@ -128,26 +131,61 @@ def configurations(result, at: dict, grid: dict) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class Pricing:
-    """How a run is priced: per GPU-hour, or per node-hour with the GPUs per node; neither: GPU-hours."""
+    """How a run is priced: per GPU-hour, or per node-hour (the nodes: the model's ``nodes`` factor when it
+    has one, ``nodes_factor``, else ceil(p / GPUs per node)); neither: GPU-hours. Each given number must
+    be positive and finite (a 0 GPUs per node would price infinite nodes)."""
 
     gpu_hour: float | None = None
     node_hour: float | None = None
     gpus_per_node: float | None = None
+    nodes_factor: bool = False
 
     def __post_init__(self):
+        for what, value in (
+            ("--gpu-hour-price", self.gpu_hour),
+            ("--node-hour-price", self.node_hour),
+            ("--gpus-per-node", self.gpus_per_node),
+        ):
+            _positive(value, what)
         if self.gpu_hour is not None and self.node_hour is not None:
             raise PerfModelError("give a GPU-hour price or a node-hour price, not both")
-        if self.node_hour is not None and self.gpus_per_node is None:
-            raise PerfModelError("a node-hour price needs the GPUs per node (--gpus-per-node)")
+        if self.node_hour is not None and self.nodes_factor and self.gpus_per_node is not None:
+            raise PerfModelError(
+                "--gpus-per-node: the model has a nodes factor, which gives each configuration's nodes; "
+                "leave --gpus-per-node out"
+            )
+        if self.node_hour is not None and self.gpus_per_node is None and not self.nodes_factor:
+            raise PerfModelError("a node-hour price needs the GPUs per node (--gpus-per-node) or a nodes factor")
 
     @property
     def unit(self) -> str:
         return "GPU-hours" if self.gpu_hour is None and self.node_hour is None else "money"
 
-    def cost(self, seconds: np.ndarray, p: np.ndarray) -> np.ndarray:
+    def cost(self, seconds: np.ndarray, p: np.ndarray, nodes: np.ndarray | None = None) -> np.ndarray:
+        """Cost of runs of ``seconds`` on ``p`` GPUs (and ``nodes`` nodes, the nodes factor's values)."""
         if self.node_hour is not None:
-            return seconds / 3600.0 * np.ceil(p / self.gpus_per_node) * self.node_hour
+            count = nodes if self.nodes_factor and nodes is not None else np.ceil(p / self.gpus_per_node)
+            return seconds / 3600.0 * count * self.node_hour
         return seconds / 3600.0 * p * (self.gpu_hour if self.gpu_hour is not None else 1.0)
+
+
+def pricing_for(result, gpu_hour=None, node_hour=None, gpus_per_node=None) -> Pricing:
+    """The :class:`Pricing` of runs of ``result``'s model: by its ``nodes`` factor when it has one."""
+    return Pricing(gpu_hour, node_hour, gpus_per_node, nodes_factor="nodes" in result.factors)
+
+
+def refuse_non_finite(frame: pd.DataFrame, columns, factors, why: str) -> None:
+    """A PerfModelError naming the first of ``columns`` that is not finite, and its configuration (the
+    ``factors``' values), with ``why`` (what overflowed): a plan never prints ``inf``."""
+    for col in columns:
+        if col not in frame:
+            continue
+        v = frame[col].to_numpy(float)
+        bad = ~np.isfinite(v) & ~np.isnan(v) if col.startswith("p_") else ~np.isfinite(v)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            where = ", ".join(f"{s} = {float(frame[s].iloc[i]):g}" for s in factors)
+            raise PerfModelError(f"{col} is {v[i]:g} at {where}: {why}")
 
 
 def plan(
@@ -175,11 +213,7 @@ def plan(
     needs the frame alone."""
     at, grid = dict(at or {}), dict(grid or {})
     repeat = _positive(repeat, "--repeat") or 1.0  # None: the default, once
-    pricing = Pricing(
-        _positive(price, "--gpu-hour-price"),
-        _positive(node_price, "--node-hour-price"),
-        _positive(gpus_per_node, "--gpus-per-node"),
-    )
+    pricing = pricing_for(result, price, node_price, gpus_per_node)
     deadline = None if deadline is None else parse_duration(deadline)
     budget = _positive(budget, "--budget")
     if not 0 < float(level) < 1:
@@ -187,8 +221,14 @@ def plan(
     filled = single_values(result, [*at, *grid])  # a factor measured at one value: taken at it
     at = {**filled, **at}
     cfg = configurations(result, at, grid)
+    if result.has_intervals:
+        result.check_work(len(cfg))
     env = {s: cfg[s].to_numpy(float) for s in result.factors}
     p = env["p"] if "p" in env else np.ones(len(cfg))
+    if not (p > 0).all():  # GPU-hours, cost and efficiency count workers: a run needs one
+        raise PerfModelError(f"a plan needs at least one worker; the grid has p = {p[~(p > 0)][0]:g}")
+    result.check_defined(env, describe=lambda i: _label(cfg.iloc[i]))
+    nodes = env.get("nodes")
     out = cfg.copy()
     if result.has_intervals:
         pred = result.predict(env, interval=level)
@@ -199,14 +239,22 @@ def plan(
     if not np.all(np.isfinite(t) & (t > 0)):
         bad = int(np.flatnonzero(~(np.isfinite(t) & (t > 0)))[0])
         raise PerfModelError(f"the model predicts no positive time at {_label(cfg.iloc[bad])}")
-    for name, v in (("time_s", t), ("time_low", lo), ("time_high", hi)):
-        out[name] = repeat * v
-    for name, v in (("gpu_hours", t), ("gpu_hours_low", lo), ("gpu_hours_high", hi)):
-        out[name] = repeat * v / 3600.0 * p
-    for name, v in (("cost", t), ("cost_low", lo), ("cost_high", hi)):
-        out[name] = pricing.cost(repeat * v, p)
-    ref = int(np.argmin(p))
-    out["efficiency"] = (t[ref] * p[ref]) / (t * p)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below, naming it
+        for name, v in (("time_s", t), ("time_low", lo), ("time_high", hi)):
+            out[name] = repeat * v
+        for name, v in (("gpu_hours", t), ("gpu_hours_low", lo), ("gpu_hours_high", hi)):
+            out[name] = repeat * v / 3600.0 * p
+        for name, v in (("cost", t), ("cost_low", lo), ("cost_high", hi)):
+            out[name] = pricing.cost(repeat * v, p, nodes)
+        ref = int(np.argmin(p))
+        out["efficiency"] = (t[ref] * p[ref]) / (t * p)
+    refuse_non_finite(
+        out,
+        ["time_s", "time_low", "time_high", "gpu_hours", "gpu_hours_low", "gpu_hours_high", "cost", "cost_low"]
+        + ["cost_high", "efficiency"],
+        list(result.factors),
+        f"the time × --repeat ({repeat:g}) × the workers overflows; plan fewer repeats or fewer workers",
+    )
     out["p_deadline"], out["p_budget"] = _probabilities(
         result, env, p, repeat, pricing, deadline, budget, level, seed, draws
     )
@@ -227,9 +275,20 @@ def _probabilities(result, env, p, repeat, pricing, deadline, budget, level, see
     n = len(p)
     if not result.has_intervals or (deadline is None and budget is None):
         return np.full(n, np.nan), np.full(n, np.nan)
-    sims = repeat * result._uncertainty().draws(env, draws, np.random.default_rng(seed), level)  # (draws, n)
+    unc = result._uncertainty()
+    rng = np.random.default_rng(seed)
+    # configurations in chunks of at most CELLS replicate predictions and simulated runs each (a probability
+    # is per configuration: the chunks' draws are as good as one block's, and the memory is the chunk's)
+    step = max(1, CELLS // max(result.n_replicates, int(draws), 1))
+    sims = repeat * np.hstack(
+        [unc.draws({s: v[i : i + step] for s, v in env.items()}, draws, rng, level) for i in range(0, n, step)]
+    )  # (draws, n)
     pd_ = np.mean(sims <= deadline, axis=0) if deadline is not None else np.full(n, np.nan)
-    pb = np.mean(pricing.cost(sims, p[None, :]) <= budget, axis=0) if budget is not None else np.full(n, np.nan)
+    nodes = env.get("nodes")
+    nodes = None if nodes is None else nodes[None, :]
+    with np.errstate(over="ignore", invalid="ignore"):
+        costs = pricing.cost(sims, p[None, :], nodes) if budget is not None else None
+    pb = np.mean(costs <= budget, axis=0) if budget is not None else np.full(n, np.nan)
     return pd_, pb
 
 

@@ -44,6 +44,7 @@ from collections import Counter  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from hypothesis import HealthCheck, Phase, given, seed as hseed, settings, strategies as st  # noqa: E402
 
@@ -52,6 +53,7 @@ import fuzz as base  # noqa: E402  (scripts/fuzz.py: NUMBERS, NASTY, the term gr
 
 from perfmodel import FitResult  # noqa: E402
 from perfmodel.cli import main  # noqa: E402
+from perfmodel.language.terms import PRESETS  # noqa: E402
 from perfmodel.spreadsheet import TRIGGERS  # noqa: E402
 
 ROOT = base.ROOT
@@ -166,6 +168,31 @@ class Files:
         )
         assert code == 0, "could not fit the base model"
         self.model_dict = json.loads(self.model.read_text())
+        self._nodes_model = self._large_model = None
+
+    @property
+    def nodes_model(self) -> Path:
+        """T = 10 + 100/p on p GPUs over a nodes column of 2 GPUs per node (made on first use)."""
+        if self._nodes_model is None:
+            p = [2, 4, 8, 16, 2, 4, 8, 16]
+            data = self.write("nodes.csv", "p,nodes,time_s\n" + "".join(f"{v},{v // 2},{10 + 100 / v}\n" for v in p))
+            self._nodes_model = self.dir / "nodes_model.json"
+            argv = ["fit", str(data), "--factor", "p=p", "--factor", "nodes=nodes", "--terms", "1 + 1/p + nodes"]
+            assert _quiet(main, [*argv, "--replicates", "20", "--out", str(self._nodes_model)]) == 0
+        return self._nodes_model
+
+    @property
+    def large_model(self) -> Path:
+        """The base model with every stated limit reached: 50 members × 10,000 replicates (made on first use)."""
+        if self._large_model is None:
+            d = json.loads(json.dumps(self.model_dict))
+            m = d["uncertainty"]["members"][0]
+            reps = len(m["coefficients"])
+            m["coefficients"] = [m["coefficients"][i % reps] for i in range(10_000)]
+            m["params"] = [m["params"][i % reps] for i in range(10_000)]
+            d["uncertainty"]["members"] = [m] * 50
+            self._large_model = self.write("large_model.json", json.dumps(d))
+        return self._large_model
 
     def close(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -286,6 +313,7 @@ class Case:
     argv: list
     check: object = None  # callable() -> '' or what is wrong
     note: dict = field(default_factory=dict)
+    seconds: float | None = None  # a run longer than this counts as a hang (the work was not bounded)
 
 
 def _fit_case(files: Files, draw) -> Case:
@@ -393,6 +421,11 @@ def _hostile_model(files: Files, draw) -> Path:
                 "calibration",
                 "df",
                 "random",
+                "prior type",
+                "topology type",
+                "number as text",
+                "nan",
+                "ragged span",
             ]
         )
     )
@@ -423,6 +456,39 @@ def _hostile_model(files: Files, draw) -> Path:
         ]
     elif how == "df":
         unc["noise"]["df"] = draw(st.sampled_from([0, -3, float("nan"), 1e308]))
+    elif how == "prior type":
+        unc["prior"] = draw(st.sampled_from([[1], "x", 3, True]))
+    elif how == "topology type":
+        unc["topology"] = draw(
+            st.sampled_from(
+                [
+                    [1],
+                    "x",
+                    3,
+                    {"nodes_symbol": None, "gpus_per_node": "8", "max_nodes": 1},
+                    {"nodes_symbol": None, "gpus_per_node": 8, "max_nodes": "1"},
+                    {"nodes_symbol": 3, "gpus_per_node": None, "max_nodes": 2},
+                ]
+            )
+        )
+    elif how == "number as text":
+        prior = unc.get("prior") or {}
+        key = draw(st.sampled_from(["band_scale", "level", "n_series", "pseudo_configurations", "scaling_class"]))
+        if key == "scaling_class":
+            prior[key] = {"name": "x", "efficiency_min": "0", "efficiency_below": "0.7", "efficiency": "0.4"}
+        else:
+            prior[key] = str(prior.get(key, 1))
+        unc["prior"] = prior
+    elif how == "nan":
+        where = draw(st.sampled_from(["rate", "center", "lam"]))
+        if where == "rate":
+            d["rate"] = {"column": "x", "work": float("nan")}
+        elif where == "center":
+            d["factor_span"] = {"symbols": ["m", "s"], "center": [float("nan"), 1.0], "directions": []}
+        else:
+            d["settings"]["lam"] = float("nan")
+    elif how == "ragged span":
+        d["factor_span"] = {"symbols": ["m", "s"], "center": [1.0, 1.0], "directions": [[1.0], [1.0, 0.0]]}
     elif how == "random":
         parent, key = base._random_path(draw, unc)
         if isinstance(parent, dict) or (isinstance(parent, list) and key < len(parent)):
@@ -438,11 +504,12 @@ def _predict_case(files: Files, draw) -> Case:
         st.sampled_from(base.NUMBERS + ["8", "64", "0", "-4"]), st.sampled_from(base.NUMBERS + ["1", "0.5", "-8000"])
     )
     rows = draw(st.lists(st.one_of(good, good, hostile), min_size=1, max_size=4))
-    note = draw(st.sampled_from(GROUP_VALUES))
+    note = draw(st.sampled_from(GROUP_VALUES + HOSTILE_TEXT))
+    extra = draw(st.sampled_from(["note"] * 4 + ["predicted_time", "predicted_low", "predicted_high"]))
     data = files.write(
         f"rows_{next(SERIAL)}.csv",
         pd.DataFrame(
-            {"cores": [r[0] for r in rows], "input_fraction": [r[1] for r in rows], "note": [note] * len(rows)}
+            {"cores": [r[0] for r in rows], "input_fraction": [r[1] for r in rows], extra: [note] * len(rows)}
         ).to_csv(index=False),
     )
     out = files.dir / f"pred_{next(SERIAL)}.csv"
@@ -451,6 +518,14 @@ def _predict_case(files: Files, draw) -> Case:
         argv += ["--interval", draw(st.sampled_from(LEVELS))]
 
     def check():
+        if extra != "note":
+            return f"DATA's own column {extra!r} was overwritten or left beside the predictions"
+        for r in rows:
+            try:
+                if float(r[0]) <= 0 or float(r[1]) <= 0:
+                    return f"a prediction at a factor measured only positive, now {r}"
+            except ValueError:
+                pass
         frame = pd.read_csv(out)
         cols = [c for c in ("predicted_time", "predicted_low", "predicted_high") if c in frame]
         values = frame[cols].to_numpy(float)
@@ -576,7 +651,281 @@ def _sweep_case(files: Files, draw) -> Case:
     return Case(argv, check)
 
 
+# -- issue 32: units, round trips, the terminal, wide and decimal-comma CSVs, plans, bounded work ---------------
+#: Time columns and the seconds one of their values is (None: the name states a unit the reader refuses).
+UNIT_NAMES = [
+    ("time_s", 1.0),
+    ("time_min_s", 1.0),
+    ("time_max_s", 1.0),
+    ("time_us_east", 1.0),
+    ("time_s_per_100_ms", 1.0),
+    ("step_time_ms", 1e-3),
+    ("ms/step", 1e-3),
+    ("time_per_step_ms", 1e-3),
+    ("latency_ns", 1e-9),
+    ("elapsed (ps)", 1e-12),
+    ("duration_days", 86400.0),
+    ("wall_time_d", 86400.0),
+    ("time_weeks", 604800.0),
+    ("epoch time (min)", 60.0),
+    ("Time [h]", 3600.0),
+    ("runtime_minutes", 60.0),
+    ("time_m", None),
+    ("latency_cycles", None),
+]
+#: Throughput columns and the seconds of the time unit they are per.
+RATE_NAMES = [
+    ("images/s", 1.0),
+    ("images/min", 60.0),
+    ("tokens/hour", 3600.0),
+    ("img/ms", 1e-3),
+    ("samples_per_sec", 1.0),
+    ("tokens per minute", 60.0),
+    ("throughput", 1.0),
+]
+UNIT_SECONDS = {"ps": 1e-12, "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
+#: Text that would drive a terminal: window title, clear screen, a C1 CSI, bidi override, carriage return.
+HOSTILE_TEXT = ["\x1b]0;pwned\x07fw", "\x1b[2Jclear", "\x9b31mred", "x\u202eevil", "over\rwrite", "bell\x07"]
+_RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _coefficients_check(model: Path, want: dict, rel: float = 1e-4):
+    def check():
+        c = json.loads(model.read_text())["coefficients"]
+        for k, v in want.items():
+            if abs(c[k] - v) > rel * abs(v):
+                return f"{k} = {c[k]:.6g}, the generating formula's {v:g} (a unit read wrong?)"
+        return ""
+
+    return check
+
+
+def _units_case(files: Files, draw) -> Case:
+    """A time or throughput column named in a unit, values from T = 2 + 60/p seconds: the fit's constants
+    are the formula's in seconds, or the unit is refused by name; flags that do not apply are refused."""
+    model = files.dir / f"units_{next(SERIAL)}.json"
+    how = draw(st.sampled_from(["time", "time", "rate", "rate", "dataset flag"]))
+    if how == "dataset flag":
+        flag = draw(st.sampled_from([["--time-unit", "ms"], ["--throughput", "epoch_time_s"], ["--rate-unit", "min"]]))
+        argv = ["fit", "--dataset", "tf-cnn-all", *flag, "--group-by", "model", "--replicates", "0", "--out", model]
+        return Case(argv, lambda: f"{flag[0]} ignored with --group-by on a bundled dataset")
+    p = [1, 2, 4, 8, 16]
+    t = [2 + 60 / v for v in p]
+    flags = []
+    if how == "time":
+        name, unit = draw(st.sampled_from(UNIT_NAMES))
+        if draw(st.integers(0, 3)) == 0:
+            stated = draw(st.sampled_from(list(UNIT_SECONDS)))
+            flags, unit = ["--time-unit", stated], UNIT_SECONDS[stated]
+        values = [v / unit for v in t] if unit else t
+    else:
+        name, unit = draw(st.sampled_from(RATE_NAMES))
+        flags = ["--throughput", name]
+        if draw(st.integers(0, 3)) == 0:
+            stated = draw(st.sampled_from(list(UNIT_SECONDS)))
+            flags, unit = flags + ["--rate-unit", stated], UNIT_SECONDS[stated]
+        values = [unit / v for v in t]  # work 1 per run: units per (unit of time)
+    data = files.write(
+        f"units_{next(SERIAL)}.csv", pd.DataFrame({"gpus": p, name: values}).to_csv(index=False, float_format="%.17g")
+    )
+    argv = ["fit", str(data), *flags, "--terms", "1 + 1/p", "--lambda", "0", "--replicates", "0", "--out", model]
+    if unit is None:
+        return Case(argv, lambda: f"{name!r} states a unit the reader does not know, read as seconds")
+    return Case(argv, _coefficients_check(model, {"c0": 2.0, "c1": 60.0}))
+
+
+def _spoiled_series(draw) -> pd.DataFrame:
+    kind = draw(st.sampled_from(["noisy", "outlier", "ill", "warm-up"]))
+    seed = draw(st.integers(0, 10_000))
+    rng = np.random.default_rng(seed)
+    rows = []
+    for p in (1, 2, 4, 8, 16, 32):
+        for b in (32, 64):
+            t = 2 + np.ceil(50_000 / (p * b)) * (0.002 * b**0.9 + 0.001 * np.log2(p)) + 0.01 * p
+            for r in range(3):
+                v = {
+                    "noisy": t * np.exp(rng.normal(0, 0.7)),
+                    "outlier": t * np.exp(rng.normal(0, 0.02)),
+                    "ill": 10 ** rng.uniform(-1, 4),
+                    "warm-up": t * (rng.uniform(5, 100) if r == 0 else 1),
+                }[kind]
+                rows.append({"p": p, "b": b, "N": 50_000, "nodes": max(1, p // 8), "time_s": v})
+    frame = pd.DataFrame(rows)
+    if kind == "outlier":
+        frame.loc[int(rng.integers(len(frame))), "time_s"] *= draw(st.sampled_from([75, 1e4, 1e-3]))
+    return frame
+
+
+def _round_trip(files: Files, model: Path) -> str:
+    """What show, predict --interval, plan or advise refuses about a model file fit wrote ('' for none)."""
+    d = json.loads(model.read_text())
+    ranges = d["factor_ranges"]
+    grid = [a for s, (lo, hi) in ranges.items() for a in ("--grid", f"{s}={lo:.12g},{hi:.12g},{2 * hi:.12g}")]
+    target = ",".join(f"{s}={2 * hi:.12g}" for s, (lo, hi) in ranges.items())
+    first = next(iter(ranges))
+    for argv in (
+        ["show", str(model)],
+        ["predict", str(model), *grid, "--interval", "0.9"],
+        ["plan", str(model), *grid],
+        ["advise", str(model), "--target", target, "--grid", grid[1]],
+    ):
+        got = run_command(argv, files.dir, timeout=120)
+        if got.code != 0:
+            return f"fit wrote {model.name}, which {argv[0]} refuses: {got.err.strip()[-200:]} ({first}...)"
+    return ""
+
+
+def _roundtrip_case(files: Files, draw) -> Case:
+    """fit on seeded noisy, outlier-ridden or ill-fitting runs (a preset, terms or --auto, with or without
+    groups); every model file written must be read by show, predict --interval, plan and advise."""
+    frame = _spoiled_series(draw)
+    grouped = draw(st.integers(0, 3)) == 0
+    if grouped:
+        frame = pd.concat([frame.assign(job="a"), _spoiled_series(draw).assign(job="b")])
+    data = files.write(f"spoiled_{next(SERIAL)}.csv", frame.to_csv(index=False))
+    hows = [["--preset", pre] for pre in sorted(PRESETS)] + [["--terms", "1 + 1/p"]]
+    how = draw(st.sampled_from(hows if grouped else [*hows, ["--auto"]]))  # --auto per group: minutes
+    factors = [a for s in ("p", "b", "N", "nodes") for a in ("--factor", f"{s}={s}")]
+    out = files.dir / (f"rt_{next(SERIAL)}" + ("" if grouped else ".json"))
+    argv = ["fit", str(data), "--time", "time_s", *factors, *how, "--replicates", "40", "--out", str(out)]
+    if grouped:
+        argv += ["--group-by", "job", "--workers", "1", "--cv", "0"]
+
+    def check():
+        for model in sorted(out.glob("*.json")) if grouped else [out]:
+            wrong = _round_trip(files, model)
+            if wrong:
+                return wrong
+        return ""
+
+    return Case(argv, check)
+
+
+def _terminal_case(files: Files, draw) -> Case:
+    """Group values and column names that would drive a terminal: what reaches stdout and stderr has its
+    control characters escaped, and an error stays one line."""
+    values = draw(st.lists(st.sampled_from(HOSTILE_TEXT), min_size=1, max_size=3, unique=True))
+    column = draw(st.sampled_from(["t", "t\x1b[2J", "time\nx", "t\u202e"]))
+    rows = [(v, m, 1 + 0.1 * k + 30 / m) for k, v in enumerate(values) for m in (4, 8, 16, 32)]
+    data = files.write(f"term_{next(SERIAL)}.csv", pd.DataFrame(rows, columns=["fw", "m", column]).to_csv(index=False))
+    time = draw(st.sampled_from([column, "bogus"]))
+    argv = ["fit", str(data), "--time", time, "--factor", "m=m", "--terms", "1 + 1/m", "--group-by", "fw"]
+    argv += ["--workers", "1", "--replicates", "0", "--out", str(files.dir / f"term_{next(SERIAL)}")]
+
+    def check():
+        raw = _RAW_CONTROL.search(note["out"][0] + note["err"][0])
+        return f"a raw control character {raw.group(0)!r} reached the terminal" if raw else ""
+
+    note = {"out": [""], "err": [""]}
+    return Case(argv, check, note)
+
+
+def _csv_case(files: Files, draw) -> Case:
+    """Wide headers (read or refused within seconds, linear in the columns) and ';' files with decimal
+    commas and grouped thousands (read right, or a mixed column refused by row)."""
+    how = draw(st.sampled_from(["wide", "wide", "comma", "comma"]))
+    model = files.dir / f"csv_{next(SERIAL)}.json"
+    if how == "wide":
+        n = draw(st.sampled_from([3, 999, 1000, 1001, 10_000, 100_000]))
+        names = ["p", "time_s"] + [f"c{i}" for i in range(n - 2)]
+        if draw(st.booleans()):
+            names[-1] = "c0" if n > 3 else "p"  # a repeated name
+        rows = [",".join([str(p), str(2 + 60 / p)] + ["1"] * (n - 2)) for p in (1, 2, 4, 8)]
+        data = files.write(f"wide_{next(SERIAL)}.csv", ",".join(names) + "\n" + "\n".join(rows) + "\n")
+        argv = ["fit", str(data), "--time", "time_s", "--factor", "p=p", "--terms", "1 + 1/p", "--lambda", "0"]
+        return Case(
+            [*argv, "--replicates", "0", "--out", str(model)],
+            _coefficients_check(model, {"c0": 2, "c1": 60}),
+            seconds=20,
+        )
+    scale = draw(st.sampled_from([1, 1000, 1_000_000]))  # seconds as written: thousands grouped by points
+    mixed = scale >= 1000 and draw(st.integers(0, 2)) == 0  # "62000.000" beside "32.000,000"
+
+    def german(v: float) -> str:
+        whole, frac = f"{v:.3f}".split(".")
+        return f"{int(whole):,}".replace(",", ".") + "," + frac
+
+    p = [1, 2, 4, 8, 16]
+    cells = [german(scale * (2 + 60 / v)) for v in p]
+    if mixed:
+        cells[0] = f"{scale * (2 + 60 / p[0]):.3f}"  # a decimal point beside decimal commas
+    data = files.write(
+        f"comma_{next(SERIAL)}.csv", "p;time_s\n" + "".join(f"{a};{b}\n" for a, b in zip(p, cells, strict=True))
+    )
+    argv = ["fit", str(data), "--time", "time_s", "--factor", "p=p", "--terms", "1 + 1/p", "--lambda", "0"]
+    check = _coefficients_check(model, {"c0": 2.0 * scale, "c1": 60.0 * scale}, rel=1e-3)
+    note = {"err": [""]}
+    if mixed:  # the comma cells of a column that also writes a point are not numbers: dropped, and said
+
+        def check():
+            return "" if "dropped row" in note["err"][0] else "a column mixing decimal points and commas was read"
+
+    return Case([*argv, "--replicates", "0", "--out", str(model)], check, note)
+
+
+def _plan_case(files: Files, draw) -> Case:
+    """plan with hostile repeats, grids and prices, on the base model and one with a nodes column: nothing
+    non-finite printed, and a node-hour price counts the nodes column."""
+    nodes = draw(st.booleans())
+    model = files.nodes_model if nodes else files.model
+    out = files.dir / f"plan_{next(SERIAL)}.csv"
+    big = ["1e300", "1e308", "1e-300", "0", "-8", "nan", "4", "16"]
+    if nodes:
+        argv = ["plan", str(model), "--at", "nodes=" + draw(st.sampled_from(["2", "8", "0", "-1"]))]
+        argv += ["--grid", "p=" + ",".join(draw(st.lists(st.sampled_from(big), min_size=1, max_size=3)))]
+    else:
+        argv = ["plan", str(model), "--at", "s=" + draw(st.sampled_from(["1", "0.5", "0", "-8000"]))]
+        argv += ["--grid", "m=" + ",".join(draw(st.lists(st.sampled_from(big), min_size=1, max_size=3)))]
+    argv += ["--repeat", draw(st.sampled_from(["1", "90", "1e308", "1e-300", "0", "inf"]))]
+    price = draw(st.sampled_from(["none", "gpu", "node", "node+gpn"]))
+    if price == "gpu":
+        argv += ["--gpu-hour-price", draw(st.sampled_from(["2", "0", "1e308"]))]
+    elif price.startswith("node"):
+        argv += ["--node-hour-price", draw(st.sampled_from(["3", "1e308"]))]
+        if price == "node+gpn" or not nodes:
+            argv += ["--gpus-per-node", draw(st.sampled_from(["8", "0", "5000", "0.5"]))]
+    argv += ["--out", str(out)]
+
+    def check():
+        if _NONFINITE.search(note["out"][0]):
+            return f"non-finite number printed: {_NONFINITE.search(note['out'][0]).group(0)}"
+        table = pd.read_csv(out)
+        if nodes and "--node-hour-price" in argv and "cost" in table:
+            price_ = float(argv[argv.index("--node-hour-price") + 1])
+            want = table["time_s"] / 3600 * table["nodes"] * price_
+            if not np.allclose(table["cost"], want, rtol=1e-9):
+                return "a node-hour price did not count the nodes column"
+        return ""
+
+    note = {"out": [""]}
+    return Case(argv, check, note)
+
+
+def _bounded_case(files: Files, draw) -> Case:
+    """A model file within every stated limit (50 members × 10,000 replicates) asked for grids of growing
+    size: refused before the work starts, or done within a minute (and the 2 GB address space)."""
+    model = files.large_model
+    n = draw(st.sampled_from([1, 5, 40, 41, 200, 10_000]))
+    values = ",".join(str(v) for v in range(1, n + 1))
+    command = draw(st.sampled_from(["predict", "plan", "advise"]))
+    argv = {
+        "predict": ["predict", str(model), "--grid", f"m={values}", "--grid", "s=1", "--interval", "0.9"],
+        "plan": ["plan", str(model), "--grid", f"m={values}", "--at", "s=1", "--deadline", "1h"],
+        "advise": ["advise", str(model), "--target", "m=64,s=1", "--grid", f"m={values}"],
+    }[command]
+    return Case(argv, lambda: "", seconds=60)
+
+
 TARGETS = {"fit": _fit_case, "predict": _predict_case, "advise": _advise_case, "sweep": _sweep_case, "show": _show_case}
+#: The classes of issue 32, each a target of its own.
+TARGETS.update(
+    units=_units_case,
+    roundtrip=_roundtrip_case,
+    terminal=_terminal_case,
+    csv=_csv_case,
+    plan=_plan_case,
+    bounded=_bounded_case,
+)
 
 
 # -- running ------------------------------------------------------------------------------------------------
@@ -609,6 +958,8 @@ def run_target(name: str, examples: int, seed: int, files: Files, timeout: float
             outcome, why = judge(run, case.check)
         except Exception as exc:
             outcome, why = "silent wrong", f"unreadable output: {type(exc).__name__}: {exc}"
+        if case.seconds is not None and run.code is not None and run.seconds > case.seconds:
+            outcome, why = "hang", f"took {run.seconds:.1f} s, more than {case.seconds:g} s"
         tally.counts["tried"] += 1
         tally.counts[outcome] += 1
         if outcome not in ("clear error", "success") and len(tally.examples.setdefault(outcome, [])) < 5:

@@ -1,5 +1,6 @@
 """A seeded slice of the command-line red-team fuzzing in scripts/fuzz_reliability.py: every generated
-fit, predict, advise, sweep and show command ends in a clear one-line error or a correct success,
+fit, predict, advise, sweep and show command, and those of issue 32's classes (units, round trips,
+the terminal, CSVs, plans, bounded work), ends in a clear one-line error or a correct success,
 never an internal error, a hang or a silently wrong result. The long run is
 ``python scripts/fuzz_reliability.py`` (200 commands per target)."""
 
@@ -24,6 +25,10 @@ def _module():
 
 fuzz = _module()
 EXAMPLES = {"fit": 12, "predict": 15, "advise": 15, "sweep": 15, "show": 15}
+#: issue 32's classes: units, round trips of every file fit writes, the terminal, CSVs, plans, bounded work
+EXAMPLES.update(units=10, roundtrip=3, terminal=6, csv=8, plan=10, bounded=4)
+#: targets whose generators always include input the checks refuse
+REFUSED = {"fit", "predict", "advise", "sweep", "show", "plan", "csv"}
 
 
 @pytest.fixture(scope="module")
@@ -35,11 +40,13 @@ def files():
 
 @pytest.mark.parametrize("target", sorted(fuzz.TARGETS))
 def test_every_command_is_a_clear_error_or_a_correct_success(files, target):
-    tally = fuzz.run_target(target, EXAMPLES[target], seed=20261201, files=files, timeout=60)
+    timeout = 180 if target == "roundtrip" else 60  # a fit of spoiled data with intervals, on a shared machine
+    tally = fuzz.run_target(target, EXAMPLES[target], seed=20261201, files=files, timeout=timeout)
     bad = {o: tally.examples.get(o) for o in ("silent wrong", "internal error", "hang") if tally.counts[o]}
     assert not bad, bad
     assert tally.counts["tried"] == EXAMPLES[target]
-    assert tally.counts["clear error"] > 0  # the generators reach the checks
+    if target in REFUSED:
+        assert tally.counts["clear error"] > 0  # the generators reach the checks
 
 
 def test_the_judge_tells_the_outcomes_apart():

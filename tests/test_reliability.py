@@ -140,7 +140,7 @@ HOSTILE_UNCERTAINTY = [
     (("replicates",), 2_000_000, "replicates is 2000000"),
     (("factor_ranges", "m"), [8, 1], "factor_ranges['m']"),
     # found by scripts/fuzz_reliability.py: a number as the note was shown as 'inf' by show
-    (("predictor_note",), 10**400, "predictor_note must be a text"),
+    (("members_note",), 10**400, "members_note must be a text"),
     (("method",), ["x"], "method must be a text"),
     (("noise", "source"), "x" * 5000, "source must be a text of at most 2000 characters"),
 ]

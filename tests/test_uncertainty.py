@@ -183,19 +183,20 @@ def test_advise_parsing_errors_name_the_token():
         advise(res, {"p": 64}, {"p": [1, 2]})
 
 
-def test_auto_ensemble_is_recorded_and_predicts(tmp_path):
+def test_the_searchs_plausible_models_widen_the_band_and_the_shown_one_predicts(tmp_path):
     from perfmodel.search import auto_select, plausible
 
     meas = simulated(np.random.default_rng(11), ps=(1, 2, 4, 8, 16, 32))
-    sel = auto_select(meas, n_best=3, workers=1)
+    sel = auto_select(meas, n_best=3, workers=1, laws=False)  # the term search's runners-up
     best, others, averaging = plausible(sel)
     compute_intervals(best, meas, replicates=60, **averaging)
     unc = best._uncertainty()
     assert len(unc.members) == 1 + len(others)
-    assert unc.predictor in ("best", "ensemble")
     if others:
-        assert unc.predictor_note
+        assert "other plausible model" in unc.members_note
     assert sum(m.weight for m in unc.members) == pytest.approx(1.0)
+    far = {"p": [64.0], "N": [2e4]}
+    assert best.predict(far, interval=0.9)["predicted_time"][0] == pytest.approx(best.predict(far)[0])
     out = best.predict({"p": [64.0], "N": [2e4]}, interval=0.9)
     assert out["predicted_low"][0] < truth(64, 2e4) < out["predicted_high"][0]
 

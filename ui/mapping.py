@@ -7,7 +7,7 @@ import streamlit as st
 
 from perfmodel import PerfModelError
 from perfmodel.data import ROLE_SYMBOLS
-from perfmodel.data.throughput import looks_like_throughput
+from perfmodel.data.throughput import looks_like_throughput, rate_unit_from_name
 from perfmodel.data.time_units import TIME_UNITS, unit_from_name
 from ui import fitting, state
 from ui.text import md
@@ -75,15 +75,17 @@ def mapping_form(
             "over the throughput. 1: seconds per unit of work.",
         )
         units = [FROM_NAME, *TIME_UNITS]
+        shown = (initial.get("rate") or {}).get("unit", "s") if initial.get("rate") else initial.get("unit")
         unit = tc[2].selectbox(
             "Unit of the time",
             units,
-            index=units.index(initial.get("unit") or FROM_NAME),
+            index=units.index(shown if shown in units else FROM_NAME),
             key=f"{key}:unit",
             format_func=lambda u: {"us": "µs"}.get(u, u),
             help="The unit the time column is measured in; it is read in seconds. 'from its name': the unit "
-            "the column's name states (step_time_ms: ms, epoch time (min): min), else seconds. Not used "
-            "with a throughput (a rate per second).",
+            "the column's name states as a unit (step_time_ms: ms, epoch time (min): min, time_min_s: s), "
+            "else seconds. With a throughput: the unit of time it is per (images/min: min; 'from its "
+            "name': the unit its name divides by, else seconds).",
         )
         others_guess = [col for sym, col in initial["factors"].items() if sym not in state.SYMBOL_ROLES and col in cols]
         exclude = {"region", "metric", "repetition"} if extrap else set()
@@ -125,8 +127,13 @@ def mapping_form(
             sym = guessed.get(col)
             factors[sym if sym and sym not in factors else state.symbol_for(col, factors)] = col
         try:
-            rate = {"column": time_col, "work": float(work)} if rate else {}
-            unit = (unit_from_name(time_col) or "s") if unit == FROM_NAME else unit
+            if rate:
+                per = (rate_unit_from_name(time_col) or "s") if unit == FROM_NAME else unit
+                rate = {"column": time_col, "work": float(work), **({"unit": per} if per != "s" else {})}
+                unit = "s"
+            else:
+                rate = {}
+                unit = (unit_from_name(time_col) or "s") if unit == FROM_NAME else unit
             state.apply_upload(
                 file_name,
                 frame,

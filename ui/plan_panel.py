@@ -71,12 +71,19 @@ def _parse_at(text: str) -> dict:
     return {k: v for k, v in out.items() if v is not None and math.isfinite(v)}
 
 
+#: GPUs per node the widget takes (a link's value outside is ignored with a notice, not clamped)
+MAX_GPN = 4096
+
+
 def _seed_from_link(res, meas, defaults: dict) -> None:
-    """Put the opening link's plan settings into the widgets (once per session)."""
+    """Put the opening link's plan settings into the widgets (once per session). A value outside what the
+    widget takes is not clamped to another: it is ignored, and a notice says so while the widget keeps
+    the value used instead (``plan:ignored``: [(widget, value, notice)], shown by :func:`controls`)."""
     ss = st.session_state
     got = links.linked_page_params(LINK_KEYS)
     if not got:
         return
+    ignored = ss.setdefault("plan:ignored", [])
     for s, v in _parse_at(got.get("at", "")).items():
         if s in defaults["at"]:
             ss[f"w:plan:at:{s}"] = v
@@ -90,11 +97,20 @@ def _seed_from_link(res, meas, defaults: dict) -> None:
         ("level", "w:plan:level", float),
     ):
         try:
-            v = cast(float(got[key])) if key in got else None
-        except (TypeError, ValueError):
-            v = None
-        if v is not None and math.isfinite(v) and v > 0 and (key != "level" or v in LEVELS):
-            ss[widget] = v
+            raw = float(got[key]) if key in got else None
+        except (TypeError, ValueError, OverflowError):
+            raw = float("nan")
+        if raw is None:
+            continue
+        whole = key != "gpn" or (math.isfinite(raw) and raw == int(raw) and 1 <= raw <= MAX_GPN)
+        if math.isfinite(raw) and raw > 0 and whole and (key != "level" or raw in LEVELS):
+            ss[widget] = cast(raw)
+        elif got[key] != "":
+            need = {
+                "gpn": f"GPUs per node: a whole number from 1 to {MAX_GPN}",
+                "level": "one of " + ", ".join(f"{v:g}" for v in LEVELS),
+            }.get(key, "a positive number")
+            ignored.append((widget, ss.get(widget), f"ignored the link's {key} {str(got[key])[:40]!r} ({need})"))
     if got.get("pricing") in PRICING:
         ss["w:plan:pricing"] = got["pricing"]
 
@@ -121,6 +137,7 @@ def controls(res, meas) -> tuple[dict | None, list[str]]:
         for k in [k for k in ss if str(k).startswith("w:plan:")]:
             del ss[k]
         ss.pop("plan:settings", None)
+        ss.pop("plan:ignored", None)
         ss["plan:data"] = ss.get("data_key")
     d = _defaults(res, meas)
     kept = ss.get("plan:settings") or {}
@@ -130,6 +147,9 @@ def controls(res, meas) -> tuple[dict | None, list[str]]:
     for k in ("grid", "repeat", "pricing", "price", "gpn", "deadline", "budget", "level"):
         ss.setdefault(f"w:plan:{k}", kept.get(f"w:plan:{k}", d[k]))
     _seed_from_link(res, meas, d)
+    for widget, used, note in ss.get("plan:ignored", []):
+        if ss.get(widget) == used:  # until the widget is changed by hand
+            st.warning(md(note), icon=":material/link_off:")
     errors: list[str] = []
 
     st.markdown("**The run**")
@@ -194,7 +214,7 @@ def controls(res, meas) -> tuple[dict | None, list[str]]:
         "GPUs per node",
         key="w:plan:gpn",
         min_value=1,
-        max_value=4096,
+        max_value=MAX_GPN,
         step=1,
         disabled=pricing != "node",
         help="For a node-hour price: how many of the p workers share one node.",

@@ -32,7 +32,7 @@ from perfmodel.data import guess_roles, read_table
 from perfmodel.data.datasets import DEFAULT_DATASET, get_dataset, list_datasets, load_frame
 from perfmodel.data.measurements import empty_columns
 from perfmodel.data.throughput import guess_throughput, time_from_throughput
-from perfmodel.data.time_units import check_unit, time_in_seconds
+from perfmodel.data.time_units import TIME_UNITS, check_unit, time_in_seconds
 from perfmodel.fitting import DEFAULT_LAM, defaults
 from perfmodel.fitting.model import MAX_SEED
 from perfmodel.language import PRESETS, library, parse_expression, preset_bounds, preset_spec
@@ -135,9 +135,11 @@ def _link_rate(mapping: dict) -> dict:
         and isinstance(rate.get("column"), str)
         and isinstance(rate.get("work"), (int, float))
         and not isinstance(rate.get("work"), bool)
+        and rate.get("unit", "s") in TIME_UNITS
     ):
-        raise TypeError(f"its throughput {rate!r} is not a column and a work per run")
-    return {"column": rate["column"], "work": float(rate["work"])} if rate else {}
+        raise TypeError(f"its throughput {rate!r} is not a column, a work per run and a time unit")
+    unit = {"unit": rate["unit"]} if rate and rate.get("unit", "s") != "s" else {}
+    return {"column": rate["column"], "work": float(rate["work"]), **unit} if rate else {}
 
 
 def fitted_table(data: dict) -> tuple[pd.DataFrame, str]:
@@ -153,7 +155,7 @@ def _time_as_fitted(frame: pd.DataFrame, time: str, rate: dict | None, unit: str
     """(frame, the column fitted as the time): a throughput's time (work / rate) or the time read in
     seconds added to ``frame``."""
     if rate:
-        return time_from_throughput(frame, rate["column"], rate["work"])
+        return time_from_throughput(frame, rate["column"], rate["work"], rate.get("unit", "s"))
     return time_in_seconds(frame, time, unit)
 
 
@@ -348,6 +350,7 @@ def load_bundled(name: str) -> None:
             "factors": dict(ds.factors),
             "region": None,
             "metric": None,
+            "unit": ds.time_unit,  # stated by the catalogue, never read from the column's name
         },
         meas,
         ds.terms,
@@ -409,6 +412,16 @@ def apply_upload(
     (:func:`perfmodel.data.throughput.time_from_throughput`); else ``unit`` the time's unit, read in
     seconds (:func:`perfmodel.data.time_units.time_in_seconds`). ``where``: {column: value} of one group's
     rows (a group opened from the Groups page; the table is kept whole, so its mapping can change)."""
+    if not isinstance(time, str) or not isinstance(factors, dict):  # a link's mapping is typed text
+        raise PerfModelError(
+            f"the mapping needs a time column's name and factors as {{symbol: column}}, got time {time!r:.60} "
+            f"and factors {factors!r:.60}"
+        )
+    bad = next((f"{k!r}: {v!r}" for k, v in factors.items() if not (isinstance(k, str) and isinstance(v, str))), None)
+    if bad or not all(x is None or isinstance(x, str) for x in (region, metric)):
+        raise PerfModelError(
+            f"the mapping's factors must map symbols to column names, got {bad or (region, metric)!r:.60}"
+        )
     unit = "s" if rate else check_unit(unit)
     if not factors:
         raise PerfModelError("map at least one column to a factor (p, N, b, E or another symbol)")

@@ -15,11 +15,13 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 from tqdm import tqdm
 
 from .. import wording
-from ..data.measurements import Measurements, measurements_from_extrap
+from ..data.measurements import Measurements, configuration_ids, measurements_from_extrap
 from ..data.readers import READERS, read_csv, read_table
+from ..data.time_units import TIME_UNITS
 from ..errors import PerfModelError
 from ..fitting.defaults import default_model
 from ..fitting.model import DEFAULT_LAM, LOSSES, MAX_SEED, PENALTIES, Model
@@ -31,7 +33,8 @@ from ..spreadsheet import to_csv
 from ..uncertainty import compute_intervals
 from ..uncertainty.prior import describe, with_topology
 from . import plan as plan_cli, report as report_cli, sweep as sweep_cli
-from .groups import add_rates, guessed_columns, warn_unmapped
+from .groups import EXTRAP_UNITS, add_rates, guessed_columns, refuse_unit_flags, warn_unmapped
+from .terminal import discard_pending, escaped_output, one_line, raw
 
 
 class _Parser(argparse.ArgumentParser):
@@ -143,10 +146,17 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     )
     f.add_argument(
         "--time-unit",
-        choices=("s", "ms", "us", "min", "h"),
+        choices=tuple(TIME_UNITS),
         default=None,
-        help="the unit of the time column (default: the unit its name states, e.g. step_time_ms, "
-        "else seconds); it is read in seconds",
+        help="the unit of the time column (default: the unit its name states as a unit, e.g. step_time_ms "
+        "or 'time (min)', else seconds); it is read in seconds",
+    )
+    f.add_argument(
+        "--rate-unit",
+        choices=tuple(TIME_UNITS),
+        default=None,
+        help="with --throughput: the time unit the rate is per (default: the unit its name divides by, "
+        "e.g. images/min, else seconds)",
     )
     f.add_argument(
         "--factor",
@@ -327,9 +337,12 @@ def _load_measurements(args) -> tuple[Measurements, str | None, dict]:
             what = "a bundled dataset" if args.dataset else "a file nor a bundled dataset"
             raise PerfModelError(f"{name!r} is neither {what}; datasets: {', '.join(names)}")
         ds = datasets.get_dataset(name)
-        if args.throughput or args.time_unit:
-            flag = "--throughput" if args.throughput else "--time-unit"
-            raise PerfModelError(f"{flag}: the bundled dataset {name!r} is measured as times in seconds already")
+        refuse_unit_flags(
+            f"the bundled dataset {name!r} is measured as times in seconds already",
+            args.throughput,
+            args.time_unit,
+            args.rate_unit,
+        )
         if factors or args.time:
             frame = datasets.load_frame(name)
             meas = Measurements.from_frame(
@@ -347,13 +360,10 @@ def _load_measurements(args) -> tuple[Measurements, str | None, dict]:
         and "region" in frame.columns
     )
     if is_extrap and not factors and not args.time and not args.throughput:
-        if args.time_unit:
-            raise PerfModelError(
-                "--time-unit: an Extra-P file's values are taken as they are (its metric names no unit to convert from)"
-            )
+        refuse_unit_flags(EXTRAP_UNITS, args.throughput, args.time_unit, args.rate_unit)
         return measurements_from_extrap(frame, args.region, args.metric, name=path.name), None, {}
     frame, time, factors, rate, note = guessed_columns(
-        frame, args.time, factors, args.throughput, args.work, args.time_unit
+        frame, args.time, factors, args.throughput, args.work, args.time_unit, args.rate_unit
     )
     try:
         meas = Measurements.from_frame(frame, time, factors, name=path.name)
@@ -368,6 +378,16 @@ def _load_measurements(args) -> tuple[Measurements, str | None, dict]:
 
 
 def _cmd_fit(args) -> int:
+    try:
+        return _fit(args)
+    except PerfModelError as exc:
+        dropped = getattr(args, "_dropped", None)
+        if dropped:  # the one error line says what the warnings before it would have
+            raise PerfModelError(f"{exc} ({len(dropped)} row(s) were dropped, e.g. {dropped[0]})") from None
+        raise
+
+
+def _fit(args) -> int:
     _check_limits(args)
     args.replicates = 200 if args.replicates is None else args.replicates
     if args.replicates < 0:
@@ -392,6 +412,11 @@ def _cmd_fit(args) -> int:
         ]
         if given:
             raise PerfModelError(f"{given[0]} needs --group-by COL (it sets how the groups are fitted)")
+    if args.gpus_per_node is not None and not (np.isfinite(args.gpus_per_node) and args.gpus_per_node >= 1):
+        raise PerfModelError(
+            f"--gpus-per-node: GPUs per node must be a number >= 1, got {args.gpus_per_node:g}; without it, "
+            "8 is guessed when p's column names GPUs (shown as a guess)"
+        )
     if args.workers is not None:
         cap = 4 * n_workers()
         if not 1 <= args.workers <= cap:
@@ -405,6 +430,7 @@ def _cmd_fit(args) -> int:
 
         return run_cli(args)
     meas, suggested, rate = _load_measurements(args)
+    args._dropped = list(meas.dropped)
     for d in meas.dropped:
         print(f"warning: dropped {d}", file=sys.stderr)
     meas = with_topology(meas, args.gpus_per_node)
@@ -422,7 +448,7 @@ def _cmd_fit(args) -> int:
     if args.auto:
         from ..search import auto_select, plausible
 
-        with _auto_progress(sys.stderr, enabled=sys.stderr.isatty()) as progress:
+        with _auto_progress(raw(sys.stderr), enabled=sys.stderr.isatty()) as progress:
             selection = auto_select(
                 meas,
                 lam=args.lam,
@@ -471,7 +497,7 @@ def _cmd_fit(args) -> int:
     if args.replicates:
         compute_intervals(result, meas, replicates=args.replicates, **averaging)
     result.rate = rate
-    Path(args.out).write_text(result.to_json())
+    result.save(args.out)
     print(report or result.report())
     if report and result.has_intervals:
         print(result.intervals_report())
@@ -491,6 +517,24 @@ def _cmd_fit(args) -> int:
     return 0
 
 
+def _refuse_output_names(frame: pd.DataFrame, result: FitResult, args) -> None:
+    """A PerfModelError when DATA has a column named as one predict writes (``predicted_time``,
+    ``predicted_low``, ``predicted_high``, a rate's, a term's): it would be overwritten, or a stale
+    ``predicted_low`` would stand beside a new ``predicted_time``."""
+    names = ["predicted_time", "predicted_low", "predicted_high"]
+    if result.rate:
+        rate = f"predicted {result.rate['column']}"
+        names += [rate, f"{rate} low", f"{rate} high"]
+    if args.contributions:
+        names += [f"term: {t}" for t in result.terms]
+    taken = [str(c) for c in frame.columns if str(c) in names]
+    if taken:
+        raise PerfModelError(
+            f"DATA has a column {taken[0]!r}, a name predict writes its output under; rename or drop it "
+            "(it would be overwritten, or stand beside the new predictions as if it were one)"
+        )
+
+
 def _cmd_predict(args) -> int:
     result = FitResult.load(args.model)
     if (args.data is None) == (not args.grid):
@@ -498,11 +542,15 @@ def _cmd_predict(args) -> int:
     frame = (
         read_csv(Path(args.data), min_columns=1) if args.data is not None else plan_cli.grid_frame(result, args.grid)
     )
+    _refuse_output_names(frame, result, args)
     filled = frame.attrs.get("filled") or (plan_cli.fill_columns(result, frame) if args.data is not None else {})
     plan_cli.prediction_notes(result, filled)
     out = frame.copy()
     result.check_defined(frame)
     if args.interval is not None:
+        env = result._env(frame)
+        n = int(configuration_ids(list(env.values())).max()) + 1 if env and len(frame) else 1
+        result.check_work(n, "the grid" if args.grid else "DATA")
         pred = result.predict(frame, interval=args.interval)
         ends = pred[["predicted_low", "predicted_high"]].to_numpy(float)
         unbounded = np.flatnonzero(~np.isfinite(ends).all(axis=1))
@@ -531,8 +579,8 @@ def _cmd_predict(args) -> int:
         )
     for w in result.prediction_warnings(frame):
         print(f"warning: {w}", file=sys.stderr)
-    if args.out == "-":
-        to_csv(out, sys.stdout)
+    if args.out == "-":  # the rows as they are into a pipe; on a terminal, their control characters escaped
+        to_csv(out, sys.stdout if sys.stdout.isatty() else raw(sys.stdout))
     else:
         to_csv(out, args.out)
         print(f"wrote {len(out)} predictions to {args.out}")
@@ -658,13 +706,14 @@ def _cmd_datasets(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run one command. Numerical warnings are caught: on success each distinct one is printed as
     one ``warning:`` line, on an error only the error line is printed."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", RuntimeWarning)
-        code = _main(argv)
-    if code == 0:
-        lines = [f"warning: {w.category.__name__}: {(str(w.message).splitlines() or [''])[0]}" for w in caught]
-        for text in dict.fromkeys(lines):  # each distinct warning once, in order
-            print(text, file=sys.stderr)
+    with escaped_output():  # text from data reaches the terminal with its control characters escaped
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", RuntimeWarning)
+            code = _main(argv)
+        if code == 0:
+            lines = [f"warning: {w.category.__name__}: {(str(w.message).splitlines() or [''])[0]}" for w in caught]
+            for text in dict.fromkeys(lines):  # each distinct warning once, in order
+                print(text, file=sys.stderr)
     return code
 
 
@@ -688,14 +737,17 @@ def _main(argv: list[str] | None) -> int:
             return sweep_cli.run_cli(args)
         return handler(args)
     except PerfModelError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        discard_pending(sys.stderr)  # the error is the one line: not the notes that led to it
+        print(f"error: {one_line(exc)}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
+        discard_pending(sys.stderr)
+        print(one_line(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # a bug: still one line, and a distinct exit code
-        print(f"internal error: {type(exc).__name__}: {exc} (please report this)", file=sys.stderr)
+        discard_pending(sys.stderr)
+        print(one_line(f"internal error: {type(exc).__name__}: {exc} (please report this)"), file=sys.stderr)
         return 1

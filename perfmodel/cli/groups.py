@@ -11,6 +11,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
@@ -20,6 +21,8 @@ from ..data.readers import read_table
 from ..data.throughput import (
     guess_throughput,
     looks_per_worker,
+    positive_work,
+    rate_unit_from_name,
     throughput_from_time,
     time_from_throughput,
     work_per_run,
@@ -30,6 +33,7 @@ from ..fitting.quality import POOR_MAPE, POOR_R2, judge
 from ..groups import fit_groups
 from ..language.expression import parse_bounds, unmapped_name_notice, unmapped_names
 from ..parallel import dashboard_address, dask_client, executor_name
+from .terminal import raw
 
 
 def warn_unmapped(results) -> None:
@@ -46,6 +50,7 @@ def guessed_columns(
     throughput: str | None = None,
     work="1",
     time_unit: str | None = None,
+    rate_unit: str | None = None,
 ) -> tuple[pd.DataFrame, str, dict, dict, str]:
     """``(frame, time, factors, rate, note)`` of a file's table: the time column (made from a throughput
     column when one is given, or when no column reads as a time and one reads as a rate), the factors,
@@ -53,7 +58,8 @@ def guessed_columns(
     ``rate`` the throughput it came from ({} for a measured time, else stored with the fit), and the note
     that says what was guessed ("" when nothing was), for stderr once the table is read. A measured time
     is read in seconds: in ``time_unit``, else the unit its name states (``step_time_ms``), else seconds
-    (:mod:`perfmodel.data.time_units`)."""
+    (:mod:`perfmodel.data.time_units`); a throughput is per ``rate_unit``, else per the unit its name
+    divides by (``images/min``), else per second."""
     guessed = []
     if throughput is None and not time and "time" not in guess_roles(frame.columns):
         throughput = guess_throughput(frame.columns)
@@ -63,15 +69,27 @@ def guessed_columns(
     if throughput is not None:
         if time:
             raise PerfModelError("give either --time or --throughput, not both")
-        frame, time = time_from_throughput(frame, throughput, work)
-        rate = {"column": throughput, "work": work_per_run(work)}
+        if time_unit:
+            raise PerfModelError(
+                "--time-unit is for a measured time; the time unit a throughput is per is --rate-unit "
+                "(images/min: --rate-unit min)"
+            )
+        per = check_unit(rate_unit) if rate_unit else rate_unit_from_name(throughput)
+        frame, time = time_from_throughput(frame, throughput, work, per or "s")
+        rate = {"column": throughput, "work": work_per_run(work), **({"unit": per} if per not in (None, "s") else {})}
+        if not rate_unit and per != "s":
+            guessed.append(
+                f"{throughput!r} per {per} (from its name; --rate-unit sets it)"
+                if per
+                else f"{throughput!r} per second (its name states no time unit; --rate-unit sets it)"
+            )
+    elif rate_unit:
+        raise PerfModelError("--rate-unit is for a throughput (--throughput COL); a time's unit is --time-unit")
     factors = factors or {}
     cols = [c for c in map(str, frame.columns) if c not in (rate.get("column"), rate.get("work"))]
     time, factors, more = complete_roles(cols, time, factors, empty_columns(frame[cols]))
     guessed += more
     unit = check_unit(time_unit) if time_unit else None
-    if rate and unit:
-        raise PerfModelError("--time-unit is for a measured time; a throughput is a rate per second")
     unit = unit or (None if rate else unit_from_name(time))
     if unit and unit != "s":
         read = time
@@ -100,6 +118,19 @@ def guessed_columns(
     return frame, time, factors, rate, note
 
 
+#: Why the unit flags are refused for an Extra-P file: its values are taken as they are.
+EXTRAP_UNITS = "an Extra-P file's values are taken as they are (its metric names no unit to convert from)"
+
+
+def refuse_unit_flags(why: str, throughput=None, time_unit=None, rate_unit=None) -> None:
+    """A PerfModelError naming the first of ``--throughput``, ``--time-unit`` and ``--rate-unit`` given,
+    with ``why`` it does not apply: for a bundled dataset or an Extra-P file, with or without
+    ``--group-by``, rather than ignore it."""
+    for flag, value in (("--throughput", throughput), ("--time-unit", time_unit), ("--rate-unit", rate_unit)):
+        if value:
+            raise PerfModelError(f"{flag}: {why}")
+
+
 def add_rates(out: pd.DataFrame, frame: pd.DataFrame, rate: dict) -> None:
     """Add the predicted rate (``predicted <column>``, and its interval's ends when there are) to ``out``
     for a model fitted to a throughput: the work over the predicted time (the low time gives the high rate)."""
@@ -108,14 +139,25 @@ def add_rates(out: pd.DataFrame, frame: pd.DataFrame, rate: dict) -> None:
         if work not in frame.columns:
             raise PerfModelError(
                 f"the model was fitted to {work} / {rate['column']}: the data needs the "
-                f"column {work!r} to give the rate"
+                f"column {work!r} to give the rate (with --grid: --grid {work}=VALUES)"
+            )
+        ok = positive_work(frame[work])
+        if not ok.all():
+            i = int(np.flatnonzero(~ok)[0])
+            v = frame[work].iloc[i]
+            v = v.item() if isinstance(v, np.generic) else v  # 0, not np.int64(0)
+            shown = "(an empty cell)" if v is None or v == "" or (isinstance(v, float) and np.isnan(v)) else repr(v)
+            raise PerfModelError(
+                f"row {i + 1}, column {work!r}: the work per run {shown} is not a positive "
+                f"number, so no rate can be given (the model was fitted to {work} / {rate['column']})"
             )
         work = pd.to_numeric(frame[work], errors="coerce").to_numpy(float)
     col = f"predicted {rate['column']}"
-    out[col] = throughput_from_time(out["predicted_time"], work)
+    unit = rate.get("unit", "s")
+    out[col] = throughput_from_time(out["predicted_time"], work, unit)
     if "predicted_low" in out:
-        out[f"{col} low"] = throughput_from_time(out["predicted_high"], work)
-        out[f"{col} high"] = throughput_from_time(out["predicted_low"], work)
+        out[f"{col} low"] = throughput_from_time(out["predicted_high"], work, unit)
+        out[f"{col} high"] = throughput_from_time(out["predicted_low"], work, unit)
 
 
 @dataclass
@@ -143,6 +185,7 @@ def load_table(
     throughput: str | None = None,
     work="1",
     time_unit: str | None = None,
+    rate_unit: str | None = None,
 ) -> Table:
     """The table of a file (CSV or Extra-P text) or a bundled dataset, for :func:`fit_groups`.
 
@@ -165,6 +208,9 @@ def load_table(
                 f"datasets: {', '.join(known)}"
             )
         ds = datasets.get_dataset(name)
+        refuse_unit_flags(
+            f"the bundled dataset {name!r} is measured as times in seconds already", throughput, time_unit, rate_unit
+        )
         return Table(
             datasets.load_frame(name),
             time or ds.time_column,
@@ -177,9 +223,10 @@ def load_table(
     path = Path(data)
     frame = read_table(path, fmt)
     if set(_EXTRAP_COLUMNS) <= set(frame.columns) and list(frame.columns)[-1] == "time" and fmt != "csv":
+        refuse_unit_flags(EXTRAP_UNITS, throughput, time_unit, rate_unit)
         params = [c for c in frame.columns if c not in _EXTRAP_COLUMNS]
         return Table(frame, time or "time", factors or {p: p for p in params}, path.name, None, ("region", "metric"))
-    frame, time, factors, rate, note = guessed_columns(frame, time, factors, throughput, work, time_unit)
+    frame, time, factors, rate, note = guessed_columns(frame, time, factors, throughput, work, time_unit, rate_unit)
     if note:
         print(note, file=sys.stderr)
     return Table(frame, time, factors, path.name, rate=rate)
@@ -235,7 +282,15 @@ def run_cli(args) -> int:
     if args.holdout:
         raise PerfModelError("--holdout is not available with --group-by; use --cv K")
     table = load_table(
-        args.data, args.dataset, args.time, dict(args.factor), args.format, args.throughput, args.work, args.time_unit
+        args.data,
+        args.dataset,
+        args.time,
+        dict(args.factor),
+        args.format,
+        args.throughput,
+        args.work,
+        args.time_unit,
+        args.rate_unit,
     )
     frame = table.frame
     for column, value in (("region", args.region), ("metric", args.metric)):
@@ -278,13 +333,13 @@ def run_cli(args) -> int:
             executor = stack.enter_context(dask_client(args.dask, args.workers))
             link = dashboard_address(executor)
             if link:
-                print(f"Dask dashboard: {link}", file=sys.stderr)
+                print(f"Dask dashboard: {link}", file=sys.stderr, flush=True)  # now: the fits take a while
         bar = stack.enter_context(
             tqdm(
                 total=None,
                 unit="group",
                 desc="fitting groups",
-                file=sys.stderr,
+                file=raw(sys.stderr),
                 disable=not sys.stderr.isatty(),
                 dynamic_ncols=True,
             )
@@ -315,6 +370,12 @@ def run_cli(args) -> int:
         if o.result is not None:
             o.result.rate = dict(table.rate)
     path = fits.save(args.out)
+    if fits.removed:
+        print(
+            f"note: removed {len(fits.removed)} model file(s) of the previous run in {args.out} that this run "
+            f"did not fit (e.g. {fits.removed[0]}); summary.csv lists every model file there",
+            file=sys.stderr,
+        )
     warn_unmapped(o.result for o in fits.outcomes)
     skipped = [o for o in fits.outcomes if o.status != "ok"]
     print(group_table(fits.summary, TABLE_ROWS))

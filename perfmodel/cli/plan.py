@@ -75,10 +75,16 @@ def grid_frame(result: FitResult, items: list) -> pd.DataFrame:
     as for ``advise`` and ``plan`` (:func:`perfmodel.advise.parse_grid`, :func:`perfmodel.plan.configurations`),
     a factor named by its symbol or its column, the columns named as in the data the model was fitted to."""
     from ..advise import parse_grid
+    from ..plan import MAX_CONFIGURATIONS
 
     symbol_of = {c: s for s, c in result.factors.items()}
-    grid = {}
+    work = (result.rate or {}).get("work")
+    work = work if isinstance(work, str) and work not in symbol_of and work not in result.factors else None
+    grid, works = {}, None
     for name, values in parse_grid(f"{name}={text}" for name, text in items).items():
+        if name == work:  # a throughput's work per run, a column of its own: predict gives the rate with it
+            works = values
+            continue
         sym = symbol_of.get(name, name)
         if sym in grid:
             raise PerfModelError(f"--grid: {name} is given twice")
@@ -92,6 +98,12 @@ def grid_frame(result: FitResult, items: list) -> pd.DataFrame:
     if missing:
         raise PerfModelError(f"--grid: give every factor of the model; missing {', '.join(missing)}")
     frame = configurations(result, filled, grid).rename(columns=result.factors)
+    if works is not None:
+        if len(frame) * len(works) > MAX_CONFIGURATIONS:
+            raise PerfModelError(
+                f"the grid has {len(frame) * len(works):,} configurations; at most {MAX_CONFIGURATIONS:,}"
+            )
+        frame = frame.merge(pd.DataFrame({work: works}), how="cross")
     frame.attrs["filled"] = filled
     return frame
 

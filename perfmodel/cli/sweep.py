@@ -14,6 +14,7 @@ from pathlib import Path
 from ..errors import PerfModelError
 from ..spreadsheet import read_cell
 from ..sweep import MAX_RUNS, STATUSES, SweepInterrupted, parse_grid_option, placeholders, run_sweep
+from .terminal import discard_pending, one_line
 
 #: Rows of a ``--plan`` file read at most (a plan is a list of runs, not a data set).
 MAX_PLAN_ROWS = MAX_RUNS
@@ -157,7 +158,8 @@ def run_cli(args: argparse.Namespace) -> int:
             plan=plan,
         )
     except PerfModelError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        discard_pending(sys.stderr)
+        print(f"error: {one_line(exc)}", file=sys.stderr)
         return 2
     except SweepInterrupted as exc:
         print(
@@ -170,7 +172,8 @@ def run_cli(args: argparse.Namespace) -> int:
         print(f"\nsweep interrupted; rerun the same command to resume ({args.out})", file=sys.stderr)
         return 130
     except OSError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        discard_pending(sys.stderr)
+        print(f"error: {one_line(exc)}", file=sys.stderr)
         return 2
     counts = frame["status"].value_counts().to_dict()
     summary = ", ".join(f"{counts.get(s, 0)} {s}" for s in STATUSES)

@@ -51,6 +51,8 @@ class Dataset:
     kind : ``training``, ``collective``, ``hpc``, ``synthetic`` or ``sweep``.
     rows_filter : column -> value equality filters selecting this dataset's rows of a shared file.
     groups : columns that split the rows into comparable groups (:func:`perfmodel.fit_groups`).
+    time_unit : the unit of the time column, stated rather than read from its name (every bundled
+        file's times are in seconds; RELeARN's ``time_min_s`` is the minimum over ranks, in seconds).
     """
 
     name: str
@@ -65,6 +67,7 @@ class Dataset:
     kind: str
     rows_filter: dict | None = None
     groups: tuple = ()
+    time_unit: str = "s"
 
     @property
     def path(self) -> Path:
@@ -535,9 +538,11 @@ def load_dataset(name: str):
     Rows of a sweep whose ``status`` is not ``ok`` (failed or timed-out runs) are left out.
     """
     from .measurements import Measurements
+    from .time_units import time_in_seconds
 
     ds = get_dataset(name)
-    return Measurements.from_frame(load_frame(name), time=ds.time_column, factors=dict(ds.factors), name=ds.name)
+    frame, time = time_in_seconds(load_frame(name), ds.time_column, ds.time_unit)
+    return Measurements.from_frame(frame, time=time, factors=dict(ds.factors), name=ds.name)
 
 
 def _equal(series: pd.Series, value) -> pd.Series:

@@ -178,6 +178,25 @@ class DroppedRow:
         return f"row {self.row}, column {self.column!r}: {self.reason}"
 
 
+def configuration_ids(columns: list) -> np.ndarray:
+    """Integer id of each row's configuration (equal values in every one of ``columns``, arrays of one
+    length), shape (n,): ids in the lexicographic order of the values, as ``np.unique(values, axis=0,
+    return_inverse=True)`` gives them. Each column's values are ranked (a hash, linear in the rows) and
+    the ranks combined into one integer key, the first column most significant; sorting whole rows took
+    a quarter of a second per 100,000 rows, and a fit asks dozens of times."""
+    n = len(columns[0]) if columns else 0
+    key = np.zeros(n, dtype=np.int64)
+    span = 1
+    for col in columns:
+        codes, uniques = pd.factorize(np.asarray(col, float), sort=True)
+        span *= max(len(uniques), 1)
+        if span >= 2**62:  # too many distinct combinations for one integer: sort the rows
+            values = np.column_stack([np.asarray(c, float) for c in columns])
+            return np.unique(values, axis=0, return_inverse=True)[1].ravel()
+        key = key * max(len(uniques), 1) + codes
+    return np.unique(key, return_inverse=True)[1].ravel()
+
+
 @dataclass
 class Measurements:
     """Validated measured runs: one row per run, numeric factors and a time in seconds.
@@ -322,11 +341,11 @@ class Measurements:
         return {sym: self.values(sym) for sym in self.factors}
 
     def configurations(self) -> np.ndarray:
-        """Integer id of each row's configuration (equal factor values), shape (n_rows,)."""
+        """Integer id of each row's configuration (equal factor values), shape (n_rows,); the ids in the
+        lexicographic order of the factors' values (in mapping order)."""
         if not self.factors:
             return np.zeros(self.n_rows, dtype=int)
-        values = np.column_stack([self.values(s) for s in self.factors])
-        return np.unique(values, axis=0, return_inverse=True)[1].ravel()
+        return configuration_ids([self.values(s) for s in self.factors])
 
     @property
     def n_configurations(self) -> int:

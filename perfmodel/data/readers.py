@@ -13,9 +13,11 @@ import csv
 import io
 import keyword as _keyword
 import re
+from collections import Counter
 from pathlib import Path
 from typing import IO
 
+import numpy as np
 import pandas as pd
 
 from ..errors import PerfModelError
@@ -67,11 +69,25 @@ def read_csv(source: Source, name: str | None = None, min_columns: int = 2) -> p
         raise PerfModelError(f"{name}: the file is empty")
     if "\x00" in text[:4096]:
         raise PerfModelError(f"{name}: looks like a binary file, expected CSV text")
-    sample = "\n".join(text.splitlines()[:50])
+    sample = "\n".join(text[:_SAMPLE_CHARS].splitlines()[:50])
     try:
         delimiter = csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
     except csv.Error:
         delimiter = ","
+    # The header as written, read before the table (time linear in its length): a table of more columns
+    # than MAX_COLUMNS is refused before pandas builds them, and a repeated name is found (pandas
+    # renames "p", "p" to "p", "p.1").
+    try:  # lines end at \n, \r\n or \r, as for pandas
+        header = next(csv.reader(io.StringIO(text, newline=None), delimiter=delimiter, skipinitialspace=True), [])
+    except csv.Error as exc:
+        raise PerfModelError(f"{name}: not a valid CSV table: {exc}") from None
+    if len(header) > MAX_COLUMNS:
+        raise PerfModelError(
+            f"{name}: the header has {len(header):,} columns; at most {MAX_COLUMNS:,} (a table of measurements "
+            "has a column per factor and one for the time; delimiter detected: "
+            f"{delimiter!r})"
+        )
+    _refuse_duplicates(name, [h.strip() for h in header])
     try:
         frame = pd.read_csv(io.StringIO(text), sep=delimiter, skipinitialspace=True, dtype=str, keep_default_na=False)
     except pd.errors.EmptyDataError:
@@ -79,39 +95,69 @@ def read_csv(source: Source, name: str | None = None, min_columns: int = 2) -> p
     except pd.errors.ParserError as exc:
         msg = str(exc).replace("\n", " ")
         raise PerfModelError(f"{name}: not a valid CSV table: {msg}") from None
-    # pandas renames a repeated header ("p", "p" -> "p", "p.1"), so the names are checked as written.
-    try:  # lines end at \n, \r\n or \r, as for pandas
-        header = next(csv.reader(io.StringIO(text, newline=None), delimiter=delimiter, skipinitialspace=True), [])
-    except csv.Error as exc:
-        raise PerfModelError(f"{name}: not a valid CSV table: {exc}") from None
-    header = [h.strip() for h in header]
-    dupes = sorted({h for h in header if header.count(h) > 1})
-    if dupes:
-        raise PerfModelError(f"{name}: duplicate column name(s): {', '.join(map(repr, dupes))}")
     frame.columns = [str(c).strip() for c in frame.columns]
-    dupes = sorted({c for c in frame.columns if list(frame.columns).count(c) > 1})
-    if dupes:
-        raise PerfModelError(f"{name}: duplicate column name(s): {', '.join(map(repr, dupes))}")
+    _refuse_duplicates(name, list(frame.columns))
     if frame.shape[1] < min_columns:
         need = "at least a factor and a time" if min_columns >= 2 else "at least one factor column"
         raise PerfModelError(f"{name}: found {frame.shape[1]} column, need {need} (delimiter detected: {delimiter!r})")
     frame = frame.apply(lambda col: col.str.strip())
     # Columns that are entirely numeric become numbers; the rest stay text for validation. In a file
-    # delimited by ";" (a spreadsheet's export where "," is the decimal mark), "12,5" is 12.5.
+    # delimited by ";" that writes a decimal comma anywhere (a spreadsheet's export), "12,5" is 12.5 and
+    # "1.000" is a thousand (the point groups thousands there), in every column.
+    comma_file = delimiter == ";" and any(frame[c].str.fullmatch(_DECIMAL_COMMA).any() for c in frame.columns)
     for col in frame.columns:
-        values = frame[col]
-        comma = values.str.fullmatch(_DECIMAL_COMMA) if delimiter == ";" else None
-        if comma is not None and comma.any() and not values.str.contains(r"\d\.\d", regex=True).any():
-            values = values.where(~comma, values.str.replace(",", ".", regex=False))  # no decimal point beside them
-            frame[col] = values  # a value that is not a number stays as written, for the report
+        values = _decimal_comma(name, col, frame[col]) if comma_file else frame[col]
         converted = pd.to_numeric(values, errors="coerce")
         if converted.notna().sum() == (frame[col] != "").sum():
             frame[col] = converted
+        elif values is not frame[col]:
+            frame[col] = values  # a value that is not a number stays as written, for the report
     return frame
 
 
-#: A number written with a decimal comma and no thousands mark: "12,5", "-0,003", "1,5e-3".
-_DECIMAL_COMMA = r"[-+]?\d+,\d+(?:[eE][-+]?\d+)?"
+#: Columns a table may have: the header is counted before the table is built (a measurements table has
+#: a column per factor and one for the time; 100,000 columns once kept a dashboard session busy minutes).
+MAX_COLUMNS = 1_000
+#: Characters of the file's start the delimiter is sniffed from.
+_SAMPLE_CHARS = 65_536
+
+#: A number written with a decimal comma, its thousands grouped by points or not: "12,5", "-0,003",
+#: "1,5e-3", "1.234,5".
+_DECIMAL_COMMA = r"[-+]?(?:\d{1,3}(?:\.\d{3})+|\d+),\d+(?:[eE][-+]?\d+)?"
+#: A whole number whose thousands are grouped by points: "1.000", "12.345.678".
+_GROUPED = r"[-+]?\d{1,3}(?:\.\d{3})+"
+#: A number with a decimal point that is no grouping of thousands: "0.5", "1.25", "1.5e3".
+_DECIMAL_POINT = r"[-+]?(?:\d*\.\d+|\d+\.)(?:[eE][-+]?\d+)?"
+
+
+def _refuse_duplicates(name: str, columns: list) -> None:
+    """A PerfModelError naming the repeated column names (counted once each: linear in the columns)."""
+    dupes = sorted(k for k, n in Counter(columns).items() if n > 1)
+    if dupes:
+        raise PerfModelError(f"{name}: duplicate column name(s): {', '.join(map(repr, dupes[:20]))}")
+
+
+def _decimal_comma(name: str, column: str, values: pd.Series) -> pd.Series:
+    """A column of a file that writes decimal commas, as numbers' text pandas reads: "12,5" -> "12.5",
+    "1.234,5" -> "1234.5", "1.000" -> "1000". A column that also writes a decimal point ("0.5") mixes
+    the two: a grouped value there ("1.000": one or a thousand?) is refused naming its row, and a comma
+    value stays as written (listed as not a number when the measurements are validated)."""
+    comma = values.str.fullmatch(_DECIMAL_COMMA)
+    grouped = values.str.fullmatch(_GROUPED)
+    point = values.str.fullmatch(_DECIMAL_POINT) & ~grouped
+    if point.any():
+        if grouped.any():
+            i = int(np.flatnonzero(grouped.to_numpy())[0])
+            raise PerfModelError(
+                f"{name}: row {i + 1}, column {column!r}: {values.iloc[i]!r} could be a number with a decimal point "
+                f"or a thousand grouped by one (the file writes decimal commas, and this column also writes "
+                f"{values[point].iloc[0]!r}); write it without the point"
+            )
+        return values
+    if not (comma.any() or grouped.any()):
+        return values
+    plain = values.str.replace(".", "", regex=False).str.replace(",", ".", regex=False)
+    return values.where(~(comma | grouped), plain)
 
 
 _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"

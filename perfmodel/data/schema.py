@@ -8,23 +8,23 @@ the first violation into one :class:`PerfModelError` naming the field. What a sc
 ``uncertainty`` and ``ensemble`` are optional objects whose insides are checked by the code that
 reads them; unknown top-level fields are ignored (a newer writer may add some).
 
-Imports from the model language (function names) and perfmodel.errors only.
+Imports from the model language (function names), the time units and perfmodel.errors only.
 """
 
 from __future__ import annotations
 
 import json
 import keyword
+import math
 from typing import cast
 
 import jsonschema
 
 from ..errors import PerfModelError
 from ..language.expression import FUNCTIONS
+from .time_units import TIME_UNITS
 
 FORMAT = "perfmodel.fit/1"
-#: Largest number accepted where a finite value is required (NaN passes "number", inf does not).
-_FLOAT_MAX = 1.7976931348623157e308
 #: Parse integer literals of more digits than this as floats (then infinite): Python refuses
 #: to convert very long digit strings to int, and no field needs such integers.
 _MAX_INT_DIGITS = 300
@@ -32,7 +32,7 @@ _MAX_INT_DIGITS = 300
 _IDENT = "^[A-Za-z][A-Za-z0-9_]*$"
 _RESERVED = sorted(set(keyword.kwlist) | set(FUNCTIONS))
 
-_finite = {"type": "number", "minimum": -_FLOAT_MAX, "maximum": _FLOAT_MAX}
+_finite = {"type": "number", "finite": True}
 _number = {"type": "number"}  # NaN and ±inf allowed (metrics of a degenerate fit)
 _symbol = {"type": "string", "pattern": _IDENT, "not": {"enum": _RESERVED}}
 _interval = {"type": "array", "items": _finite, "minItems": 2, "maxItems": 2}
@@ -81,7 +81,7 @@ MODEL_SCHEMA: dict = {
             "type": "object",
             "required": ["lam", "penalty", "loss", "seed"],
             "properties": {
-                "lam": {"type": "number", "minimum": 0, "maximum": _FLOAT_MAX},
+                "lam": {"type": "number", "minimum": 0, "finite": True},
                 "penalty": {"type": "string"},
                 "loss": {"type": "string"},
                 "seed": {"type": "integer", "minimum": 0, "maximum": 2**32 - 1},
@@ -118,7 +118,8 @@ MODEL_SCHEMA: dict = {
             "dependentRequired": {"column": ["work"], "work": ["column"]},
             "properties": {
                 "column": {"type": "string", "minLength": 1},
-                "work": {"type": ["string", "number"], "minLength": 1, "exclusiveMinimum": 0, "maximum": _FLOAT_MAX},
+                "work": {"type": ["string", "number"], "minLength": 1, "exclusiveMinimum": 0, "finite": True},
+                "unit": {"enum": list(TIME_UNITS)},  # the time unit the rate is per; absent: per second
             },
         },
         "gpus_per_node": {"type": ["number", "null"], "minimum": 1, "maximum": 1e9},
@@ -136,7 +137,15 @@ MODEL_SCHEMA: dict = {
     },
 }
 
-_VALIDATOR = jsonschema.Draft202012Validator(MODEL_SCHEMA)
+
+def _finite_keyword(validator, wanted, instance, schema):
+    """The schema keyword ``finite``: a number that is neither NaN nor infinite (JSON Schema's
+    ``minimum``/``maximum`` let NaN through, as every comparison with it is false)."""
+    if wanted and validator.is_type(instance, "number") and not math.isfinite(instance):
+        yield jsonschema.ValidationError(f"{instance!r} is not a finite number")
+
+
+_VALIDATOR = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"finite": _finite_keyword})(MODEL_SCHEMA)
 
 
 def _short(value, limit: int = 60) -> str:
@@ -156,8 +165,10 @@ def _describe(error: jsonschema.ValidationError) -> str:
         want = error.validator_value
         want = " or ".join(want) if isinstance(want, list) else want
         return f"{where} must be {want}, got {_short(error.instance)}"
-    if v in ("minimum", "maximum"):
-        side = "below the lowest" if v == "minimum" else "above the highest"
+    if v == "finite":
+        return f"{where} is {_short(error.instance)}, not a finite number"
+    if v in ("minimum", "maximum", "exclusiveMinimum"):
+        side = {"minimum": "below the lowest", "maximum": "above the highest"}.get(v, "not above the")
         return f"{where} is {_short(error.instance)}, {side} allowed value {error.validator_value:g}"
     if v in ("pattern", "not") and isinstance(error.instance, str):
         return (

@@ -19,15 +19,32 @@ import numpy as np
 import pandas as pd
 
 from ..errors import PerfModelError, did_you_mean
-from .time_units import add_time_column
+from .time_units import TIME_UNITS, TOKENS, add_time_column, check_unit, named_unit
 
-#: Column names that read as a rate of work: "throughput", "images/s", "tokens_per_sec", "samples per second".
-_RATE = re.compile(r"throughput|/\s*s(ec(ond)?)?\b|per[ _-]?s(ec(ond)?)?\b|_per_s\b|\bips\b", re.I)
+#: Column names that read as a rate of work: "throughput", "images/s", "tokens_per_sec", "samples per second",
+#: "images/min", "tokens per hour".
+_PER = r"(s|sec|secs|seconds?|ms|msec|min|mins|minutes?|h|hr|hrs|hours?)"
+_RATE = re.compile(rf"throughput|/\s*{_PER}(?![a-z0-9])|per[ _-]?{_PER}(?![a-z0-9])|\bips\b", re.I)
 
 
 def looks_like_throughput(name: str) -> bool:
-    """Whether a column's name reads as a rate of work per second."""
+    """Whether a column's name reads as a rate of work per unit of time."""
     return bool(_RATE.search(str(name)))
+
+
+def rate_unit_from_name(name: str) -> str | None:
+    """The time unit a rate's name divides by (:data:`perfmodel.data.time_units.TIME_UNITS`), or None
+    when it names none: ``images/s`` → s, ``images/min`` → min, ``tokens_per_hour`` → h, ``img/ms`` → ms,
+    ``tokens/s/gpu`` → s, ``throughput`` → None. Only a whole token after ``/`` or ``per`` counts."""
+    tokens = TOKENS.findall(str(name).lower().replace("/", " per "))
+    if "ips" in tokens:
+        return "s"
+    for before, token in zip(tokens[:-1], tokens[1:], strict=True):
+        if before == "per":
+            unit = named_unit(token)
+            if unit:
+                return unit
+    return None
 
 
 _PER_WORKER = re.compile(r"(/|\bper[ _-]?|_per_)(gpu|device|worker|chip|accelerator|rank|core)s?(?![a-z])", re.I)
@@ -59,18 +76,21 @@ def work_per_run(work) -> float | str:
     return w
 
 
-def time_column(rate: str, work=1.0) -> str:
+def time_column(rate: str, work=1.0, unit: str = "s") -> str:
     """The name of the derived time column: ``"1 / images_per_sec"``, ``"1281167 / img/s"``,
-    ``"samples / tokens/s"``."""
+    ``"samples / tokens/s"``; ``"1 / images/min in s"`` for a rate per another unit than the second."""
     w = work_per_run(work)
-    return f"{w:.12g} / {rate}" if isinstance(w, float) else f"{w} / {rate}"
+    name = f"{w:.12g} / {rate}" if isinstance(w, float) else f"{w} / {rate}"
+    return name if unit == "s" else f"{name} in s"
 
 
-def time_from_throughput(frame: pd.DataFrame, rate: str, work=1.0) -> tuple[pd.DataFrame, str]:
-    """``(frame with the time column added, its name)``: each row's ``work / rate``, ``work`` a number
-    (units of work per run; 1: seconds per unit) or a column of the frame. A rate that is not a number
-    keeps its text (reported as non-numeric), a rate of zero gives an infinite time and a negative one a
-    negative time, each reported by row when the measurements are validated."""
+def time_from_throughput(frame: pd.DataFrame, rate: str, work=1.0, unit: str = "s") -> tuple[pd.DataFrame, str]:
+    """``(frame with the time column added, its name)``: each row's ``work / rate`` in seconds, ``work`` a
+    number (units of work per run; 1: seconds per unit) or a column of the frame, ``unit`` the time unit
+    the rate is per (images/min: ``"min"``). A rate that is not a number keeps its text (reported as
+    non-numeric), a rate of zero gives an infinite time and a negative one a negative time, each reported
+    by row when the measurements are validated; so is a work cell that is not a positive number."""
+    unit = check_unit(unit)
     cols = [str(c) for c in frame.columns]
     if rate not in cols:
         raise PerfModelError(
@@ -79,15 +99,27 @@ def time_from_throughput(frame: pd.DataFrame, rate: str, work=1.0) -> tuple[pd.D
     w = work_per_run(work)
     if isinstance(w, str) and w not in cols:
         raise PerfModelError(f"work column {w!r} not found{did_you_mean(w, cols)}; columns are: {', '.join(cols)}")
-    name = time_column(rate, w)
+    name = time_column(rate, w, unit)
 
     def seconds(r, out):
-        return (pd.to_numeric(out[w], errors="coerce") if isinstance(w, str) else w) / r
+        return (pd.to_numeric(out[w], errors="coerce") if isinstance(w, str) else w) * TIME_UNITS[unit] / r
 
-    return add_time_column(frame, rate, name, seconds), name
+    out = add_time_column(frame, rate, name, seconds)
+    if isinstance(w, str):  # a work cell that is not a positive number: the row is reported with it
+        bad = ~positive_work(out[w])
+        out.loc[out.index[bad], name] = [f"work {v!r} of column {w!r}, not a positive number" for v in out.loc[bad, w]]
+    return out, name
 
 
-def throughput_from_time(time, work_values=1.0) -> np.ndarray:
-    """Rates from times: ``work / time`` (a lower time bound gives the upper rate bound)."""
+def positive_work(values) -> np.ndarray:
+    """True where a work cell is a positive finite number (text, empty, 0, negative and inf are not)."""
+    with np.errstate(invalid="ignore"):
+        v = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(float)
+        return np.isfinite(v) & (v > 0)
+
+
+def throughput_from_time(time, work_values=1.0, unit: str = "s") -> np.ndarray:
+    """Rates per ``unit`` from times in seconds: ``work / time`` (a lower time bound gives the upper
+    rate bound), per minute ×60 and so on."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.asarray(work_values, float) / np.asarray(time, float)
+        return np.asarray(work_values, float) / np.asarray(time, float) * TIME_UNITS[check_unit(unit)]

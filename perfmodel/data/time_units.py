@@ -20,27 +20,80 @@ import pandas as pd
 from ..errors import PerfModelError, did_you_mean
 
 #: unit -> seconds per unit
-TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "min": 60.0, "h": 3600.0}
-#: how each unit reads in a column's name, as a word of its own (``time_ms``, ``time (ms)``, ``ms/step``)
+TIME_UNITS = {
+    "ps": 1e-12,
+    "ns": 1e-9,
+    "us": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "min": 60.0,
+    "h": 3600.0,
+    "d": 86400.0,
+    "week": 604800.0,
+}
+#: how each unit reads in a column's name, as a whole token (``time_ms``, ``time (ms)``, ``ms/step``)
 _NAMED = {
+    "ps": r"ps|psec|picosec(ond)?s?",
+    "ns": r"ns|nsec|nanosec(ond)?s?",
     "us": r"us|µs|μs|usec|microsec(ond)?s?",
     "ms": r"ms|msec|millisec(ond)?s?",
+    "s": r"s|sec|secs|seconds?",
     "min": r"min|mins|minutes?",
     "h": r"h|hr|hrs|hours?",
-    "s": r"s|sec|secs|seconds?",
+    "d": r"d|days?",
+    "week": r"wk|wks|weeks?",
 }
-_WORD = r"(?<![a-z0-9]){}(?![a-z0-9])"
+_UNIT_OF = [(unit, re.compile(f"(?:{pattern})")) for unit, pattern in _NAMED.items()]
+#: Tokens that name a measure of time the reader does not convert: refused by name rather than read
+#: as seconds (``m`` could be minutes or metres; cycles and ticks need a clock rate).
+_UNKNOWN = re.compile(
+    r"m|fs|femtosec(ond)?s?|cycles?|ticks?|clocks?|clk|jiffies|months?|mo|yrs?|years?|fortnights?|decades?"
+)
+#: A token of a name: letters or digits (µ and μ are letters); anything else separates them.
+TOKENS = re.compile(r"[0-9a-zµμ]+")
+
+
+def named_unit(token: str) -> str | None:
+    """The unit of :data:`TIME_UNITS` a whole token names (``ms``, ``msec``, ``minutes``), or None."""
+    return next((unit for unit, pattern in _UNIT_OF if pattern.fullmatch(token)), None)
+
+
+def _unit_of(token: str, name: str) -> str | None:
+    """The unit ``token`` names (None for a word that is no unit); a measure of time the reader does not
+    convert raises a PerfModelError naming it and the units it knows."""
+    unit = named_unit(token)
+    if unit:
+        return unit
+    if _UNKNOWN.fullmatch(token):
+        raise PerfModelError(
+            f"the time column {name!r} states the unit {token!r}, which is not one the reader converts; "
+            f"known: {', '.join(TIME_UNITS)} (set it with --time-unit, or convert the column to one of them)"
+        )
+    return None
 
 
 def unit_from_name(name: str) -> str | None:
     """The time unit a column's name states (:data:`TIME_UNITS`), or None: ``step_time_ms`` → ms,
-    ``epoch time (min)`` → min, ``time_s`` → s, ``duration`` → None. Underscores count as word
-    breaks; the first unit named, reading from the smallest, wins."""
-    text = str(name).lower().replace("_", " ")
-    for unit, pattern in _NAMED.items():
-        if re.search(_WORD.format(f"({pattern})"), text):
+    ``epoch time (min)`` → min, ``time_s`` → s, ``ms/step`` → ms, ``duration`` → None.
+
+    A unit is read only where the name states it as one: a whole token in brackets, or the last token
+    before a rate's ``/`` or ``per`` (the name's last token when it has neither): ``time_min_s`` (the
+    minimum over ranks, in seconds) → s, ``time_us_east`` → None, ``time_s_per_100_ms`` → s. A token
+    that names a measure of time the reader does not convert (``time_m``, ``latency_cycles``) is a
+    PerfModelError naming it with the units it knows."""
+    text = str(name).lower()
+    for inner in re.findall(r"[(\[]([^()\[\]]*)[)\]]", text):  # "time (ms)", "time [s, median]"
+        tokens = TOKENS.findall(re.split(r"[/,;]", inner)[0])
+        unit = _unit_of(tokens[0], name) if tokens else None
+        if unit:
             return unit
-    return None
+    tokens = TOKENS.findall(re.sub(r"[(\[][^()\[\]]*[)\]]", " ", text).replace("/", " per "))
+    head = tokens[: tokens.index("per")] if "per" in tokens else tokens
+    unit = _unit_of(head[-1], name) if head else None
+    tail = tokens[len(head) + 1 :]
+    if unit is None and tail and not (len(tail) > 1 and tail[-2].isdigit()):  # "time_per_step_ms", not "per 100 ms"
+        unit = _unit_of(tail[-1], name)
+    return unit
 
 
 def check_unit(unit: str) -> str:

@@ -195,6 +195,55 @@ class Noise:
         }
 
 
+def is_number(v) -> bool:
+    """True for a finite number as a model file holds one: an int or float, not a bool, not text, not NaN."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def noise_problem(sigma, df, source, own=None) -> str | None:
+    """What is wrong with a noise block (``sigma``, ``df``, ``source``, ``own``), or None: the one
+    definition of a usable noise, which a model file's reader (:meth:`Uncertainty._validate`) and the
+    fit's own output (:func:`bounded_noise`, before it is written) both apply."""
+    if not (is_number(sigma) and 0 <= sigma <= MAX_SIGMA) or (sigma == 0 and source != "residuals"):
+        return f"noise.sigma is {sigma!r}; a positive relative noise up to {MAX_SIGMA:g}"
+    if df is not None and not (is_number(df) and 0 < df < 1e12):
+        return f"noise.df is {df!r}; a positive number of degrees of freedom"
+    if own is not None and not (
+        len(own) == 2
+        and is_number(own[0])
+        and 0 <= own[0] <= MAX_SIGMA
+        and (own[1] is None or (is_number(own[1]) and 0 < own[1] < 1e12))
+    ):
+        return f"noise.own is {own!r}; the fit's own relative noise and its degrees of freedom"
+    return None
+
+
+def bounded_noise(noise: Noise) -> tuple[Noise, str]:
+    """``noise`` within :func:`noise_problem`'s limits, and a sentence saying what was changed ("" when
+    nothing was): a relative noise above :data:`MAX_SIGMA` (a run ~75× off its fit, terms that do not
+    follow the data) is capped there, so the fit still writes a model file every command reads, and the
+    band it gives says the fit is too poor to quote."""
+
+    def cap(v):
+        return MAX_SIGMA if v is None or not (is_number(v) and v <= MAX_SIGMA) else max(float(v), 0.0)
+
+    sigma, own = cap(noise.sigma), noise.own
+    if own is not None:
+        own = (cap(own[0]), own[1])
+    if sigma == noise.sigma and own == noise.own:
+        return noise, ""
+    was = noise.sigma if noise.sigma != sigma else (noise.own or (None,))[0]
+    try:
+        shown = f"{100 * float(was):,.0f} %"
+    except (TypeError, ValueError, OverflowError):
+        shown = repr(was)
+    return Noise(sigma, noise.df, noise.source, own), (
+        f"the noise of one run ({shown} of the time, from the {noise.source}) is beyond what an interval can "
+        f"say; capped at {100 * MAX_SIGMA:,.0f} %: this fit is too poor to quote, its intervals span orders "
+        "of magnitude (a measurement far off the rest, or terms that do not follow the data)"
+    )
+
+
 #: what :func:`valid_noise_prior` asks of a prior on the noise, for its messages
 NOISE_PRIOR_NEEDS = f"needs sigma (a relative noise > 0 and <= {MAX_SIGMA:g}) and df (pseudo-degrees of freedom > 0)"
 
@@ -640,16 +689,9 @@ class Uncertainty:
             bad("scaling_shortfall", f"is {self.scaling_shortfall!r}; a number from 0 to 2")
         if not sum(m.weight for m in self.members) > 0:
             bad("members' weights", "do not add up to a positive number")
-        sg, df = self.noise.sigma, self.noise.df
-        if not (0 <= sg <= MAX_SIGMA) or (sg == 0 and self.noise.source != "residuals"):
-            bad("noise.sigma", f"is {sg!r}; a positive relative noise up to {MAX_SIGMA:g}")
-        if df is not None and not (0 < df < 1e12):
-            bad("noise.df", f"is {df!r}; a positive number of degrees of freedom")
-        own = self.noise.own
-        if own is not None and not (
-            len(own) == 2 and 0 <= own[0] <= MAX_SIGMA and (own[1] is None or 0 < own[1] < 1e12)
-        ):
-            bad("noise.own", f"is {own!r}; the fit's own relative noise and its degrees of freedom")
+        why = noise_problem(self.noise.sigma, self.noise.df, self.noise.source, self.noise.own)
+        if why:
+            raise PerfModelError(f"the model file's intervals: {why}")
         pts = np.asarray(self.calibration, float).reshape(-1, 4)
         if not np.isfinite(pts).all() or (pts[:, 3] <= 0).any() or (pts[:, 1:3] < 0).any():
             bad("calibration.points", "hold a non-finite number, a negative band or a distance <= 0")
@@ -672,59 +714,94 @@ class Uncertainty:
                     )
                 ):
                     bad("share_replicates", f"row {i + 1} is not {K} numbers (one per term)")
-        if self.prior:
-            try:
-                vals = [float(self.prior["kappa"][c]) for c in CROSSINGS] + [float(self.prior["pseudo_configurations"])]
-            except (KeyError, TypeError, ValueError, OverflowError):
-                vals = [float("nan")]
+        for why in (prior_problem(self.prior), topology_problem(self.topology)):
+            if why:
+                raise PerfModelError(f"the model file's intervals: {why}")
+
+
+def _short(value, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def prior_problem(prior) -> str | None:
+    """What is wrong with a stored prior (``uncertainty.prior``), or None (also for none): an object
+    whose numbers are numbers (types checked, not only values: ``"0.5"`` is text, NaN is not finite)."""
+    if prior is None:
+        return None
+    if not isinstance(prior, dict):
+        return f"prior must be an object, got {_short(prior)}"
+
+    def number(v, lo=0.0, hi=1e6):
+        return is_number(v) and lo <= v < hi
+
+    kappa = prior.get("kappa")
+    if not (
+        isinstance(kappa, dict)
+        and all(number(kappa.get(c)) for c in CROSSINGS)
+        and number(prior.get("pseudo_configurations"))
+        and all(
+            number(prior.get(key, default))
             for key, default in (
                 ("structure_scale", 0.0),
                 ("shortfall_scale", 0.0),
                 ("band_scale", 1.0),
                 ("few_dof_band_scale", 1.0),
                 ("efficiency_slack", 0.0),
-            ):
-                try:
-                    vals.append(float(self.prior.get(key, default)))
-                except (TypeError, ValueError, OverflowError):
-                    vals.append(float("nan"))
-            if not all(math.isfinite(v) and 0 <= v < 1e6 for v in vals):
-                bad(
-                    "prior",
-                    "needs finite κ >= 0 for same_nodes, crosses_nodes and unknown, pseudo_configurations, "
-                    "structure_scale, shortfall_scale, band_scale, few_dof_band_scale and efficiency_slack",
-                )
-            if "noise" in self.prior and not valid_noise_prior(self.prior["noise"]):
-                bad("prior.noise", NOISE_PRIOR_NEEDS)
-            ck = self.prior.get("corpus_kappa")
-            if ck is not None:
-                try:  # kappa() reads both: a first crossing and an unknown one
-                    ok = all(math.isfinite(float(ck[k])) and float(ck[k]) >= 0 for k in ("crosses_nodes", "unknown"))
-                except (KeyError, TypeError, ValueError, OverflowError):
-                    ok = False
-                if not ok:
-                    bad("prior.corpus_kappa", "needs a finite κ >= 0 for crosses_nodes and unknown")
-            c = self.prior.get("scaling_class")
-            if c is not None:
-                try:
-                    ok = (
-                        isinstance(c, dict)
-                        and all(math.isfinite(float(c[k])) for k in ("efficiency_min", "efficiency"))
-                        and (c.get("efficiency_below") is None or math.isfinite(float(c["efficiency_below"])))
-                    )
-                except (KeyError, TypeError, ValueError, OverflowError):
-                    ok = False
-                if not ok:
-                    bad("prior.scaling_class", "needs finite numbers efficiency_min and efficiency")
-        if self.topology:
-            for key in ("gpus_per_node", "max_nodes"):
-                v = self.topology.get(key)
-                try:
-                    ok = v is None or (math.isfinite(float(v)) and float(v) > 0)
-                except (TypeError, ValueError, OverflowError):
-                    ok = False
-                if not ok:
-                    bad(f"topology.{key}", f"is {v!r}; a positive number")
+            )
+        )
+    ):
+        return (
+            "prior needs finite numbers κ >= 0 for same_nodes, crosses_nodes and unknown, pseudo_configurations, "
+            "structure_scale, shortfall_scale, band_scale, few_dof_band_scale and efficiency_slack"
+        )
+    if "level" in prior and not (is_number(prior["level"]) and 0 < prior["level"] < 1):
+        return f"prior.level is {_short(prior['level'])}; a number between 0 and 1"
+    for key in ("n_series", "n_splits"):
+        if prior.get(key) is not None and not number(prior[key], 0, 1e12):
+            return f"prior.{key} is {_short(prior[key])}; a count"
+    if "noise" in prior and not valid_noise_prior(prior["noise"]):
+        return f"prior.noise {NOISE_PRIOR_NEEDS}"
+    ck = prior.get("corpus_kappa")
+    if ck is not None and not (isinstance(ck, dict) and all(number(ck.get(k)) for k in ("crosses_nodes", "unknown"))):
+        return "prior.corpus_kappa needs a finite number κ >= 0 for crosses_nodes and unknown"
+    c = prior.get("scaling_class")
+    if c is not None and not (
+        isinstance(c, dict)
+        and all(is_number(c.get(k)) for k in ("efficiency_min", "efficiency"))
+        and (c.get("efficiency_below") is None or is_number(c["efficiency_below"]))
+        and all(c.get(k) is None or number(c[k], 0, 1e12) for k in ("n_series", "n_sources"))
+        and isinstance(c.get("name", ""), str)
+    ):
+        return (
+            "prior.scaling_class needs finite numbers efficiency_min and efficiency (efficiency_below a number "
+            "or null, n_series and n_sources counts)"
+        )
+    return None
+
+
+def topology_problem(topology) -> str | None:
+    """What is wrong with a stored topology (``uncertainty.topology``), or None (also for none): an
+    object with the nodes' symbol (a name) or the GPUs per node (a number > 0), and the most nodes
+    measured (a number > 0)."""
+    if topology is None:
+        return None
+    if not isinstance(topology, dict):
+        return f"topology must be an object, got {_short(topology)}"
+    for key in ("gpus_per_node", "max_nodes"):
+        v = topology.get(key)
+        if v is not None and not (is_number(v) and v > 0):
+            return f"topology.{key} is {_short(v)}; a positive number"
+    sym = topology.get("nodes_symbol")
+    if sym is not None and not isinstance(sym, str):
+        return f"topology.nodes_symbol is {_short(sym)}; a factor's symbol"
+    if not isinstance(topology.get("guessed", False), bool):
+        return f"topology.guessed is {_short(topology['guessed'])}; true or false"
+    if topology.get("max_nodes") is not None and not (sym or topology.get("gpus_per_node") is not None):
+        return "topology needs nodes_symbol or gpus_per_node beside max_nodes"
+    if (sym or topology.get("gpus_per_node") is not None) and topology.get("max_nodes") is None:
+        return "topology needs max_nodes beside nodes_symbol or gpus_per_node"
+    return None
 
 
 def _efficiency_ref(ref) -> dict | None:

@@ -6,6 +6,7 @@ intervals (fitting.members) but never computes them.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from dataclasses import asdict, dataclass, field
@@ -14,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..data.measurements import Measurements, nodes_of
+from ..data.measurements import Measurements, configuration_ids, nodes_of
 from ..data.schema import FORMAT, loads as schema_loads, validate_model_dict
 from ..errors import PerfModelError
 from ..language.expression import Expression, parse_expression, unmapped_name_notice, unmapped_names
@@ -22,7 +23,7 @@ from ..version import __version__
 from .diagnostics import dropped_terms, factor_span, fit_warnings, prediction_warnings
 from .evaluate import metrics as compute_metrics
 from .extrapolation import FEW_NOISE_DOF
-from .members import Uncertainty
+from .members import Uncertainty, bounded_noise
 
 
 @dataclass
@@ -144,7 +145,7 @@ class FitResult:
             dataset=meas.name,
             dropped=[str(d) for d in meas.dropped],
             warnings=warnings,
-            factor_span=factor_span(meas.env()),
+            factor_span=factor_span(_one_row_each(meas)),
             gpus_per_node=meas.node_topology()[0],
         )
         pred = res.predict(meas)
@@ -264,12 +265,33 @@ class FitResult:
             expr, parts, theta = self._parts(data, expr)
             with np.errstate(all="ignore"):
                 return expr.predict_from(parts, theta)
-        t, low, high = unc.interval(self._env(data), float(interval))
+        t, low, high = _interval_by_configuration(unc, self._env(data), float(interval))
         return pd.DataFrame({"predicted_time": t, "predicted_low": low, "predicted_high": high})
+
+    @property
+    def n_replicates(self) -> int:
+        """Parameter vectors the stored intervals evaluate per configuration (every member's replicates)."""
+        unc = self._uncertainty()
+        return sum(len(m.coefficients) for m in unc.members) if unc is not None else 0
+
+    def check_work(self, n_configurations: int, what: str = "the grid") -> None:
+        """Refuse, before it starts, a command that would evaluate more than :data:`MAX_PREDICTIONS`
+        replicate predictions: the model file's replicates × ``n_configurations`` (``what``: the
+        configurations, for the message). A model file within every stated limit holds up to 500,000
+        replicates; at a 100-configuration grid that was 5e7 predictions, half a minute and 3.4 GB."""
+        S = self.n_replicates
+        if S * int(n_configurations) > MAX_PREDICTIONS:
+            raise PerfModelError(
+                f"{what} has {int(n_configurations):,} configurations and the model file {S:,} replicates: "
+                f"{S * int(n_configurations):,} predictions, above the limit {MAX_PREDICTIONS:,}; give at most "
+                f"{max(1, MAX_PREDICTIONS // max(S, 1)):,} configurations at once"
+            )
 
     def check_defined(self, data, describe=None) -> None:
         """Refuse configurations where a term is undefined (not finite, e.g. ``N/p`` at p = 0 or
-        ``log(p)`` at p < 0) or the predicted time is not positive, as ``fit`` refuses such rows:
+        ``log(p)`` at p < 0), where a factor measured only positive is 0 or negative (``N = -8000``: not
+        an extrapolation but another regime, and no distance beyond the range to widen the interval by),
+        or where the predicted time is not positive, as ``fit`` refuses such rows:
         a PerfModelError naming the row (``describe(i)``, default ``row i+1``), the term and the values."""
         env = self._env(data)
         n = len(next(iter(env.values()))) if env else 0
@@ -297,6 +319,15 @@ class FitResult:
                 f"{describe(i)}: the predicted time is {t[i]:.4g} s, not a positive time ({at(i)}); "
                 "the model does not hold there"
             )
+        for s, (lo, hi) in self.factor_ranges.items():  # a sign never measured: no extrapolation, another regime
+            x = env.get(s)
+            if x is not None and lo > 0 and not (x > 0).all():
+                i = int(np.flatnonzero(~(x > 0))[0])
+                col = self.factors.get(s, s)
+                raise PerfModelError(
+                    f"{describe(i)}: {col} = {x[i]:g}, but every measured {col} was positive ({lo:g} to {hi:g}); "
+                    f"the model does not hold at {col} <= 0 ({at(i)})"
+                )
 
     # -- uncertainty --------------------------------------------------------
     @property
@@ -319,8 +350,26 @@ class FitResult:
 
     def attach_uncertainty(self, unc) -> FitResult:
         """Store ``unc`` (an :class:`~perfmodel.fitting.members.Uncertainty`, as
-        :func:`perfmodel.compute_intervals` computes it) as :attr:`uncertainty`; returns ``self``."""
-        self.uncertainty = unc.to_dict()
+        :func:`perfmodel.compute_intervals` computes it) as :attr:`uncertainty`; returns ``self``.
+
+        What is stored is what a model file's reader accepts, by the reader's own rules: a noise beyond
+        what an interval can say is capped (:func:`~perfmodel.fitting.members.bounded_noise`) with a
+        warning that the fit is too poor to quote, and the block is then read back as a model file is
+        (:meth:`Uncertainty.from_dict`); should that refuse it, the fit keeps no intervals and says why,
+        rather than write a file that ``show``, ``predict``, ``plan`` and ``advise`` refuse."""
+        noise, note = bounded_noise(unc.noise)
+        if note:
+            unc = dataclasses.replace(unc, noise=noise)
+            self.warnings.append(note)
+        block = unc.to_dict()
+        try:
+            Uncertainty.from_dict(json.loads(json.dumps(block, allow_nan=True)))
+        except PerfModelError as exc:
+            self.uncertainty = {}
+            self.__dict__.pop("_unc_cache", None)
+            self.warnings.append(f"no intervals stored: {exc} (please report this)")
+            return self
+        self.uncertainty = block
         self.__dict__["_unc_cache"] = (self.uncertainty, unc)
         return self
 
@@ -542,7 +591,15 @@ class FitResult:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=True)
 
     def save(self, path) -> None:
-        Path(path).write_text(self.to_json())
+        """Write the model file (UTF-8 JSON) after reading it back as every command reads one, so a file
+        written here is a file ``show``, ``predict``, ``plan`` and ``advise`` accept (else nothing is
+        written and a PerfModelError names the field)."""
+        text = self.to_json()
+        try:
+            type(self).from_json(text)
+        except PerfModelError as exc:
+            raise PerfModelError(f"the fitted model would not load again ({exc}); nothing written") from None
+        Path(path).write_text(text, encoding="utf-8")
 
     @classmethod
     def from_dict(cls, d: dict) -> FitResult:
@@ -572,6 +629,16 @@ class FitResult:
         bad += [k for k, v in res.params.items() if not math.isfinite(v)]
         if bad:
             raise PerfModelError(f"model file: {bad[0]} is not a finite number")
+        span = res.factor_span
+        symbols = span.get("symbols", [])
+        if span and (
+            len(span.get("center", [])) != len(symbols)
+            or any(len(row) != len(symbols) for row in span.get("directions", []))
+        ):
+            raise PerfModelError(
+                "model file: factor_span's center and each of its directions need one number per symbol "
+                f"({len(symbols)}: {', '.join(map(str, symbols))})"
+            )
         unknown = sorted((set(res.factor_ranges) | set(res.factor_span.get("symbols", []))) - set(res.factors))
         if unknown:
             raise PerfModelError(
@@ -606,6 +673,35 @@ class FitResult:
             return cls.from_json(p.read_bytes())
         except PerfModelError as exc:
             raise PerfModelError(f"{p}: {exc}") from None
+
+
+#: Replicate predictions a command may ask of a model file (its replicates × the configurations):
+#: about ten seconds of work (see :meth:`FitResult.check_work`).
+MAX_PREDICTIONS = 20_000_000
+#: Replicate predictions held at once when intervals are evaluated (replicates × configurations).
+CELLS = 2_000_000
+
+
+def _interval_by_configuration(unc, env: dict, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(point, low, high) at each row of ``env``: evaluated once per distinct configuration (repeats
+    share it) in chunks of at most :data:`CELLS` replicate predictions, so the memory is bounded by the
+    chunk, not by the rows (a million rows of a 200-replicate fit asked for 1.5 GiB at once)."""
+    if not env:
+        return unc.interval(env, level)
+    ids = configuration_ids(list(env.values()))
+    first = np.unique(ids, return_index=True)[1]
+    configs = {s: np.asarray(v, float)[first] for s, v in env.items()}
+    S = sum(len(m.coefficients) for m in unc.members)
+    step = max(1, CELLS // max(S, 1))
+    parts = [unc.interval({s: v[i : i + step] for s, v in configs.items()}, level) for i in range(0, len(first), step)]
+    return tuple(np.concatenate([part[k] for part in parts])[ids] for k in range(3))
+
+
+def _one_row_each(meas: Measurements) -> dict:
+    """Symbol -> values of each distinct configuration once (repeats left out): what
+    :func:`factor_span` needs, without sorting every row of a million-row file."""
+    first = np.unique(meas.configurations(), return_index=True)[1]
+    return {s: v[first] for s, v in meas.env().items()}
 
 
 def _literal(v: float) -> str:

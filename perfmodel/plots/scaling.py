@@ -190,12 +190,13 @@ def as_throughput(result, d: ScalingData) -> ScalingData | None:
     if works is None:
         return None
     w, wp = works
+    unit = result.rate.get("unit", "s")  # a rate per minute is drawn per minute
     return dataclasses.replace(
         d,
-        total=throughput_from_time(d.total, w),
-        points_y=throughput_from_time(d.points_y, wp),
-        low=None if d.high is None else throughput_from_time(d.high, w),
-        high=None if d.low is None else throughput_from_time(d.low, w),
+        total=throughput_from_time(d.total, w, unit),
+        points_y=throughput_from_time(d.points_y, wp, unit),
+        low=None if d.high is None else throughput_from_time(d.high, w, unit),
+        high=None if d.low is None else throughput_from_time(d.low, w, unit),
     )
 
 
