@@ -129,7 +129,7 @@ def main(argv=None) -> int:
                 pooled[m]["err"].append(err)
                 pooled[m]["err_best"].append(best)
                 pooled[m]["ds_width"].append(float(np.median(width)))
-                mark = "*" if single and res._uncertainty().predictor == "ensemble" else " "
+                mark = " "  # the point is always the displayed model's (issue 31)
                 cells.append(f"{'':14s} {inside.mean() * 100:4.0f}% {np.median(width) * 100:4.0f}% {err:5.1f}{mark}")
             print(f"{name[:36]:36s} {split:>11s} {test.n_rows:4d} " + " ".join(cells))
         print("-" * len(head))

@@ -214,7 +214,7 @@ def advise(
     scale = unc.band_scale()  # the members' and the noise's band as the intervals scale it
     # the reference structures' reach at the target (the wider side), shrinking with the distance
     # still to go once a run nearer the target is measured
-    _, below, above = unc.structures(tgt, unc.point(points_t))
+    below, above = unc.structures(tgt, unc.point(points_t))
     reach = unc.structure_scale(level) * float(max(below[0], above[0]))
     half0 = float(np.sqrt(scale**2 * (z * z * var0 + q * q) + (z * kappa * d0) ** 2 + reach**2))
     # The thinned sample's half-width differs from the full ensemble's by sampling noise: every
