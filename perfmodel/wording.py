@@ -162,7 +162,7 @@ def poor_fit(result) -> str | None:
 
 def split_at(result, config: dict) -> dict[str, float]:
     """{category: seconds} of the prediction at ``config`` (start-up, compute, communication, other)."""
-    contrib = result.contributions({s: [float(config[s])] for s in result.factors})
+    contrib = result.contributions({s: [float(config[s])] for s in result.factors if s in config})
     out: dict[str, float] = {}
     for category, term in zip(term_categories(result), contrib.columns, strict=True):
         out[category] = out.get(category, 0.0) + float(contrib[term].iloc[0])
@@ -182,7 +182,7 @@ def prediction(result, config: dict, unit: str | None = None, level: float = DEF
     throughput fit the rate it stands for: pieces of :class:`Words`."""
     r = range_at(result, config, level)
     if r is None:
-        t = float(result.predict({s: [float(config[s])] for s in result.factors})[0])
+        t = float(result.predict({s: [float(config[s])] for s in result.factors if s in config})[0])
         lo = hi = None
     else:
         t, lo, hi = r.point, r.low, r.high

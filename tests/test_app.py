@@ -205,13 +205,16 @@ def test_pollux_preset_keeps_its_overlap_and_fits(app):
     # the default dataset (ResNet-50 on a DGX-1: one machine, 1-8 GPUs, several batches)
     app.switch_page("pages/model.py").run()
     app.button(key="preset:pollux").click().run()
-    assert app.session_state["custom_terms"] == "overlap(I + I*b, I*min(p - 1, 1) + I*max(p - 2, 0); g)"
+    # the GPUs per node guessed (8): the one machine's network terms, which a crossing would not share
+    assert app.session_state["custom_terms"] == (
+        "overlap(I + I*b, I*min(p - 1, 1)*max(2 - nodes, 0) + I*max(p - 2, 0)*max(2 - nodes, 0); g)"
+    )
     assert not app.session_state["lib_terms"]  # the overlap's inner terms stay inside it
     assert not errors(app)
     assert any("shared between A and B in proportion to A^g and B^g" in c.value for c in app.caption)
     submit(app, "Fit model")
     res = app.session_state["result"]
-    assert res.terms == ["I", "I*b", "I*min(p - 1, 1)", "I*max(p - 2, 0)"]
+    assert res.terms == ["I", "I*b", "I*min(p - 1, 1)*max(2 - nodes, 0)", "I*max(p - 2, 0)*max(2 - nodes, 0)"]
     assert 1 <= res.params["g"] <= 10 and sum(res.shares.values()) == pytest.approx(1.0)
     for page in ("pages/results.py", "pages/scaling.py", "pages/export.py"):
         app.switch_page(page).run()

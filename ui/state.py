@@ -39,7 +39,7 @@ from perfmodel.language import PRESETS, library, parse_expression, preset_bounds
 from perfmodel.language.expression import FUNCTIONS
 from perfmodel.language.overlap import assemble, join_signed
 from perfmodel.language.terms import effective_symbols
-from perfmodel.uncertainty.prior import topology
+from perfmodel.uncertainty.prior import topology, with_topology
 
 from . import links
 from .text import md
@@ -324,8 +324,26 @@ def data_key(meas: Measurements) -> str:
     return h.hexdigest()[:32]
 
 
+def set_gpus_per_node(value: int | None) -> None:
+    """The Data page's GPUs per node (0: unknown, None: the guess): the current data takes it as its
+    topology (a nodes column made from p, :func:`perfmodel.uncertainty.prior.with_topology`), so the fits,
+    as the CLI's with ``--gpus-per-node``, know where a run crosses nodes."""
+    ss = st.session_state
+    ss["gpus_per_node"] = value
+    raw = ss.get("meas_raw")
+    if raw is None:
+        return
+    meas = with_topology(raw, value)
+    key = data_key(meas)
+    if key != ss.get("data_key"):
+        ss["meas"], ss["data_key"] = meas, key
+        ss["result"], ss["cv"], ss["fit_error"] = None, None, None
+
+
 def _set_data(data: dict, meas: Measurements, spec: str | None) -> None:
     ss = st.session_state
+    ss["meas_raw"] = meas  # as mapped; the fits see it with its topology (nodes from p), as the CLI's do
+    meas = with_topology(meas, ss.get("gpus_per_node"))
     ss["data"], ss["meas"], ss["data_key"], ss["data_error"] = data, meas, data_key(meas), None
     ss["result"], ss["cv"], ss["fit_error"] = None, None, None
     ss["bounds"] = {}

@@ -8,6 +8,7 @@ import streamlit as st
 from perfmodel import Measurements
 from perfmodel.uncertainty.prior import describe, topology
 
+from . import state
 from .text import md
 
 
@@ -15,6 +16,7 @@ def gpus_per_node_input(meas: Measurements) -> None:
     """A number field (0: unknown) shown when ``p`` is mapped and ``nodes`` is not; the value lives in
     ``st.session_state["gpus_per_node"]`` (None: the guess from the column name)."""
     ss = st.session_state
+    meas = ss.get("meas_raw", meas)  # as mapped: a nodes column the topology made is not the user's
     if "p" not in meas.factors or "nodes" in meas.factors:
         if "nodes" in meas.factors:
             st.caption(md(describe(topology(meas))) + ".")
@@ -32,7 +34,7 @@ def gpus_per_node_input(meas: Measurements) -> None:
         "reach gets the extra error real series showed when they crossed the node "
         "boundary. 0: unknown.",
     )
-    ss["gpus_per_node"] = int(value)
+    state.set_gpus_per_node(int(value))
     shown = topology(meas, int(value))
     note = " (guessed from the column name)" if guess and int(value) == int(guess["gpus_per_node"]) else ""
     st.caption(

@@ -274,11 +274,15 @@ def weighted_quantile(values: np.ndarray, weights: np.ndarray, q) -> np.ndarray:
 
 
 def distance(factor_ranges: dict, env: dict) -> np.ndarray:
-    """Distance beyond the measured range in doublings: max over factors of log2 beyond [lo, hi]."""
+    """Distance beyond the measured range in doublings: max over factors of log2 beyond [lo, hi] (the
+    nodes' topology left out: a target's nodes follow its workers, whose distance counts, and a crossing
+    has its own κ)."""
     n = len(next(iter(env.values()))) if env else 0
     d = np.zeros(n)
     with np.errstate(all="ignore"):
         for s, (lo, hi) in factor_ranges.items():
+            if s == "nodes" and "p" in factor_ranges:
+                continue
             x = np.asarray(env[s], float)
             if hi > 0 and lo > 0:
                 above = np.where(x > hi, np.log2(np.maximum(x, 1e-300) / hi), 0.0)
@@ -434,6 +438,7 @@ class Uncertainty:
     def reference_logratios(self, env: dict, t: np.ndarray) -> np.ndarray:
         """log(reference / t) of each reference structure at ``env``, shape (J, n) (NaN where a
         structure gives no positive prediction or ``t`` is not positive)."""
+        env = self.with_nodes(env)
         with np.errstate(all="ignore"):
             refs = np.vstack(
                 [m.predict(env, m.point_coefficients[None], m.point_params[None])[0] for m in self.references or []]
@@ -484,8 +489,17 @@ class Uncertainty:
         return efficiency_floor(self.efficiency_ref, env) / (1.0 + float(slack))
 
     # -- predictions --------------------------------------------------------------------------
+    def with_nodes(self, env: dict) -> dict:
+        """``env`` with the nodes each configuration spans (ceil(p / GPUs per node), the fit's topology)
+        where it gives p but not nodes: a target's nodes follow from its workers."""
+        g = (self.topology or {}).get("gpus_per_node")
+        if "nodes" in env or "p" not in env or not g:
+            return env
+        return {**env, "nodes": np.ceil(np.asarray(env["p"], float) / float(g) - 1e-9)}
+
     def member_predictions(self, env: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(replicate predictions (S, n), their weights (S,), point predictions per member (J, n))."""
+        env = self.with_nodes(env)
         preds, weights = [], []
         for m in self.members:
             p = m.predict(env, m.coefficients, m.params)
@@ -495,6 +509,7 @@ class Uncertainty:
 
     def point_predictions(self, env: dict) -> np.ndarray:
         """Each member's prediction from its fit on all data, shape (J, n)."""
+        env = self.with_nodes(env)
         return np.vstack([m.predict(env, m.point_coefficients[None], m.point_params[None])[0] for m in self.members])
 
     def point(self, points: np.ndarray) -> np.ndarray:

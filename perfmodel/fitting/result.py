@@ -187,8 +187,11 @@ class FitResult:
 
     def _env(self, data) -> dict[str, np.ndarray]:
         if isinstance(data, Measurements):
-            if set(self.factors) - set(data.factors):
-                missing = sorted(set(self.factors) - set(data.factors))
+            missing = sorted(set(self.factors) - set(data.factors))
+            if missing == ["nodes"] and self.gpus_per_node and "p" in data.factors:  # the nodes p spans
+                env = data.env()
+                return {s: env[s] if s != "nodes" else nodes_of(env["p"], self.gpus_per_node) for s in self.factors}
+            if missing:
                 raise PerfModelError(f"the data does not map symbol(s) {', '.join(missing)}")
             return data.env()
         if isinstance(data, dict):
