@@ -332,8 +332,7 @@ def fit_optimus(meas: Measurements) -> OptimusFit:
 # ----------------------------------------------------------------------------------------
 @dataclass
 class LogLogFit:
-    """A spreadsheet's power trend line: least squares of log time on log p (and on the log of every
-    other varying factor with positive values; the ``nodes`` topology is not one of them)."""
+    """A spreadsheet's power trend line: least squares of log time on log p."""
 
     symbols: tuple
     coef: np.ndarray
@@ -350,8 +349,9 @@ class LogLogFit:
 
 
 def fit_loglog(meas: Measurements) -> LogLogFit:
-    vary = [s for s in meas.varying() if s != "nodes"]
-    symbols = ["p"] + [s for s in vary if s != "p" and meas.values(s).min() > 0]
+    """The straight line through log time against log GPUs (issue 31's peer: what a spreadsheet's power
+    trend line over the measured runs extrapolates; the other factors are not its axes)."""
+    symbols = ["p"]
     X = np.column_stack([np.ones(meas.n_rows)] + [np.log(meas.values(s)) for s in symbols])
     coef, *_ = np.linalg.lstsq(X, np.log(meas.y), rcond=None)
     return LogLogFit(tuple(symbols), coef)

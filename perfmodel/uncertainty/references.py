@@ -75,8 +75,29 @@ def power_law_spec(meas: Measurements) -> str:
     least): ``c·p^e1·B^e2``, a straight line in log-log coordinates. The topology (``nodes``) is never
     one of them."""
     vary = meas.scaling_factors()
-    symbols = ["p"] + [s for s in meas.factors if s not in ("p", NODES) and s in vary and meas.values(s).min() > 0]
+    others = [s for s in meas.factors if s not in ("p", NODES) and s in vary and meas.values(s).min() > 0]
+    symbols = ["p"] + [s for s in others if not _moves_with_p(meas, s)]
     return "*".join(f"{s}^e{i + 1}" for i, s in enumerate(symbols))
+
+
+#: |correlation| of log s with log p over the configurations above which s moved with p (a global batch
+#: grown with the workers): its exponent and p's cannot be told apart, and a target that moves one without
+#: the other would be read off a direction never measured (MLPerf's ResNet on TPU v3: B = 256·p to 128 chips
+#: then held; the two exponents fitted along B ∝ p put the time at 512 chips 20× too high)
+COLLINEAR = 0.99
+
+
+def _moves_with_p(meas: Measurements, symbol: str) -> bool:
+    """True when ``symbol``'s log moved with log p over the measured configurations (|r| >= COLLINEAR)."""
+    if "p" not in meas.factors:
+        return False
+    first = np.unique(meas.configurations(), return_index=True)[1]
+    lp, ls = np.log(meas.values("p")[first]), np.log(meas.values(symbol)[first])
+    if np.ptp(lp) == 0 or np.ptp(ls) == 0:
+        return False
+    with np.errstate(all="ignore"):
+        r = np.corrcoef(lp, ls)[0, 1]
+    return bool(np.isfinite(r) and abs(r) >= COLLINEAR)
 
 
 def _reference_model(name: str, meas: Measurements, seed: int) -> Model:
