@@ -198,6 +198,7 @@ def prediction_warnings(result, env: dict) -> list[str]:
             out.append(f"{sym} = {far_lo.min():g} is far below the smallest measured {sym} ({lo:g})")
     out += _direction_warnings(result, env)
     out += _topology_warnings(result, env)
+    out += _efficiency_warnings(result, env)
     out += _crossing_warnings(result, env)
     out += _structure_warnings(result, env)
     if "b" in env:
@@ -255,6 +256,32 @@ def _structure_warnings(result, env: dict) -> list[str]:
             if g
             else ""
         )
+    ]
+
+
+def _efficiency_warnings(result, env: dict) -> list[str]:
+    """A prediction faster than the best measured parallel efficiency allows (beyond the corpus's slack):
+    the number stays the formula's, and this says it implies a super-linear speed-up."""
+    unc = result._uncertainty() if result.uncertainty else None
+    if unc is None:
+        return []
+    try:
+        env = {k: np.atleast_1d(np.asarray(v, float)) for k, v in env.items()}
+        bound = unc.efficiency_bound(env)
+        t = unc.point(unc.point_predictions(env))
+    except (KeyError, TypeError, ValueError):
+        return []
+    with np.errstate(all="ignore"):
+        off = np.flatnonzero(np.isfinite(bound) & (t < bound * (1 - 1e-9)))
+    if not off.size:
+        return []
+    i = int(off[np.argmin(t[off] / bound[off])])
+    slack = float(unc.prior.get("efficiency_slack", 0.0))
+    return [
+        f"at p = {float(env['p'][i]):g} the formula predicts {t[i]:.4g} s, faster than the best parallel efficiency "
+        f"measured for this work allows ({bound[i] * (1 + slack):.4g} s; {bound[i]:.4g} s with the corpus's "
+        f"{100 * slack:.0f} % slack): a super-linear speed-up the corpus's runs rarely showed, so the interval "
+        f"reaches no lower than the formula there ({len(off)} configuration(s) like it)"
     ]
 
 
