@@ -6,10 +6,9 @@ from perfmodel.plots.scaling import (
     scaling_contributions_figure,
     scaling_data,
     scaling_figure,
-    speedup_data,
-    speedup_figure,
     typical_value,
 )
+from perfmodel.plots.speedup import speedup_data, speedup_figure
 from perfmodel.plots.style import view_unit
 from ui import advise_panel, intervals, scaling_panel
 from ui.groups_panel import group_columns

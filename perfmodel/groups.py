@@ -31,13 +31,10 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import hashlib
 import inspect
-import json
 import math
 import re
 import time as _time
-import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +49,7 @@ from .fitting.categories import term_categories
 from .fitting.evaluate import cross_validate
 from .fitting.model import Model, exact_settings
 from .fitting.result import FitResult
+from .group_files import _label_part, _previous_model_files, file_names, group_label
 from .language.expression import ITERATIONS, _lex_check, _names, parse_bounds, parse_expression
 from .language.reduce import ITERATION_SYMBOLS, without_constant_factors
 from .language.terms import preset_bounds, preset_spec
@@ -59,8 +57,6 @@ from .parallel import execute, executor_name
 from .search import auto_select, plausible
 from .spreadsheet import to_csv
 from .uncertainty import compute_intervals
-
-MISSING_LABEL = "(missing)"
 
 
 # ----------------------------------------------------------------------------------------
@@ -198,27 +194,6 @@ class GroupFits:
         return path
 
 
-def _previous_model_files(folder: Path) -> list[Path]:
-    """The model files an earlier run's ``folder/summary.csv`` lists that are still there, each a file
-    name in the folder that starts as a model file does (nothing the summary does not list)."""
-    summary = folder / "summary.csv"
-    if not summary.is_file():
-        return []
-    try:
-        listed = pd.read_csv(summary, usecols=["model_file"], dtype=str, keep_default_na=False)["model_file"]
-    except (ValueError, OSError, pd.errors.ParserError, UnicodeDecodeError):
-        return []
-    out = []
-    for name in dict.fromkeys(listed):
-        path = folder / name
-        if name and Path(name).name == name and name.endswith(".json") and path.is_file():
-            with open(path, "rb") as fh:
-                head = fh.read(64)
-            if head.replace(b" ", b"").replace(b"\n", b"").startswith(b'{"format":"perfmodel.fit/1"'):
-                out.append(path)
-    return out
-
-
 _RESERVED = {
     "group",
     "status",
@@ -270,51 +245,6 @@ def _summary_row(by: Sequence[str], o: GroupOutcome) -> dict:
             row[f"param:{name}"] = v
     row["notes"] = "; ".join(o.notes)
     return row
-
-
-# ----------------------------------------------------------------------------------------
-# safe file names
-# ----------------------------------------------------------------------------------------
-def _slug(text: str, limit: int = 80) -> str:
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", ascii_text).strip("._-")
-    return slug[:limit] or "group"
-
-
-def file_names(keys: Sequence[tuple]) -> list[str]:
-    """A safe, unique ``.json`` file name per group key (ASCII letters, digits, ``._-``).
-
-    Values are joined with ``__``; a name that had to be changed (accents, spaces, slashes) or
-    that collides gets a short hash of the exact values (the tuple, not the joined text: groups
-    ``("a__b", "c")`` and ``("a", "b__c")`` differ), so two groups never share a file.
-    """
-    parts = [[_label_part(v) for v in key] for key in keys]
-    slugs = [_slug("__".join(_slug(v, 40) for v in key)) for key in parts]
-    counts: dict[str, int] = {}
-    for s in slugs:
-        counts[s.lower()] = counts.get(s.lower(), 0) + 1
-    out, taken = [], set()
-    for key, s in zip(parts, slugs, strict=True):
-        if s != "__".join(key) or counts[s.lower()] > 1:
-            s = f"{s}-{hashlib.sha1(json.dumps(key).encode('utf-8')).hexdigest()[:8]}"
-        while s.lower() in taken:  # keys with equal labels (1 and "1"): still one file each
-            s += "_"
-        taken.add(s.lower())
-        out.append(f"{s}.json")
-    return out
-
-
-def _label_part(value) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return MISSING_LABEL
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
-
-
-def group_label(key: tuple) -> str:
-    """``("ResNet-50", "dgx1-p100")`` -> ``"ResNet-50 / dgx1-p100"``."""
-    return " / ".join(_label_part(v) for v in key)
 
 
 def constant_factors(meas: Measurements) -> dict[str, float]:

@@ -37,7 +37,7 @@ if str(ROOT) not in sys.path:
 from perfmodel import FitResult, Measurements, Model, PerfModelError, report  # noqa: E402
 from perfmodel.data import measurements_from_extrap, read_csv, read_extrap  # noqa: E402
 from perfmodel.language import parse_expression  # noqa: E402
-from perfmodel.language.expression import evaluate_query  # noqa: E402
+from perfmodel.language.query import evaluate_query  # noqa: E402
 
 # -- building blocks -----------------------------------------------------------------------------
 NUMBERS = [

@@ -3,8 +3,8 @@ import pytest
 
 from perfmodel import PerfModelError
 from perfmodel.language import parse_bounds, parse_expression
-from perfmodel.language.expression import evaluate_query
 from perfmodel.language.latex import to_latex
+from perfmodel.language.query import evaluate_query
 
 
 def parse(spec, symbols=("p", "N", "b", "E"), **kw):

@@ -255,7 +255,7 @@ def test_the_shipped_prior_loads_and_is_the_default():
     import inspect
 
     from perfmodel import compute_intervals
-    from perfmodel.fitting.members import CROSSINGS
+    from perfmodel.fitting.extrapolation import CROSSINGS
     from perfmodel.uncertainty import calibration
     from perfmodel.uncertainty.prior import PRIOR_FILE, load_prior
 

@@ -16,7 +16,7 @@ LAYERS = [
     ("fitting",),
     ("uncertainty",),
     ("search",),
-    ("compare", "groups", "advise", "plan", "sweep", "wording"),
+    ("compare", "groups", "group_files", "advise", "plan", "sweep", "wording"),
     ("plots", "report"),
     ("cli", "__main__", ""),
 ]

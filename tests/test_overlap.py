@@ -78,7 +78,7 @@ def test_misuse_is_refused_naming_the_token(spec, needle):
 
 
 def test_a_hold_out_query_refuses_overlap():
-    from perfmodel.language.expression import evaluate_query
+    from perfmodel.language.query import evaluate_query
 
     with pytest.raises(PerfModelError, match="overlap"):
         evaluate_query("overlap(p, b, g) > 1", {"p": np.arange(3.0), "b": np.arange(3.0), "g": np.ones(3)})

@@ -342,7 +342,7 @@ def test_ranges_are_rounded_to_what_they_support():
 
 def test_speedup_and_efficiency_carry_bands_from_the_members():
     import perfmodel
-    from perfmodel.plots.scaling import speedup_data, speedup_figure
+    from perfmodel.plots.speedup import speedup_data, speedup_figure
 
     rng = np.random.default_rng(0)
     p = np.repeat([1.0, 2, 4, 8], 3)

@@ -54,7 +54,7 @@ def test_levels_in_the_range_give_finite_intervals(model_path, tmp_path, capsys,
 
 
 def test_library_level_range():
-    from perfmodel.fitting.members import check_level
+    from perfmodel.fitting.stored_checks import check_level
 
     assert check_level(0.9) == 0.9
     for bad in (float("nan"), 1e-300, 1.0, -1, "x", None):

@@ -17,7 +17,7 @@ import pandas as pd
 
 from ..data.measurements import Measurements
 from ..errors import PerfModelError
-from ..language.expression import evaluate_query
+from ..language.query import evaluate_query
 
 METRIC_LABELS = {
     "mape": "MAPE (%)",

@@ -23,6 +23,7 @@ from ..version import __version__
 from .diagnostics import dropped_terms, factor_span, fit_warnings, prediction_warnings
 from .evaluate import metrics as compute_metrics
 from .extrapolation import FEW_NOISE_DOF
+from .formula_text import _fmt, _replace_name, python_text
 from .members import Uncertainty, bounded_noise
 
 
@@ -189,8 +190,8 @@ class FitResult:
         if isinstance(data, Measurements):
             missing = sorted(set(self.factors) - set(data.factors))
             if missing == ["nodes"] and self.gpus_per_node and "p" in data.factors:  # the nodes p spans
-                env = data.env()
-                return {s: env[s] if s != "nodes" else nodes_of(env["p"], self.gpus_per_node) for s in self.factors}
+                have = data.env()
+                return {s: have[s] if s != "nodes" else nodes_of(have["p"], self.gpus_per_node) for s in self.factors}
             if missing:
                 raise PerfModelError(f"the data does not map symbol(s) {', '.join(missing)}")
             return data.env()
@@ -439,35 +440,7 @@ class FitResult:
 
         Built from the terms as re-rendered by the safe parser and numbers written with
         ``repr``, so it holds only names, numbers, operators and ``numpy.<function>`` calls."""
-        from ..language.overlap import assemble
-
-        expr = self._expression()
-        parts = []
-        for k, term in enumerate(expr.terms):
-            c = _literal(term.sign * float(self.coefficients[f"c{k}"]))
-            parts.append(c if term.text == "1" else f"{c} * ({term.text})")
-        # overlap(A, B; g) = (A^g + B^g)^(1/g), a side below zero counting as zero (perfmodel.language.overlap)
-        text = assemble(
-            expr.overlaps,
-            len(expr.terms),
-            parts,
-            lambda items: " + ".join(items) or "0.0",
-            lambda a, b, g: f"(max(({a}), 0) ^ {g} + max(({b}), 0) ^ {g}) ^ (1 / {g})",
-        )
-        text = text.replace("^", "**")
-        for name in expr.params:
-            text = _replace_name(text, name, f"({_literal(float(self.params[name]))})")
-        for fn in ("log2", "log10", "log", "sqrt", "ceil", "floor", "exp", "abs", "min", "max"):
-            np_fn = {"min": "minimum", "max": "maximum"}.get(fn, fn)
-            text = _replace_call(text, fn, f"{numpy}.{np_fn}")
-        used = expr.symbols
-        if "I" in used:
-            epochs = "E * " if "E" in self.factors else ""
-            workers = "p * " if "p" in self.factors else ""
-            text = _replace_name(text, "I", f"({epochs}{numpy}.ceil(N / ({workers}b)))")
-        if "b" not in self.factors and "B" in self.factors and ("b" in used or "I" in used):
-            text = _replace_name(text, "b", "(B / p)" if "p" in self.factors else "B")  # per-worker batch
-        return text
+        return python_text(self, numpy)
 
     def latex(self, digits: int = 4) -> str:
         """The fitted formula in LaTeX, e.g. ``T = 1.9 + 162.2\\,\\frac{N}{p}``."""
@@ -705,31 +678,6 @@ def _one_row_each(meas: Measurements) -> dict:
     :func:`factor_span` needs, without sorting every row of a million-row file."""
     first = np.unique(meas.configurations(), return_index=True)[1]
     return {s: v[first] for s, v in meas.env().items()}
-
-
-def _literal(v: float) -> str:
-    """A Python literal for a float (``float('nan')`` and ``float('inf')`` where repr has no literal)."""
-    return repr(v) if math.isfinite(v) else f"float({str(v)!r})"
-
-
-def _fmt(v: float, digits: int) -> str:
-    if v == 0:
-        return "0"
-    if not math.isfinite(v):
-        return str(v)
-    return f"{v:.{digits}g}"
-
-
-def _replace_name(text: str, name: str, value: str) -> str:
-    import re
-
-    return re.sub(rf"(?<![A-Za-z0-9_.]){re.escape(name)}(?![A-Za-z0-9_(])", value, text)
-
-
-def _replace_call(text: str, name: str, value: str) -> str:
-    import re
-
-    return re.sub(rf"(?<![A-Za-z0-9_.]){re.escape(name)}\(", value + "(", text)
 
 
 def _jsonable(obj):

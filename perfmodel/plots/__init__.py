@@ -35,14 +35,12 @@ from .parity import ParityData, parity_data, parity_figure
 from .residuals import ResidualData, residual_data, residuals_figure
 from .scaling import (
     ScalingData,
-    SpeedupData,
     scaling_contributions_figure,
     scaling_data,
     scaling_figure,
-    speedup_data,
-    speedup_figure,
     typical_value,
 )
+from .speedup import SpeedupData, speedup_data, speedup_figure
 from .style import (
     CATEGORY_COLORS,
     EXTRAP_FILL,

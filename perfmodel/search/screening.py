@@ -20,7 +20,7 @@ from scipy.optimize import nnls
 from ..data.measurements import Measurements
 from ..errors import PerfModelError
 from ..fitting.evaluate import fold_ids
-from ..language.expression import evaluate_query
+from ..language.query import evaluate_query
 
 
 def validation_splits(meas: Measurements, k: int, seed: int, query: str | None):

@@ -46,7 +46,7 @@ import numpy as np
 
 from ..data import Measurements
 from ..errors import PerfModelError
-from ..fitting.members import NOISE_PRIOR_NEEDS, valid_noise_prior
+from ..fitting.stored_checks import NOISE_PRIOR_NEEDS, valid_noise_prior
 
 PRIOR_FILE = Path(__file__).resolve().parent / "extrapolation_prior.json"
 FORMAT = "perfmodel.prior/1"
