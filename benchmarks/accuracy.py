@@ -60,7 +60,7 @@ from perfmodel.data.datasets import list_datasets, load_dataset
 from perfmodel.fitting import metrics
 from perfmodel.fitting.evaluate import largest_scale_query
 from perfmodel.language import PRESETS
-from perfmodel.language.expression import evaluate_query
+from perfmodel.language.query import evaluate_query
 from perfmodel.search import auto_select, plausible
 
 MODELS = ("auto", "data-parallel", "ernest", "PMNF", "ernest-lsq", "PMNF-lsq", "catalogue")

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from perfmodel import Measurements, Model, PerfModelError, compute_intervals
 from perfmodel.data.datasets import list_datasets, load_dataset
 from perfmodel.fitting.evaluate import largest_scale_query
-from perfmodel.language.expression import evaluate_query
+from perfmodel.language.query import evaluate_query
 from perfmodel.search import auto_select, plausible
 
 

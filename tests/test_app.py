@@ -24,6 +24,15 @@ pytestmark = pytest.mark.usefixtures("served_like_a_server")
 PAGES = ["pages/data.py", "pages/model.py", "pages/results.py", "pages/scaling.py", "pages/plan.py", "pages/export.py"]
 
 
+def chosen(obj) -> dict:
+    """The factors the user mapped: a Measurements' or a fit's, without the ``nodes`` that its p and the
+    GPUs per node derive (topology, as the command line's fit adds it)."""
+    f = dict(obj.factors)
+    if getattr(obj, "gpus_per_node", None) and f.get("nodes") == "nodes":
+        f.pop("nodes")
+    return f
+
+
 def new_app(**query) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params.update(query)
@@ -269,7 +278,7 @@ def test_upload_csv_map_columns_and_fit():
     assert not at.exception and not errors(at)
     ss = at.session_state
     assert ss["data"]["title"] == "runs.csv (uploaded)"
-    assert ss["meas"].factors == {"p": "gpus", "N": "samples", "b": "batch", "E": "epochs"}
+    assert chosen(ss["meas"]) == {"p": "gpus", "N": "samples", "b": "batch", "E": "epochs"}
     assert "row 17, column 'time_s': non-numeric value 'oops'" in plain(at.warning[0].value)
     assert ss["result"] is not None and ss["result"].n_rows == 16
     # after the upload, the next step is spelled out with links to it
@@ -299,7 +308,7 @@ def test_a_throughput_is_fitted_as_work_over_the_rate_and_a_link_keeps_it():
     submit(at, "Use this data")
     assert not at.exception and not errors(at)
     ss = at.session_state
-    assert ss["meas"].time == "1200 / images_per_sec" and ss["meas"].factors == {"p": "gpus"}
+    assert ss["meas"].time == "1200 / images_per_sec" and chosen(ss["meas"]) == {"p": "gpus"}
     assert np.allclose(ss["meas"].y, [2 + 60 / p for p in (1, 2, 4, 8)])
     assert ss["result"].rate == {"column": "images_per_sec", "work": 1200.0}
     at.switch_page("pages/scaling.py").run()
@@ -358,7 +367,7 @@ def test_an_upload_with_an_empty_column_is_not_mapped_to_it():
     upload(at, "runs.csv", "\n".join(rows).encode())
     submit(at, "Use this data")
     assert not at.exception and not errors(at)
-    assert at.session_state["meas"].factors == {"p": "gpus"} and at.session_state["meas"].n_rows == 4
+    assert chosen(at.session_state["meas"]) == {"p": "gpus"} and at.session_state["meas"].n_rows == 4
 
 
 def test_a_link_to_an_upload_the_server_does_not_hold_says_so():
@@ -396,7 +405,7 @@ def test_upload_guesses_gpu_count_and_global_batch_and_takes_a_column_with_space
     submit(at, "Use this data")
     assert not at.exception and not errors(at)
     meas, res = at.session_state["meas"], at.session_state["result"]
-    assert meas.factors == {"p": "GPU count", "B": "global batch", "message_size": "message size"}
+    assert chosen(meas) == {"p": "GPU count", "B": "global batch", "message_size": "message size"}
     # without N the data size is fixed: iterations ∝ 1/B, and the per-worker batch is b = B/p
     assert res.terms[:3] == ["1", "b^e_b/B", "log2(p)/B"]
     assert res.metrics["mape"] < 5
@@ -527,18 +536,18 @@ def test_remapping_a_bundled_dataset(app):
     assert not app.exception and not errors(app)
     data, res = app.session_state["data"], app.session_state["result"]
     assert data["source"] == "remapped" and data["title"].endswith("(your column mapping)")
-    assert set(res.factors) == {"p", "N"}
+    assert set(chosen(res)) == {"p", "N"}
     link = {k: app.query_params[k] for k in app.query_params}  # the link carries the mapping
     assert json.loads(link["map"])["factors"] == {"p": "gpus", "N": "samples"}
     other = new_app(**link).run()
     assert not other.exception and not other.warning
-    assert other.session_state["data"]["source"] == "remapped" and set(other.session_state["result"].factors) == {
+    assert other.session_state["data"]["source"] == "remapped" and set(chosen(other.session_state["result"])) == {
         "p",
         "N",
     }
     [back] = [b for b in app.button if b.label == "Back to the suggested mapping and terms"]
     back.click().run()
-    assert app.session_state["data"]["source"] == "bundled" and set(app.session_state["result"].factors) == {
+    assert app.session_state["data"]["source"] == "bundled" and set(chosen(app.session_state["result"])) == {
         "p",
         "b",
         "N",

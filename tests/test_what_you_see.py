@@ -174,22 +174,50 @@ KNOWN = {
 }
 
 
+FAR = pd.DataFrame({"gpus": [32, 64, 128], "batch": [64] * 3, "samples": [500_000] * 3})
+
+
 @pytest.mark.parametrize("spec", list(KNOWN))
-def test_known_formulas_are_predicted_within_5_percent_2_to_8x_beyond(spec):
+def test_known_formulas_lie_in_the_band_2_to_8x_beyond(spec):
+    """2 % noise on five worker counts: the generating formula's time at 2-8x the largest p lies in the
+    displayed model's 90 % band (the point itself cannot be held to 5 % for four terms: see below)."""
     frame, _ = _known(spec, KNOWN[spec])
     meas = Measurements.from_frame(frame, "time_s", FACTORS)
     res = Model(spec).fit(meas)
     compute_intervals(res, meas, replicates=40)
-    far = pd.DataFrame({"gpus": [32, 64, 128], "batch": [64] * 3, "samples": [500_000] * 3})
-    truth = np.asarray(KNOWN[spec], float) @ res.term_values(far)
-    got = res.predict(far, interval=0.9)
-    assert got["predicted_time"].to_numpy() == pytest.approx(truth, rel=0.05)
+    truth = np.asarray(KNOWN[spec], float) @ res.term_values(FAR)
+    got = res.predict(FAR, interval=0.9)
     assert np.all((got["predicted_low"] <= truth) & (truth <= got["predicted_high"]))
+    assert got["predicted_time"].to_numpy() == pytest.approx(res.predict(FAR), rel=1e-12)  # the formula's
+
+
+@pytest.mark.parametrize("spec, coefs", [("1 + 1/p", KNOWN["1 + 1/p"]), ("1 + N/p", [60.0, 0.004])])
+def test_known_formulas_the_runs_identify_are_predicted_within_5_percent_2_to_8x_beyond(spec, coefs):
+    """Two terms, each a fair share of the measured time (start-up 9-40 %): 2 % noise, three seeds."""
+    for seed in range(3):
+        frame, _ = _known(spec, coefs, seed)
+        res = Model(spec).fit(Measurements.from_frame(frame, "time_s", FACTORS))
+        truth = np.asarray(coefs, float) @ res.term_values(FAR)
+        assert res.predict(FAR) == pytest.approx(truth, rel=0.05)
+
+
+def test_four_terms_on_five_worker_counts_are_not_identified_at_2_percent_noise():
+    """Why the issue's example (30 + 0.002·N/p + 1.5·log2(p) + 0.05·p) has a band test, not a 5 % one: on
+    its five worker counts with 2 % noise, plain weighted least squares (numpy, not perfmodel) puts the
+    time at p = 128 over 50 % off: the data cannot tell the log2(p) and p terms apart."""
+    spec = "1 + N/p + log2(p) + p"
+    frame, res0 = _known(spec, KNOWN[spec], seed=3)
+    X, y = res0.term_values(frame).T, frame["time_s"].to_numpy(float)
+    coef = np.linalg.lstsq(X / y[:, None], np.ones_like(y), rcond=None)[0]
+    far = res0.term_values(FAR)
+    truth = np.asarray(KNOWN[spec], float) @ far
+    assert abs(coef @ far[:, -1] / truth[-1] - 1) > 0.5
 
 
 def test_the_data_parallel_preset_recovers_its_own_formula_beyond_the_data():
     """Data made by the preset's expansion for these factors (I·b^0.8 compute), 2 % noise, fitted by the
-    preset: within 5 % at 2-8× the largest measured p."""
+    preset: the generating formula lies in the 90 % band at 2-8× the largest measured p (five constants on
+    five worker counts: the point is 4-17 % off, beyond what 2 % noise identifies, as above)."""
     rows = []
     rng = np.random.default_rng(3)
     N = 500_000
@@ -200,10 +228,12 @@ def test_the_data_parallel_preset_recovers_its_own_formula_beyond_the_data():
             rows.append({"gpus": p, "batch": b, "samples": N, "time_s": t * (1 + 0.02 * rng.standard_normal())})
     meas = Measurements.from_frame(pd.DataFrame(rows), "time_s", FACTORS)
     res = Model(preset="data-parallel").fit(meas)
+    compute_intervals(res, meas, replicates=40)
     for p in (32, 64, 128):
         it = math.ceil(N / (p * 64))
         truth = 25 + 0.003 * it * 64**0.8 + 0.015 * it * math.log2(p) + 0.2 * p
-        assert res.predict({"gpus": [p], "batch": [64], "samples": [N]})[0] == pytest.approx(truth, rel=0.05)
+        got = res.predict({"gpus": [p], "batch": [64], "samples": [N]}, interval=0.9).iloc[0]
+        assert got["predicted_low"] <= truth <= got["predicted_high"]
 
 
 def test_a_model_file_is_the_formula_after_a_round_trip(tmp_path):
