@@ -183,10 +183,12 @@ def collinear_groups(T: np.ndarray, terms: list[str]) -> list[list[str]]:
 def prediction_warnings(result, env: dict) -> list[str]:
     """Warnings for predicting ``result`` at the configurations ``env`` (symbol -> array)."""
     out = []
+    topo = getattr(result._uncertainty(), "topology", None) if result.uncertainty else None
+    nodes_symbol = (topo or {}).get("nodes_symbol")
     for sym, (lo, hi) in result.factor_ranges.items():
         x = np.asarray(env.get(sym, []), float)
-        if not x.size:
-            continue
+        if not x.size or (sym == nodes_symbol and np.any(x > hi)):
+            continue  # more nodes than measured: the node-crossing warning says it
         far_hi = x[x > FAR * hi] if hi > 0 else x[:0]
         far_lo = x[(x > 0) & (x < lo / FAR)] if lo > 0 else x[:0]
         if far_hi.size:
@@ -324,10 +326,10 @@ def _crossing_warnings(result, env: dict) -> list[str]:
         nodes = np.atleast_1d(np.asarray(env[topo["nodes_symbol"]], float))
     else:
         nodes = np.ceil(np.atleast_1d(np.asarray(env["p"], float)) / topo["gpus_per_node"])
+    # nodes derived from a guessed node size (a nodes column made from p) still say it is a guess
+    said = topo.get("gpus_per_node") and (not topo.get("nodes_symbol") or topo.get("guessed"))
     per = (
-        ""
-        if topo.get("nodes_symbol")
-        else (f" at {topo['gpus_per_node']:g} GPUs per node" + (" (a guess)" if topo.get("guessed") else ""))
+        (f" at {topo['gpus_per_node']:g} GPUs per node" + (" (a guess)" if topo.get("guessed") else "")) if said else ""
     )
     kappa = f"; κ = {unc.kappa(0.9, 'crosses_nodes')[0]:.2f} per doubling" if unc.prior else ""
     return [
