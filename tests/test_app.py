@@ -746,7 +746,7 @@ def test_a_quick_fit_is_drawn_once_complete_and_a_slow_one_rerun_once(monkeypatc
     assert fitting.quick(res) == (budget > 0)
 
 
-def test_three_gpu_counts_get_the_papers_model_and_the_search_says_why():
+def test_three_gpu_counts_get_the_corpus_law_and_the_search_says_why():
     """A strong-scaling series on 1, 2 and 4 GPUs, b and N fixed: T = 20 + 0.05·I + 0.01·I·log2(p)."""
     rows = ["gpus,samples,batch,time_s"]
     for p in (1, 2, 4):
@@ -757,10 +757,11 @@ def test_three_gpu_counts_get_the_papers_model_and_the_search_says_why():
     assert res.terms == ["1", "I", "I*log2(p)", "p"]  # the paper's model, b^e_b left out (b has one value)
     at.button(key="auto:go").click().run()
     assert not at.exception and not errors(at)
-    [note] = [i.value for i in at.info if "Too few measurements" in i.value]
-    assert "2 configuration(s)" in plain(note)
+    # three worker counts: the law the corpus's rule gives for such a series, and the rule said
+    [note] = [plain(i.value) for i in at.info if "the corpus's rule" in i.value]
+    assert "3 measured worker counts" in note and "extrapolations of such series" in note
     sel = at.session_state["auto:selection"]["selection"]
-    assert sel.best.origin == "preset"
+    assert sel.best.origin.startswith("law: ") and sel.best.origin[5:] in note
 
 
 def _bytes(v) -> bytes:

@@ -411,7 +411,13 @@ def test_three_configurations_show_the_papers_model_first_and_say_why():
     from perfmodel.language import preset_spec
 
     meas = _strong_scaling_series((1, 2, 4))
-    sel = auto_select(meas, workers=1)
+    # three worker counts: the corpus's rule chooses the law, and says why; it extrapolates the formula
+    ruled = auto_select(meas, workers=1)
+    assert ruled.best.origin.startswith("law: ") and "3 measured worker counts" in ruled.rule
+    truth = 20 + 0.05 * 2500 + 0.01 * 2500 * 3
+    assert abs(ruled.best.result.predict({"p": [8], "N": [1_280_000], "b": [64]})[0] / truth - 1) < 0.10
+    # the term search alone (no laws): too few configurations to validate, the paper's model first
+    sel = auto_select(meas, workers=1, laws=False)
     assert sel.best.origin == "preset"
     assert sel.best.spec == preset_spec("data-parallel", ["p", "N", "b"], varying=["p"])
     assert "2 configuration(s)" in sel.prior and "data-parallel" in sel.prior
@@ -423,14 +429,15 @@ def test_three_configurations_show_the_papers_model_first_and_say_why():
     shown, others, averaging = plausible(sel)
     assert shown is sel.best.result and others and averaging["scores"][0] == min(c.score for c in sel.candidates)
     # the formula's truth at p = 8: the generic model with its sync term is closer than `I` alone
-    truth = 20 + 0.05 * 2500 + 0.01 * 2500 * 3
     pred = sel.best.result.predict({"p": [8], "N": [1_280_000], "b": [64]})[0]
     assert abs(pred / truth - 1) < 0.10
 
 
 def test_enough_configurations_let_the_validation_choose():
     sel = auto_select(_strong_scaling_series((1, 2, 4, 8, 16, 32)), workers=1)
-    assert sel.prior == ""
+    assert sel.prior == "" and not sel.rule  # six worker counts: the series chooses its own terms
+    laws = {c.spec for c in sel.evaluated if c.origin == "law"}  # and the laws compete among them
+    assert "p^e1" in laws and "1 + I" in laws, laws
 
 
 def test_overlap_variant_of_library_terms():

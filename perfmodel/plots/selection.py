@@ -361,6 +361,8 @@ def selection_data(selection) -> SelectionData:
 def selection_figure(selection, title: str | None = "Candidates: validation score against size") -> go.Figure:
     """Each refined candidate's score (½ CV MAPE + ½ hold-out MAPE) ± one standard error against
     its number of fitted parameters; the returned ones in red, the noise threshold dashed."""
+    if getattr(selection, "rule", ""):
+        return _laws_figure(selection, title)
     d = selection_data(selection)
     if d.score.size == 0:
         return empty_figure("No candidates", "fitted parameters", "score (MAPE %)", title)
@@ -389,3 +391,38 @@ def selection_figure(selection, title: str | None = "Candidates: validation scor
     fig.update_xaxes(title_text="fitted parameters", dtick=1)
     fig.update_yaxes(title_text="score: ½ CV MAPE + ½ hold-out MAPE (%)")
     return style(fig, title, "smallest first among those within noise of the best", height=440)
+
+
+def _laws_figure(selection, title: str | None) -> go.Figure:
+    """The scaling laws of a rule's choice: each law's median error over the corpus's extrapolations of
+    series in this series' cell (what the rule chose by; the chosen one in red) and, where it was held
+    out, its error on this series' largest measured scale."""
+    cands = list(selection.candidates)
+    names = [c.origin[5:] if c.origin.startswith("law: ") else c.origin for c in cands]
+    corpus = np.array([c.score for c in cands], float)
+    own = np.array([c.holdout.get("mape", math.nan) for c in cands], float)
+    fig = go.Figure()
+    fig.add_trace(
+        go.Bar(
+            x=names,
+            y=corpus,
+            name="the corpus's median error for such series",
+            marker=dict(color=[CHOSEN] + [IDEAL] * (len(cands) - 1)),
+            text=[c.spec for c in cands],
+            hovertemplate="%{x}: %{text}<br>corpus median error %{y:.3g} %<extra></extra>",
+        )
+    )
+    if np.isfinite(own).any():
+        fig.add_trace(
+            go.Scatter(
+                x=names,
+                y=own,
+                mode="markers",
+                name="its error on this series' largest scale, fitted on the others",
+                marker=dict(size=11, color=PREDICTED, symbol="diamond", line=dict(width=0.8, color="white")),
+                hovertemplate="%{x}: held-out MAPE %{y:.3g} %<extra></extra>",
+            )
+        )
+    fig.update_xaxes(title_text="scaling law (#1 first)")
+    fig.update_yaxes(title_text="extrapolation error (MAPE %)")
+    return style(fig, title, "#1 erred least on the corpus's series like this one", height=440)

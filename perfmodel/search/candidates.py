@@ -38,7 +38,7 @@ class Candidate:
     n_params: int
     se: float = 0.0
     bounds: dict = field(default_factory=dict)
-    origin: str = "screened"  # "screened" (exponents fixed), "free exponents" or "preset"
+    origin: str = "screened"  # "screened" (exponents fixed), "free exponents", "preset", "law" or "law: NAME"
     screen_score: float = float("nan")
     readability: int = 0  # readability cost, see readability_cost (0: library terms only)
 

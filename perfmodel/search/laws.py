@@ -61,6 +61,9 @@ LAW_WORDS = {
 EFFICIENCY_CLASSES = (("ideal", 0.97), ("well", 0.9), ("partly", 0.7), ("stopped", -math.inf))
 #: without a learned rule: the power law (what a spreadsheet would draw)
 DEFAULT_LAW = "power-law"
+#: most measured worker counts for which a law is chosen by the corpus's rule alone; with more, the
+#: series can choose its own terms (the term search runs, and the laws are among its candidates)
+MAX_LAW_SCALES = 4
 
 
 def _symbols(meas: Measurements) -> list[str]:
@@ -137,9 +140,17 @@ def law_cell(meas: Measurements) -> LawCell | None:
     return LawCell(efficiency_class(eff), "2" if n <= 2 else "3+", eff, n)
 
 
+#: the factors of a training job the laws read (workers, topology, batch, data size, epochs); a series
+#: in which another factor varies (a problem size, parameter servers) chooses its own terms
+LAW_FACTORS = frozenset({"p", NODES, "b", "B", "N", "E"})
+
+
 def applies(meas: Measurements) -> bool:
-    """True when the laws apply: a factor ``p`` (workers) with at least two measured values."""
-    return law_cell(meas) is not None
+    """True when the corpus's rule chooses the law: a factor ``p`` (workers) with two to
+    :data:`MAX_LAW_SCALES` measured values (a short series, which cannot choose its own terms), and no
+    varying factor outside :data:`LAW_FACTORS`."""
+    cell = law_cell(meas)
+    return cell is not None and cell.n_scales <= MAX_LAW_SCALES and set(meas.scaling_factors()) <= LAW_FACTORS
 
 
 def ruled_law(cell: LawCell, prior: dict | None) -> tuple[str, dict]:

@@ -21,6 +21,7 @@ from ..errors import PerfModelError
 from ..fitting.evaluate import MAX_FOLDS, holdout, largest_scale_query
 from ..fitting.model import DEFAULT_LAM, SEARCH_DE, Model, exact_settings
 from ..fitting.result import FitResult
+from ..language.expression import parse_expression
 from ..parallel import n_workers, run_tasks, with_single_blas_thread
 from .beam import BeamSearch
 from .candidates import (
@@ -33,7 +34,7 @@ from .candidates import (
     validation_configurations,
 )
 from .horizon import HORIZON_FACTOR, horizon_env, unseen_dominant
-from .laws import LAW_WORDS, LAWS, internode_applies, law_cell, law_spec, ruled_law, with_internode
+from .laws import LAW_WORDS, LAWS, applies, internode_applies, law_cell, law_spec, ruled_law, with_internode
 from .pool import overlap_variant, pool_matrix, preset_specs, readability_cost, search_terms, term_set_spec
 from .refine import fit_task, horizon_task, validate_task
 from .screening import Screen, score_noise, validation_splits
@@ -147,7 +148,7 @@ def auto_select(
     Model("1", **base, **final_de)._check_settings()
     if holdout_query == "auto":
         holdout_query = largest_scale_query(meas)
-    if laws and law_cell(meas) is not None:
+    if laws and applies(meas):
         return _select_law(
             meas, base, final_de, int(k), int(seed), holdout_query, validate, workers, t0, progress, prior
         )
@@ -163,6 +164,8 @@ def auto_select(
     run.tell(run.n_steps + 2, f"screened {screen.n_evaluated} term sets")
 
     specs = _refinement_specs(meas, search, short, n_free, max_free, max_terms)
+    if laws and law_cell(meas) is not None:  # a longer series chooses its terms: the laws compete
+        specs += _law_specs(meas, {sp[0] for sp in specs})
     evaluated = _validate(specs, meas, {**base, **search_de}, int(k), int(seed), holdout_query, workers, run)
     horizon = _HorizonCheck(meas, {**base, **search_de}, workers, run)
     noise, n_validation, prior, chosen = _choose(meas, splits, evaluated, n_best, horizon)
@@ -349,6 +352,26 @@ def _refinement_specs(
     return specs
 
 
+def _law_specs(meas: Measurements, seen: set[str]) -> list[tuple[str, dict, int, str, float]]:
+    """[(spec, bounds, n_params, "law", nan)] of the scaling laws of :mod:`perfmodel.search.laws` not
+    in ``seen``: candidates of the term search like the others (a law is readable)."""
+    symbols = list(meas.factors)
+    out = []
+    for name in LAWS:
+        terms, preset = law_spec(name, meas)
+        if preset is not None or terms is None:
+            found = preset_specs(meas, names=[preset]) if preset else []
+        else:
+            try:
+                expr, _ = parse_expression(terms, symbols)
+            except PerfModelError:
+                continue
+            found = [(terms, {}, len(expr.terms) + len(expr.params))]
+        out += [(sp, bd, n, "law", math.nan) for sp, bd, n in found if sp not in seen]
+        seen.update(sp for sp, _, _ in found)
+    return out
+
+
 def _best_of_each_size(search: BeamSearch, short: _Shortlist) -> list[tuple]:
     """The best set of each size that is not hopeless (screened score <= 2 x best + 1 point)."""
     record = search.record
@@ -423,7 +446,7 @@ def _validate(
                 bounds,
                 origin,
                 sc,
-                0 if origin == "preset" else readability_cost(spec, meas.factors),
+                0 if origin in ("preset", "law") else readability_cost(spec, meas.factors),
             )
         )
     evaluated.sort(key=lambda c: (c.score, c.n_params))
@@ -593,7 +616,7 @@ def _select_law(
                 float(err),
                 res.n_params,
                 0.0,
-                dict(res.param_bounds),
+                dict(res.settings.get("bounds") or res.param_bounds),  # a pinned inter-node cost's too
                 f"law: {name}",
                 float("nan"),
                 0,
