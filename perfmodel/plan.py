@@ -170,7 +170,17 @@ class Pricing:
 
 
 def pricing_for(result, gpu_hour=None, node_hour=None, gpus_per_node=None) -> Pricing:
-    """The :class:`Pricing` of runs of ``result``'s model: by its ``nodes`` factor when it has one."""
+    """The :class:`Pricing` of runs of ``result``'s model: by its ``nodes`` factor when it has one (a
+    GPUs per node equal to the one the model made its nodes from says nothing more)."""
+    g = getattr(result, "gpus_per_node", None)
+    if "nodes" in result.factors and "nodes" not in result.target_factors() and gpus_per_node is not None:
+        if g is not None and math.isclose(float(gpus_per_node), float(g)):
+            gpus_per_node = None
+        elif node_hour is not None:
+            raise PerfModelError(
+                f"--gpus-per-node {float(gpus_per_node):g}: the model's nodes follow from its own {float(g or 0):g} "
+                "GPUs per node; leave --gpus-per-node out, or fit again with the GPUs per node you mean"
+            )
     return Pricing(gpu_hour, node_hour, gpus_per_node, nodes_factor="nodes" in result.factors)
 
 
@@ -265,7 +275,7 @@ def plan(
         repeat=repeat,
         cost_unit=pricing.unit,
         at=at,
-        factors=list(result.factors),
+        factors=result.target_factors(),  # nodes made from p are a column, not a setting
         filled=filled,
     )
     return out

@@ -81,7 +81,7 @@ def test_hostile_group_values_and_column_names_stay_text_on_every_page():
     upload(at, "[f](https:__evil.example_f).csv", "\n".join(rows).encode())
     submit(at, "Use this data")
     assert not at.exception
-    assert at.session_state["meas"].factors == {"p": "workers"}
+    assert at.session_state["meas_raw"].factors == {"p": "workers"}
     seen = {}
     for page in PAGES + ["pages/groups.py", "pages/compare.py"]:
         at.switch_page(page).run()

@@ -153,7 +153,8 @@ def test_a_shared_scaling_link_keeps_the_gpus_per_node_and_the_extension():
     assert other.session_state["gpus_per_node"] == 4 and other.session_state["w:extend"] == 16
     # the scaling curve runs to 16 × the 8 measured GPUs, and the topology is the one set, not the guess
     assert '"x1":128' in other.get("plotly_chart")[0].proto.spec.replace(" ", "")  # the extrapolation zone
-    assert not [w for w in other.warning if "(a guess)" in plain(w.value)]
+    guessed = [plain(w.value) for w in other.warning if "(a guess)" in plain(w.value)]
+    assert not guessed, guessed
 
 
 def test_what_to_measure_next_offers_the_target_itself():
@@ -200,7 +201,7 @@ def test_a_group_opens_in_the_single_model_pages_with_its_mapping_kept(captured)
     ss = at.session_state
     assert at.title[0].value == "Scaling"
     assert ss["data"]["where"] == {"model": "efficientnet-b4"} and ss["data"]["rate"]["work"] == IMAGENET
-    assert ss["meas"].n_rows == 5 and ss["meas"].factors == {"p": "gpus", "b": "batch_per_gpu"}
+    assert ss["meas"].n_rows == 5 and ss["meas_raw"].factors == {"p": "gpus", "b": "batch_per_gpu"}
     assert ss["result"].dataset == "a100_efficientnet_throughput.csv [model = efficientnet-b4]"
     assert ss["result"].n_rows == 5
     # the link reopens the same group

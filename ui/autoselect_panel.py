@@ -115,6 +115,7 @@ def ensemble_for(result) -> str:
 def _use_candidate(spec: str, bounds: dict) -> None:
     state.set_spec(spec)
     st.session_state["bounds"] = {k: tuple(v) for k, v in bounds.items()}
+    st.session_state["bounds_spec"] = spec  # a coefficient held at one value belongs to these terms only
     flash("auto", f"Terms set to {md(spec)} (from the automatic search); press **Fit model** to fit them.")
 
 

@@ -96,12 +96,12 @@ def init() -> None:
         ss["settings"]["seed"] = seed
     elif "seed" in qp:
         notices.append(f"ignored the link's seed {md(repr(qp.get('seed')))} (not an integer within [0, {MAX_SEED}])")
-    opened = _open_linked_data(qp, notices)
-    gpn = _int(qp.get("gpus_per_node"))
+    gpn = _int(qp.get("gpus_per_node"))  # before the data: its topology (nodes from p) is made from it
     if gpn is not None and 0 <= gpn <= 4096:  # the GPUs per node the link's author set on the Data page
         ss["gpus_per_node"] = ss["w:gpus_per_node"] = gpn
     elif "gpus_per_node" in qp:
         notices.append(f"ignored the link's GPUs per node {md(repr(qp.get('gpus_per_node')))} (not 0 to 4096)")
+    opened = _open_linked_data(qp, notices)
     terms = qp.get("terms")
     if terms and opened:
         set_spec(terms)
@@ -662,7 +662,10 @@ def effective_bounds(spec: str | None = None) -> dict:
         return {}
     user = st.session_state.get("bounds", {})
     gammas = {grp.param for grp in expr.overlaps}  # an overlap's γ defaults to [1, 10] (the parser's)
-    return {p: tuple(user.get(p, expr.bounds[p] if p in gammas else default_bounds(p))) for p in expr.params}
+    out = {p: tuple(user.get(p, expr.bounds[p] if p in gammas else default_bounds(p))) for p in expr.params}
+    if spec == st.session_state.get("bounds_spec"):  # a coefficient the search held (an inter-node cost)
+        out.update({k: tuple(v) for k, v in user.items() if k.startswith("c") and k[1:].isdigit()})
+    return out
 
 
 # -- settings and query parameters ------------------------------------------------------------------
@@ -721,7 +724,7 @@ def sync_query_params() -> None:
         want["dataset"], want["map"] = data["name"], mapping
     elif data.get("source") == "upload" and data.get("upload_key"):
         want["upload"], want["map"] = data["upload_key"], mapping
-    gpn = linked_gpus_per_node(ss.get("meas"), ss.get("gpus_per_node"))
+    gpn = linked_gpus_per_node(ss.get("meas_raw", ss.get("meas")), ss.get("gpus_per_node"))  # as mapped
     if gpn is not None:
         want["gpus_per_node"] = gpn
     res = ss.get("result")

@@ -68,7 +68,13 @@ def _measurements(result: FitResult, path: Path) -> Measurements:
     elif time not in frame.columns and time.endswith(" in s"):  # "step_time_ms in s": read in seconds again
         source = time[: -len(" in s")]
         frame, time = time_in_seconds(frame, source, unit_from_name(source) or "s")
-    return Measurements.from_frame(frame, time, dict(result.factors), name=path.name)
+    factors = dict(result.factors)
+    # nodes the fit made from p (no nodes column in the file): made again from the GPUs per node
+    derived = factors.get("nodes") not in (None, *frame.columns) and bool(result.gpus_per_node) and "p" in factors
+    if derived:
+        del factors["nodes"]
+    meas = Measurements.from_frame(frame, time, factors, name=path.name)
+    return meas.with_nodes(float(result.gpus_per_node or 0)) if derived else meas
 
 
 def _find_data(result: FitResult, given: str | None) -> tuple[Measurements | None, str]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from ..data.measurements import Measurements
+from ..data.measurements import Measurements, nodes_of
 from .style import (
     BAND,
     BAND_PCT,
@@ -43,6 +43,9 @@ def residual_data(result, meas: Measurements) -> ResidualData:
     res = (pred - y) / y * 100
     env = meas.env()
     syms = meas.varying() or list(meas.factors)
+    g = meas.gpus_per_node
+    if g and "p" in syms and "nodes" in syms and np.array_equal(nodes_of(env["p"], g), env["nodes"]):
+        syms = [s for s in syms if s != "nodes"]  # nodes that follow from p: the p panel shows them already
     hover = [
         f"row {r}<br>" + config_label({s: env[s][i] for s in meas.factors}, "<br>") for i, r in enumerate(meas.rows)
     ]
