@@ -237,14 +237,14 @@ def test_leave_one_source_out_never_uses_the_scored_source(learn_prior, monkeypa
         assert src not in set(train["source"]) and set(train["source"]) == set("abcde") - {src}
     assert set(learn_prior.training_rows(r, None)["source"]) == set("abcde")
     seen = []
-    real = learn_prior.learn
+    real = learn_prior.learn_classes
 
     def spy(rows, *grids, **kw):
         seen.append(set(rows["source"]))
         return real(rows, *grids, **kw)
 
-    monkeypatch.setattr(learn_prior, "learn", spy)
-    scored, learned = learn_prior.loso({"model": r}, (1.0,), gammas=(0.0, 1.0))
+    monkeypatch.setattr(learn_prior, "learn_classes", spy)
+    scored, learned = learn_prior.loso(r, (1.0,), (1.0,), gammas=(0.0, 1.0))
     assert sorted(learned) == list("abcde")
     for src, used in zip(sorted(learned), seen, strict=True):
         assert src not in used and used == set("abcde") - {src}

@@ -321,11 +321,8 @@ def test_a_target_off_the_directions_the_runs_varied_in_is_said():
     assert FitResult.from_dict(d).factor_span == r.factor_span
     old = FitResult.from_dict({k: v for k, v in d.items() if k != "factor_span"})
     assert not [w for w in old.prediction_warnings(pd.DataFrame({"p": [1024], "B": [32768]})) if "apart" in w]
-    bad = dict(d, factor_span=dict(d["factor_span"], center=[1.0]))  # the wrong shape: says nothing
-    assert not [
-        w
-        for w in FitResult.from_dict(bad).prediction_warnings(pd.DataFrame({"p": [1024], "B": [32768]}))
-        if "apart" in w
-    ]
+    bad = dict(d, factor_span=dict(d["factor_span"], center=[1.0]))  # the wrong shape: refused by name
+    with pytest.raises(PerfModelError, match="factor_span's center and each of its directions need one number"):
+        FitResult.from_dict(bad)
     with pytest.raises(PerfModelError, match="names 'q', which is not a factor"):
         FitResult.from_dict(dict(d, factor_span=dict(d["factor_span"], symbols=["p", "q"])))

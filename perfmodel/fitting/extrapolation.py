@@ -167,28 +167,36 @@ def extended(topology: dict | None, env: dict, j: int) -> dict | None:
 FIXED_WORK_FREE = ("p", "nodes")
 
 
+#: most rows an efficiency reference keeps (one per combination of the other factors); beyond it the
+#: work hardly repeats over worker counts, and the bound is left out (the model file's limit too)
+MAX_EFFICIENCY_ROWS = 2500
+
+
 def efficiency_reference(env: dict, y, symbols) -> dict | None:
     """The least GPU-seconds (mean time × p over a configuration's repeats) measured for each
     combination of the other factors ``symbols`` (all but :data:`FIXED_WORK_FREE`): the best parallel
     efficiency the measurements showed, per amount of work. {"symbols": [...], "rows": [[values...,
-    least p·T], ...]}; None without a factor ``p``."""
+    least p·T], ...]}; None without a factor ``p`` or with more than :data:`MAX_EFFICIENCY_ROWS`
+    combinations."""
     if "p" not in env:
         return None
     p = np.asarray(env["p"], float)
     y = np.asarray(y, float)
     others = [s for s in symbols if s not in FIXED_WORK_FREE and s in env]
     keys = np.column_stack([np.asarray(env[s], float) for s in others]) if others else np.zeros((len(p), 0))
-    full = np.column_stack([keys, p])
-    cfg, inv = np.unique(full, axis=0, return_inverse=True)
+    cfg, inv = np.unique(np.column_stack([keys, p]), axis=0, return_inverse=True)
     inv = inv.ravel()
-    means = np.array([np.mean(y[inv == i]) for i in range(len(cfg))])
-    tp = means * cfg[:, -1]
-    rows = []
-    for key in np.unique(cfg[:, :-1], axis=0):
-        sel = np.all(cfg[:, :-1] == key, axis=1) & np.isfinite(tp) & (tp > 0)
-        if sel.any():
-            rows.append([float(v) for v in key] + [float(np.min(tp[sel]))])
-    return {"symbols": others, "rows": rows} if rows else None
+    with np.errstate(all="ignore"):  # times near the float limit: GPU-seconds beyond it are not kept
+        means = np.bincount(inv, weights=y, minlength=len(cfg)) / np.bincount(inv, minlength=len(cfg))
+        tp = means * cfg[:, -1]
+    ok = np.isfinite(tp) & (tp > 0)
+    work, group = np.unique(cfg[ok, :-1], axis=0, return_inverse=True)
+    if not len(work) or len(work) > MAX_EFFICIENCY_ROWS:
+        return None
+    least = np.full(len(work), np.inf)
+    np.minimum.at(least, group.ravel(), tp[ok])
+    rows = [[float(v) for v in key] + [float(t)] for key, t in zip(work, least, strict=True)]
+    return {"symbols": others, "rows": rows}
 
 
 def efficiency_floor(reference: dict | None, env: dict) -> np.ndarray:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from ..errors import PerfModelError
-from .extrapolation import CROSSINGS
+from .extrapolation import CROSSINGS, MAX_EFFICIENCY_ROWS
 
 MAX_MEMBERS = 50
 MAX_SIGMA = 10.0  # relative noise of one run (1000 %)
@@ -141,14 +141,14 @@ def noise_problem(sigma, df, source, own=None) -> str | None:
 
 def _efficiency_ref(ref) -> dict | None:
     """A stored efficiency reference, checked: {"symbols": [names], "rows": [[one finite number per
-    symbol, a positive number of GPU-seconds], ...]} (at most MAX_MEMBERS² rows); raises ValueError."""
+    symbol, a positive number of GPU-seconds], ...]} (at most MAX_EFFICIENCY_ROWS rows); raises ValueError."""
     if ref is None:
         return None
     if not isinstance(ref, dict) or not isinstance(ref.get("symbols"), list) or not isinstance(ref.get("rows"), list):
         raise ValueError("efficiency_ref must hold a list of symbols and a list of rows")
     syms = ref["symbols"]
-    if not all(isinstance(x, str) and x.isidentifier() for x in syms) or len(ref["rows"]) > MAX_MEMBERS**2:
-        raise ValueError("efficiency_ref's symbols must be names, its rows at most " + str(MAX_MEMBERS**2))
+    if not all(isinstance(x, str) and x.isidentifier() for x in syms) or len(ref["rows"]) > MAX_EFFICIENCY_ROWS:
+        raise ValueError(f"efficiency_ref's symbols must be names, its rows at most {MAX_EFFICIENCY_ROWS}")
     rows = []
     for row in ref["rows"]:
         vals = [float(v) for v in row] if isinstance(row, list) and len(row) == len(syms) + 1 else []

@@ -278,6 +278,7 @@ def _calibrate(
         t, low, high = nested.interval(env, level, widen=False, predictions=predictions)
         with np.errstate(all="ignore"):
             e, b_lo, b_hi = np.log(y / t[cfg]), np.log(t / low), np.log(high / t)
+        b_lo, b_hi = np.maximum(b_lo, 0.0), np.maximum(b_hi, 0.0)  # a band of zero width: -2e-16 in logs
         e = np.bincount(cfg, weights=e) / counts  # repeats of one configuration are one point: their mean error
         for g in range(len(first)):
             pt = [float(e[g]), float(b_lo[g]), float(b_hi[g]), float(d[g])]
