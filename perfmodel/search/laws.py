@@ -140,17 +140,12 @@ def law_cell(meas: Measurements) -> LawCell | None:
     return LawCell(efficiency_class(eff), "2" if n <= 2 else "3+", eff, n)
 
 
-#: the factors of a training job the laws read (workers, topology, batch, data size, epochs); a series
-#: in which another factor varies (a problem size, parameter servers) chooses its own terms
-LAW_FACTORS = frozenset({"p", NODES, "b", "B", "N", "E"})
-
-
 def applies(meas: Measurements) -> bool:
     """True when the corpus's rule chooses the law: a factor ``p`` (workers) with two to
-    :data:`MAX_LAW_SCALES` measured values (a short series, which cannot choose its own terms), and no
-    varying factor outside :data:`LAW_FACTORS`."""
+    :data:`MAX_LAW_SCALES` measured values (a short series, which cannot choose its own terms; other
+    varying factors enter a law as its powers or its work per worker)."""
     cell = law_cell(meas)
-    return cell is not None and cell.n_scales <= MAX_LAW_SCALES and set(meas.scaling_factors()) <= LAW_FACTORS
+    return cell is not None and cell.n_scales <= MAX_LAW_SCALES
 
 
 def ruled_law(cell: LawCell, prior: dict | None) -> tuple[str, dict]:
