@@ -178,8 +178,8 @@ def pricing_for(result, gpu_hour=None, node_hour=None, gpus_per_node=None) -> Pr
             gpus_per_node = None
         elif node_hour is not None:
             raise PerfModelError(
-                f"--gpus-per-node {float(gpus_per_node):g}: the model's nodes follow from its own {float(g or 0):g} "
-                "GPUs per node; leave --gpus-per-node out, or fit again with the GPUs per node you mean"
+                f"--gpus-per-node: the model has a nodes factor, which gives each configuration's nodes (from its "
+                f"own {float(g or 0):g} GPUs per node, not {float(gpus_per_node):g}); leave --gpus-per-node out"
             )
     return Pricing(gpu_hour, node_hour, gpus_per_node, nodes_factor="nodes" in result.factors)
 

@@ -59,7 +59,7 @@ from perfmodel.spreadsheet import TRIGGERS  # noqa: E402
 ROOT = base.ROOT
 RCV1 = ROOT / "data" / "ernest" / "rcv1.csv"
 OUTCOMES = ("clear error", "success", "silent wrong", "internal error", "hang")
-MEMORY_CAP = 2_000_000_000  # bytes of address space per command
+MEMORY_CAP = 2_000_000_000  # bytes of address space a command may add to what it starts with
 PY = sys.executable
 SERIAL = itertools.count()  # a fresh output name per command
 
@@ -221,6 +221,14 @@ class Run:
     seconds: float
 
 
+def _address_space() -> int:
+    """Bytes of address space this process maps now (0 where /proc cannot say)."""
+    try:
+        return int(Path("/proc/self/statm").read_text().split()[0]) * resource.getpagesize()
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def run_command(argv: list[str], cwd: Path, timeout: float) -> Run:
     """``main(argv)`` in a forked child in its own session; the whole session is killed on timeout."""
     with tempfile.TemporaryFile() as fo, tempfile.TemporaryFile() as fe:
@@ -230,7 +238,10 @@ def run_command(argv: list[str], cwd: Path, timeout: float) -> Run:
             code = 1
             try:
                 os.setsid()
-                resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
+                # the cap bounds what the command adds: the forked child starts with the parent's address
+                # space (a pytest process deep in the suite holds more than the cap already)
+                cap = _address_space() + MEMORY_CAP
+                resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
                 os.dup2(fo.fileno(), 1)
                 os.dup2(fe.fileno(), 2)
                 sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", closefd=False), write_through=True)
