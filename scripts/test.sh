@@ -19,5 +19,7 @@ if ! command -v chromium >/dev/null 2>&1; then
   fi
 fi
 
+# One pytest worker per core (pytest-xdist), each test file on one worker so a file's fixtures (an app
+# server, a browser) start once; `-n 0` among the arguments runs serially.
 # pytest exits 5 when no test ran: with `set -e` that fails this script, as it should.
-exec python -m pytest -ra "$@"
+exec python -m pytest -ra -n auto --dist loadfile "$@"
