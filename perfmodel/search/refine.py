@@ -15,7 +15,7 @@ from ..errors import PerfModelError
 from ..fitting.evaluate import cross_validate, holdout
 from ..fitting.model import Model, exact_settings
 from ..fitting.result import FitResult
-from .horizon import term_shares
+from .horizon import rise_beyond, scale_symbol, term_shares
 
 
 def validate_task(task: dict) -> dict:
@@ -51,15 +51,20 @@ def fit_task(task: dict) -> FitResult | str:
 
 def horizon_task(task: dict) -> dict:
     """The candidate fitted on all data (the search's DE settings): its terms' shares in the measured
-    range and at the horizon points ``task["env"]`` (see :mod:`perfmodel.search.horizon`)."""
+    range and at the horizon points ``task["env"]``, and how its prediction there compares with its own
+    at the largest measured scale (see :mod:`perfmodel.search.horizon`)."""
     meas = task["meas"]
     model = Model(task["spec"], bounds=task["bounds"] or None, **task["settings"])
+    sym = scale_symbol(meas)  # the env exists only with one
     try:
         model = model.clone(**exact_settings(model, meas))
         res = model.fit(meas)
         with np.errstate(all="ignore"):
             share_in = term_shares(res.contributions(meas.frame).to_numpy(float))
             share_h = term_shares(res.contributions(task["env"]).to_numpy(float))
+            top = meas.values(sym) == meas.values(sym).max()
+            at_top = np.asarray(res.predict({s: meas.values(s)[top] for s in meas.factors}), float)
+            at_h = np.asarray(res.predict(task["env"]), float)
     except PerfModelError as exc:
         return {"error": str(exc)}
-    return {"terms": list(res.terms), "share_in": share_in, "share_h": share_h}
+    return {"terms": list(res.terms), "share_in": share_in, "share_h": share_h, "rise": rise_beyond(at_top, at_h)}

@@ -33,7 +33,7 @@ from .candidates import (
     structural_prior,
     validation_configurations,
 )
-from .horizon import HORIZON_FACTOR, horizon_env, unseen_dominant
+from .horizon import HORIZON_FACTOR, fell_at_the_end, horizon_env, unseen_dominant
 from .laws import LAW_WORDS, LAWS, applies, internode_applies, law_cell, law_spec, ruled_law, with_internode
 from .pool import overlap_variant, pool_matrix, preset_specs, readability_cost, search_terms, term_set_spec
 from .refine import fit_task, horizon_task, validate_task
@@ -465,6 +465,7 @@ class _HorizonCheck:
     def __init__(self, meas: Measurements, settings: dict, workers: int, run: _Progress | None = None):
         self.meas, self.settings, self.workers, self.run = meas, settings, workers, run
         self.env = horizon_env(meas)
+        self.fell = fell_at_the_end(meas)
         self.verdict: dict[int, str] = {}  # id(candidate) -> "" (kept) or why it is set aside
         self.set_aside: dict[str, str] = {}
 
@@ -481,15 +482,21 @@ class _HorizonCheck:
             stop = self.run.stop if self.run is not None else None
             outs = run_tasks(horizon_task, tasks, self.workers, None, stop)
             for c, out in zip(todo, outs, strict=True):
-                self.verdict[id(c)] = self._why(c, out)
+                self.verdict[id(c)] = self._why(c, out, self.fell)
                 if self.verdict[id(c)]:
                     self.set_aside[c.spec] = self.verdict[id(c)]
         return {id(c) for c in candidates if self.verdict.get(id(c))}
 
     @staticmethod
-    def _why(c: Candidate, out) -> str:
+    def _why(c: Candidate, out, fell: bool) -> str:
         if not isinstance(out, dict) or "error" in out:
             return ""  # not refitted here: judged by its validation alone
+        rise = out.get("rise", float("nan"))
+        if fell and rise > 1:
+            return (
+                f"it predicts the time at {HORIZON_FACTOR:g}x the largest scale {rise:.2f}x its own there, "
+                "where every configuration's measured time fell at each of the last two steps"
+            )
         error = c.cv.get("mape", c.score) / 100.0
         where = unseen_dominant(out["share_in"], out["share_h"], error)
         if not where:
