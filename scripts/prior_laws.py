@@ -52,13 +52,15 @@ def split_table(raw: pd.DataFrame) -> pd.DataFrame:
     t["source"], t["family"], t["law_used"] = first["source"], first["family"], first["law"]
     t["cls"] = [efficiency_class(None if not np.isfinite(v) else float(v)) for v in eff]
     t["scales"] = np.where(pd.to_numeric(first["n_train_scales"]) <= 2, "2", "3+")
+    # a series with more worker counts than the rule covers ran the term search: its laws were not fitted
+    t.loc[~t["law_used"].isin(LAWS), list(LAWS)] = np.nan
     return t
 
 
 def learn_rule(t: pd.DataFrame, held_out: str | None = None) -> dict:
     """{cell key: {"law", "errors" {law: median %}, "n_splits"}} from the training splits of ``t``
     (deep-learning families, ``held_out`` left out); see the module doc."""
-    tr = t[t["family"].isin(DL_FAMILIES)]
+    tr = t[t["family"].isin(DL_FAMILIES) & t["law_used"].isin(LAWS)]
     if held_out is not None:
         tr = tr[tr["source"] != held_out]
     rule = {}
@@ -127,9 +129,11 @@ def learn_slack(r: pd.DataFrame, held_out: str | None = None) -> dict:
 
 def apply(raw: pd.DataFrame) -> tuple[pd.DataFrame, dict, pd.DataFrame]:
     """(the ``auto`` records as the product would print them with what was learned without each row's
-    source, {held-out source: learned}, the split table with the LOSO law of each split). Rows whose
-    recorded law differs from the LOSO rule's keep the recorded one (their intervals are the recorded
-    law's) and are counted in ``mismatch``."""
+    source, {held-out source: learned}, the split table with the LOSO law of each split). A split whose
+    recorded law (the shipped rule's) differs from the LOSO rule's takes the LOSO law's recorded point,
+    its band moved with it by the same ratio (counted in ``mismatch``; for intervals around the LOSO law's
+    own point, record with ``extrapolation.py --law-rules`` from ``learn_prior.py --rules-out``); a split
+    that ran the term search keeps its point."""
     a = raw[raw["method"] == "auto"].copy().reset_index(drop=True)
     for c in ("y_true", "pred", "low", "high", "internode_unit", "efficiency_bound"):
         a[c] = pd.to_numeric(a[c], errors="coerce") if c in a else np.nan
@@ -149,7 +153,17 @@ def apply(raw: pd.DataFrame) -> tuple[pd.DataFrame, dict, pd.DataFrame]:
         t.loc[mt, "law_loso"] = [
             chosen_law(rule, c, s) for c, s in zip(t.loc[mt, "cls"], t.loc[mt, "scales"], strict=True)
         ]
-        mismatch += int((t.loc[mt, "law_loso"] != t.loc[mt, "law_used"]).sum())
+        swap = mt & t["law_used"].isin(LAWS) & (t["law_loso"] != t["law_used"])
+        mismatch += int(swap.sum())
+        for key, law in t.loc[swap, "law_loso"].items():
+            r = (split_of == key).to_numpy(bool)
+            old = a.loc[r, "pred"].to_numpy(float)
+            new = pd.to_numeric(a.loc[r, f"law_{law}"], errors="coerce").to_numpy(float)
+            with np.errstate(all="ignore"):
+                ratio = np.where((old > 0) & (new > 0), new / old, np.nan)
+            a.loc[r, "pred"] = new  # pred0, which the inter-node step is learned from, stays as recorded
+            a.loc[r, "low"] = a.loc[r, "low"].to_numpy(float) * ratio
+            a.loc[r, "high"] = a.loc[r, "high"].to_numpy(float) * ratio
         m = (a["source"] == src).to_numpy(bool)
         old = a.loc[m, "pred"].to_numpy(float)
         new = old + rho["rho"] * a.loc[m, "internode_unit"].to_numpy(float)
