@@ -100,6 +100,29 @@ def test_the_band_stops_at_the_best_measured_efficiency():
         Uncertainty.from_dict(d)
 
 
+def test_the_speedup_and_efficiency_bands_stop_at_the_best_measured_efficiency():
+    """Item 4 on the charts: the Scaling page's speedup band at p = 32 on ResNet-50 measured at 1-8 P100s
+    reached 54x (an efficiency of 170 %). Its high end now stops where the time's low end does: the
+    best measured efficiency (from the runs themselves) times 1 + the prior's slack."""
+    from perfmodel.plots.speedup import speedup_data
+    from perfmodel.uncertainty.prior import load_prior
+
+    meas = load_dataset("tf-cnn-resnet50-dgx1")
+    res = compute_intervals(Model(preset="data-parallel").fit(meas), meas, replicates=50)
+    fixed = {s: float(meas.values(s).max()) for s in meas.factors if s not in ("p", "nodes")}
+    sd = speedup_data(res, fixed, meas, x_max=32.0)
+    rows = np.all([np.isclose(meas.values(s), v) for s, v in fixed.items()], axis=0)
+    p, t = meas.values("p")[rows], meas.y[rows]
+    best = max(t[p == p.min()].mean() * p.min() / (t[p == v].mean() * v) for v in np.unique(p))
+    bound = best * (1 + load_prior()["efficiency_slack"])
+    t0 = float(res.predict({"p": [sd.p0], **{s: [v] for s, v in fixed.items()}})[0])
+    measured_t0 = t[p == sd.p0].mean()
+    # the chart's speedup is over the model's T(p0); the bound is over the measured one
+    assert np.all(sd.speedup_high / sd.ideal <= bound * t0 / measured_t0 + 1e-9)
+    assert np.all(sd.speedup_low <= sd.speedup) and np.all(sd.speedup <= sd.speedup_high + 1e-12)
+    assert sd.speedup_high[-1] < 1.2 * 32
+
+
 def test_references_are_fitted_stored_and_used_alike_everywhere():
     meas = load_dataset("tf-cnn-resnet50-dgx1")
     res = compute_intervals(Model(preset="data-parallel").fit(meas), meas, replicates=30)

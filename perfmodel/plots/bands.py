@@ -115,8 +115,9 @@ def speedup_interval(result, p0: float, x: np.ndarray, fixed: dict, level: float
     """(low, high) of the speedup T(p0)/T(p) along ``x``, or None: the weighted quantiles of each
     member replicate's own ratio (numerator and denominator from the same replicate, so their common
     uncertainty cancels), widened by the extrapolation error at p (κ·d, as the time's interval) and by
-    the reference structures' reach there (as the time's interval). ``symbol``: the factor that grows
-    (p by default; the Groups page scales along any factor)."""
+    the reference structures' reach there (as the time's interval); along p its high end stops where the
+    time's low end does, at the best measured efficiency plus the corpus's slack. ``symbol``: the factor
+    that grows (p by default; the Groups page scales along any factor)."""
     if not getattr(result, "has_intervals", False):
         return None
     unc = result._uncertainty()
@@ -139,4 +140,7 @@ def speedup_interval(result, p0: float, x: np.ndarray, fixed: dict, level: float
         g = unc.structure_scale(level)
         low = np.exp(point - np.hypot(widen_band(np.maximum(point - lo_q, 0.0), kappa, d, level), g * above[1:]))
         high = np.exp(point + np.hypot(widen_band(np.maximum(hi_q - point, 0.0), kappa, d, level), g * below[1:]))
+        if symbol == "p":  # as the time's low end: no efficiency above the best measured by more than the slack
+            cap = t[0] / unc.efficiency_bound(unc.with_nodes(sub))
+            high = np.where(np.isfinite(cap), np.minimum(high, np.maximum(cap, np.exp(point))), high)
     return low, high
