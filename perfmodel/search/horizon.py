@@ -17,10 +17,10 @@ factors along their measured trends with it.
 The same fit is also asked whether it **turns the time around** within the horizon: where the measured
 time of every configuration fell at each of the last two steps of the scale (a job whose small
 configurations already slow down, as with a ``0.25·p`` term, shows its reversal and is not concerned),
-a candidate whose median prediction at the horizon is
-above its own at the largest measured scale predicts a reversal the data do not show
-(:func:`fell_at_the_end`, :func:`rise_beyond`; ``1/p + (p-1)/p² + p^1.5·log2(p)`` on an LLM series
-measured at 8–256 GPUs fits within 1.1 % and predicts 1,771 s at 1,024 GPUs where 430 s were measured).
+a candidate whose median prediction at the horizon is above its own at the largest measured scale
+predicts a reversal the data do not show (:func:`fell_at_the_end`, :func:`rise_beyond`;
+``1/p + (p-1)/p² + p^1.5·log2(p)`` on an LLM series measured at 8–256 GPUs fits within 1.1 % and
+predicts 1,771 s at 1,024 GPUs where 430 s were measured).
 On the corpus (``benchmarks/corpus.py``, 2026-12-05) the held-out time rose above the last measured one
 on 2 of the 334 splits whose training time fell at each of its last two doublings (0.7 % of their
 rows): such a reversal is rare enough to need a measurement. It is set aside like the unseen term.
