@@ -45,10 +45,10 @@ def overlaps(a, b, slack: float = 1.0) -> bool:
 
 def charts_are_clear(page) -> int:
     """Every drawn chart: its legend covers none of its title, subtitle and x-axis title, and no two point
-    labels cover each other. Returns the number of charts checked."""
-    charts = page.locator(PLOT)
-    for i in range(charts.count()):
-        b = charts.nth(i).evaluate(BOXES)
+    labels cover each other. Returns the number of charts checked. The boxes of every chart are read in
+    one call (``evaluate_all``): a chart redrawn between a count and its turn no longer waits forever."""
+    boxes = page.locator(PLOT).evaluate_all(f"(els) => els.map({BOXES})")
+    for i, b in enumerate(boxes):
         for leg in b["legend"]:
             for t in b["text"]:
                 assert not overlaps(leg, t), f"chart {i}: the legend covers a title ({leg} / {t})"
@@ -57,7 +57,7 @@ def charts_are_clear(page) -> int:
             for c in labels[j + 1 :]:
                 if a[0] != c[0]:  # a label and the same text elsewhere (a probability) may sit anywhere
                     assert not overlaps(a[1:], c[1:], 2.0), f"chart {i}: labels {a[0]} and {c[0]} overlap"
-    return charts.count()
+    return len(boxes)
 
 
 def shoot(page, name: str) -> Path:
