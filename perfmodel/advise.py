@@ -217,10 +217,12 @@ def advise(
     below, above = unc.structures(tgt, unc.point(points_t))
     reach = unc.structure_scale(level) * float(max(below[0], above[0]))
     half0 = float(np.sqrt(scale**2 * (z * z * var0 + q * q) + (z * kappa * d0) ** 2 + reach**2))
-    # The thinned sample's half-width differs from the full ensemble's by sampling noise: every
-    # "after" is shifted by the same amount, so today's figure is range_at's and the gains keep
-    # their size.
-    shift = today.halfwidth_log - half0
+    # Today's figure is range_at's. The thinned sample's half-width differs from the full ensemble's
+    # by sampling noise, and range_at's low end may stop at the efficiency bound (a band cut on one
+    # side): every "after" is scaled by the same ratio, so a run that leaves today's band unchanged
+    # leaves today's figure, and none is below zero (shifted by the difference instead, a run at the
+    # target of the default dataset, whose band the bound cuts, printed a half-width of -16 %).
+    ratio = today.halfwidth_log / half0 if half0 > 0 else 1.0
     half0 = today.halfwidth_log
     env = {s: cand[s].to_numpy(float) for s in result.factors}
     t_c, low_c, high_c = _intervals(unc, env, level)
@@ -256,7 +258,7 @@ def advise(
     out["predicted_time"] = t_c
     out["predicted_low"] = low_c
     out["predicted_high"] = high_c
-    after = after + shift
+    after = after * ratio
     out["target_halfwidth_pct"] = (np.exp(after) - 1) * 100
     out["gain_pct"] = np.maximum((np.exp(half0) - np.exp(after)) * 100, 0.0)  # estimator noise can dip below 0
     p = out["p"].to_numpy(float) if "p" in out else np.ones(len(out))
