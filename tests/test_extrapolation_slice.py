@@ -170,7 +170,8 @@ def test_a_band_whose_noise_rests_on_few_degrees_of_freedom_learns_its_own_scale
     )
     r = learn_prior.prepare(r)
     assert np.array_equal(r["few_dof"].to_numpy(bool), prior_noise)
-    fit = learn_prior.learn(r, (1.0,), (1.0,), (0.0,), few_dof_scales=(0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0))
+    grid = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+    fit = learn_prior.learn(r, (1.0,), (1.0,), (0.0,), few_dof_scales=grid, few_dof_band_scale=None)
     assert fit["band_scale"] == 1.0 and fit["few_dof_band_scale"] == pytest.approx(0.5, abs=0.1)
     assert fit["kappa"]["unknown"] < 0.01  # nothing left for the widening per doubling to cover
     lo, hi = learn_prior.halves(r, 0.0, (fit["band_scale"], fit["few_dof_band_scale"]))
@@ -178,6 +179,14 @@ def test_a_band_whose_noise_rests_on_few_degrees_of_freedom_learns_its_own_scale
         assert np.mean((r["z"].to_numpy()[m] >= -lo[m]) & (r["z"].to_numpy()[m] <= hi[m])) == pytest.approx(
             0.9, abs=0.04
         )
+    # a fixed scale (the shipped file's, learn_prior.FEW_DOF_BAND_SCALE) scales those rows' band alone,
+    # and κ covers what the narrower band leaves: at 0.25 the prior-noise rows' band is half what they
+    # need, the widening per doubling (d = 1-3) takes them back towards 90 %
+    fixed = learn_prior.learn(r, (1.0,), (1.0,), (0.0,), few_dof_scales=(), few_dof_band_scale=0.25)
+    assert fixed["few_dof_band_scale"] == 0.25 and fixed["kappa"]["unknown"] > 0.01
+    lo, hi = learn_prior.halves(r, learn_prior.row_kappas(r, fixed["kappa"], fixed["n0"], False), (1.0, 0.25))
+    z = r["z"].to_numpy()
+    assert np.average((z >= -lo) & (z <= hi), weights=learn_prior.learning_weights(r)) == pytest.approx(0.9, abs=0.01)
     # without such rows the scale is not learned: it stays the other band's
     plain = learn_prior.learn(
         learn_prior.prepare(_records(n_per_source=100)), (1.0,), (1.0,), (0.0,), few_dof_scales=(0.5,)
