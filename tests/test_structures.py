@@ -253,7 +253,7 @@ def test_the_product_gives_the_intervals_the_learning_script_emulates():
     assert np.allclose(kappa, lp.kappas(r, pop, c["pseudo_configurations"], c.get("shortfall_scale", 0.0)))
     # two GPU counts, one run each: the noise is the stated prior, whose band the class scales apart
     assert unc.noise.source == "prior" and r["few_dof"].all()
-    few = c.get("few_dof_band_scale", c["band_scale"])  # the shipped file learns none (learn_prior.FEW_DOF_SCALE_GRID)
+    few = c.get("few_dof_band_scale", c["band_scale"])  # the shipped file's is fixed (learn_prior.FEW_DOF_BAND_SCALE)
     assert with_prior._uncertainty().band_scale() == few
     lo, hi = lp.halves(r, kappa, (c["band_scale"], few), c["structure_scale"])
     fit = {
