@@ -552,7 +552,7 @@ def main(argv=None) -> int:
         "--few-dof-scale",
         default=",".join(f"{v:g}" for v in FEW_DOF_SCALE_GRID),
         help="grid of scales of the band of a fit whose noise rests on fewer than "
-        f"{FEW_NOISE_DOF} degrees of freedom (default: none, the band scale's)",
+        f"{FEW_NOISE_DOF} degrees of freedom (default: none, the fixed --few-dof-band-scale)",
     )
     ap.add_argument(
         "--few-dof-band-scale",
@@ -613,7 +613,10 @@ def main(argv=None) -> int:
     etas = tuple(float(v) for v in args.shortfall_scale.split(","))
     N0_GRID, BAND_SCALE_GRID, GAMMA_GRID, ETA_GRID, CRITERION = grid, scales, gammas, etas, args.criterion
     FEW_DOF_SCALE_GRID = tuple(float(v) for v in args.few_dof_scale.split(",") if v)
-    FEW_DOF_BAND_SCALE = None if args.few_dof_band_scale.lower() == "none" else float(args.few_dof_band_scale)
+    try:
+        FEW_DOF_BAND_SCALE = None if args.few_dof_band_scale.lower() == "none" else float(args.few_dof_band_scale)
+    except ValueError:
+        ap.error(f"--few-dof-band-scale: a number or 'none', got {args.few_dof_band_scale!r}")
     prior_noise.NOISE_PRIOR, prior_noise.NOISE_DF = args.noise_prior, args.noise_df
     raw = attach_shortfall(
         pd.read_csv(
