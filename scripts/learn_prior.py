@@ -439,6 +439,7 @@ def method_text() -> str:
         if CRITERION == "calibration"
         else "by the mean interval score (log units, a source weighing as the square root of its rows)"
     )
+    few_dof = f"w of a fit whose noise is the stated prior or rests on fewer than {FEW_NOISE_DOF} degrees of freedom"
     return (
         "scripts/learn_prior.py on the records of benchmarks/extrapolation.py --methods auto "
         "(train at p <= cut, test 1-3 doublings beyond, on every series of benchmarks/corpus.py): "
@@ -457,15 +458,13 @@ def method_text() -> str:
         + " (u the series' scaling shortfall over its last measured doubling) "
         + choose
         + (
-            "; w of a fit whose noise is the stated prior or rests on fewer than "
-            f"{FEW_NOISE_DOF} degrees of freedom scaled by a fixed few_dof_band_scale of {FEW_DOF_BAND_SCALE:g} "
+            f"; {few_dof} scaled by a fixed few_dof_band_scale of {FEW_DOF_BAND_SCALE:g} "
             "(chosen on the leave-one-source-out benchmark of every family)"
             if FEW_DOF_BAND_SCALE is not None
             else ""
         )
         + (
-            "; then, the rest fixed, w of a fit whose noise is the stated prior or rests on fewer than "
-            f"{FEW_NOISE_DOF} degrees of freedom scaled by few_dof_band_scale of "
+            f"; then, the rest fixed, {few_dof} scaled by few_dof_band_scale of "
             + ",".join(f"{v:g}" for v in FEW_DOF_SCALE_GRID)
             if FEW_DOF_SCALE_GRID
             else ""
@@ -487,8 +486,8 @@ def method_text() -> str:
     )
 
 
-def _few_dof_learned() -> bool:
-    """True when the few-dof band has a scale of its own (fixed or from its grid)."""
+def _few_dof_apart() -> bool:
+    """True when the few-dof band has a scale of its own (fixed, or from its grid), written to the file."""
     return FEW_DOF_BAND_SCALE is not None or bool(FEW_DOF_SCALE_GRID)
 
 
@@ -503,7 +502,7 @@ def prior_document(r: pd.DataFrame, fit: dict) -> dict:
         "kappa": {c: round(float(fit["kappa"][c]), 5) for c in CROSSINGS},
         "pseudo_configurations": float(fit["n0"]),
         "band_scale": float(fit["band_scale"]),
-        **({"few_dof_band_scale": float(fit["few_dof_band_scale"])} if _few_dof_learned() else {}),
+        **({"few_dof_band_scale": float(fit["few_dof_band_scale"])} if _few_dof_apart() else {}),
         "structure_scale": float(fit["structure_scale"]),
         "shortfall_scale": float(fit["shortfall_scale"]),
         **({k: fit[k] for k in ("law_rule", "internode") if fit.get(k)}),
@@ -521,7 +520,7 @@ def prior_document(r: pd.DataFrame, fit: dict) -> dict:
                 "kappa": {k: round(float(c["kappa"][k]), 5) for k in CROSSINGS},
                 "pseudo_configurations": float(c["n0"]),
                 "band_scale": float(c["band_scale"]),
-                **({"few_dof_band_scale": float(c["few_dof_band_scale"])} if _few_dof_learned() else {}),
+                **({"few_dof_band_scale": float(c["few_dof_band_scale"])} if _few_dof_apart() else {}),
                 "structure_scale": float(c["structure_scale"]),
                 "shortfall_scale": float(c["shortfall_scale"]),
                 "own": bool(c["own"]),
