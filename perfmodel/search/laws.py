@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TypedDict
 
 import numpy as np
 
@@ -82,22 +83,29 @@ def _work(meas: Measurements) -> tuple[str, str]:
     return it, it
 
 
-def law_spec(name: str, meas: Measurements) -> tuple[str | None, str | None]:
-    """(terms, preset) of law ``name`` for ``meas``: one of them is None (a preset is expanded for the
-    factors at fit time, as ``--preset`` does)."""
+class LawSpec(TypedDict, total=False):
+    """The :class:`~perfmodel.fitting.model.Model` keywords of a law: its terms, or a preset's name."""
+
+    terms: str
+    preset: str
+
+
+def law_spec(name: str, meas: Measurements) -> LawSpec:
+    """The :class:`~perfmodel.fitting.model.Model` keywords of law ``name`` for ``meas``: ``{"terms": ...}``,
+    or ``{"preset": ...}`` for a preset (expanded for the factors at fit time, as ``--preset`` does)."""
     if name == "power-law":
-        return power_law_spec(meas), None
+        return {"terms": power_law_spec(meas)}
     if name in ("data-parallel", "pollux"):
-        return None, name
+        return {"preset": name}
     w, it = _work(meas)
     if name == "amdahl":
-        return f"1 + {w}", None
+        return {"terms": f"1 + {w}"}
     if name == "usl":
         if it == "1/p":  # (p-1) inside max() stays one term (at the top level it would be p and -1)
-            return f"{w} + (p-1)/p + max(p-1, 0)", None
-        return f"{w} + {it}*(p-1) + {it}*p*(p-1)", None
+            return {"terms": f"{w} + (p-1)/p + max(p-1, 0)"}
+        return {"terms": f"{w} + {it}*(p-1) + {it}*p*(p-1)"}
     if name == "ernest":
-        return ernest_spec(topology_free(meas)), None
+        return {"terms": ernest_spec(topology_free(meas))}
     raise PerfModelError(f"unknown law {name!r}; known: {', '.join(LAWS)}")
 
 

@@ -358,15 +358,15 @@ def _law_specs(meas: Measurements, seen: set[str]) -> list[tuple[str, dict, int,
     symbols = list(meas.factors)
     out = []
     for name in LAWS:
-        terms, preset = law_spec(name, meas)
-        if preset is not None or terms is None:
-            found = preset_specs(meas, names=[preset]) if preset else []
+        spec = law_spec(name, meas)
+        if "preset" in spec:
+            found = preset_specs(meas, names=[spec["preset"]])
         else:
             try:
-                expr, _ = parse_expression(terms, symbols)
+                expr, _ = parse_expression(spec["terms"], symbols)
             except PerfModelError:
                 continue
-            found = [(terms, {}, len(expr.terms) + len(expr.params))]
+            found = [(spec["terms"], {}, len(expr.terms) + len(expr.params))]
         out += [(sp, bd, n, "law", math.nan) for sp, bd, n in found if sp not in seen]
         seen.update(sp for sp, _, _ in found)
     return out
@@ -593,9 +593,8 @@ def _select_law(
         progress(0, len(order), f"fitting {len(order)} scaling laws")
     out: list[Candidate] = []
     for i, name in enumerate(order):
-        terms, preset = law_spec(name, meas)
         data = meas  # the topology stays mapped: only Pollux's structure reads it, as its network's machines
-        model = Model(terms, preset=preset, **base, **final_de)
+        model = Model(**law_spec(name, meas), **base, **final_de)
         try:
             res = model.clone(**exact_settings(model, data)).fit(data)
         except PerfModelError:
