@@ -65,6 +65,8 @@ DEFAULT_LAM = 1e-5
 #: (:mod:`perfmodel.fitting.reach`), so that of the fits the data cannot tell apart the one whose
 #: terms grow least beyond the measurements is chosen.
 PENALTY_REACHES = ("measured", "horizon")
+#: largest ``scale_weight`` (at 100 the third-largest scale already weighs 1/10,000 of the largest)
+MAX_SCALE_WEIGHT = 100.0
 DEFAULT_PENALTY_REACH = "horizon"
 
 
@@ -87,6 +89,10 @@ class Model:
         [-3, 3]) and coefficients ``c0..`` (default [0, inf) when ``nonneg``).
     nonneg : coefficients non-negative by default (a time cannot be negative).
     seed : random seed of DE (same seed, same result).
+    scale_weight : how much more each larger measured worker count ``p`` weighs in the loss than the one
+        before (rows at the k-th smallest ``p`` weigh ``scale_weight**k``, normalised to a mean of 1;
+        :func:`perfmodel.fitting.problem.scale_weights`): above 1 the fit follows the largest scales,
+        where an extrapolation starts. Default 1: every row alike.
     exact_init : seed DE with the exact solution on linear models.
     **de : :class:`DESettings` fields (strategy, popsize, mutation, recombination, maxiter, tol, polish).
 
@@ -107,6 +113,7 @@ class Model:
         exact_init: bool = True,
         vectorized: bool = True,
         penalty_reach: str | None = None,
+        scale_weight: float = 1.0,
         **de,
     ):
         self.terms = terms
@@ -120,6 +127,7 @@ class Model:
         self.seed = seed
         self.exact_init = exact_init
         self.vectorized = vectorized
+        self.scale_weight = scale_weight
         unknown = set(de) - set(DESettings.__dataclass_fields__)
         if unknown:
             raise TypeError(f"unknown Model argument(s): {', '.join(sorted(unknown))}")
@@ -143,6 +151,7 @@ class Model:
             "seed": self.seed,
             "exact_init": self.exact_init,
             "vectorized": self.vectorized,
+            "scale_weight": self.scale_weight,
             **asdict(self.de),
         }
 
@@ -204,9 +213,7 @@ class Model:
                 f"({', '.join(names)}) at λ = 0; set λ > 0 (the penalty makes such a fit well-posed, "
                 f"e.g. the default {DEFAULT_LAM:g}), remove terms or measure more configurations"
             )
-        problem = Problem(
-            expr, meas, self.loss, self.penalty, float(self.lam), cbounds, self.nonneg, self.reach_env(meas)
-        )
+        problem = self.problem(expr, meas, cbounds)
         t0, c0 = _time.perf_counter(), _time.thread_time()
         z, info = problem.minimise(self.de, self.seed, self.exact_init, self.vectorized, progress)
         if n_cfg < n_par:
@@ -218,6 +225,20 @@ class Model:
         result = FitResult.build(self, expr, meas, coefs, theta, problem, z, info)
         _check_usable(result, meas)
         return result
+
+    def problem(self, expr: Expression, meas: Measurements, cbounds: dict) -> Problem:
+        """The cost :meth:`fit` minimises for ``expr`` (from :meth:`resolve`) on ``meas``."""
+        return Problem(
+            expr,
+            meas,
+            self.loss,
+            self.penalty,
+            float(self.lam),
+            cbounds,
+            self.nonneg,
+            self.reach_env(meas),
+            float(self.scale_weight),
+        )
 
     def reach_env(self, meas: Measurements) -> dict | None:
         """The horizon points the penalty also weighs the terms at (None: where measured only)."""
@@ -240,6 +261,12 @@ class Model:
             raise PerfModelError(
                 f"λ = {lam:g} is too large (limit {MAX_LAMBDA:g}; already λ = 1 drives every penalised term towards 0)"
             )
+        try:
+            sw = float(self.scale_weight)
+        except (TypeError, ValueError):
+            raise PerfModelError(f"scale_weight must be a number, got {self.scale_weight!r}") from None
+        if not (math.isfinite(sw) and 0 < sw <= MAX_SCALE_WEIGHT):
+            raise PerfModelError(f"scale_weight must be within (0, {MAX_SCALE_WEIGHT:g}], got {self.scale_weight!r}")
         if not isinstance(self.seed, (int, np.integer)) or isinstance(self.seed, bool):
             raise PerfModelError(f"seed must be an integer, got {self.seed!r}")
         if not 0 <= int(self.seed) <= MAX_SEED:

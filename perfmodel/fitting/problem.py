@@ -49,6 +49,18 @@ def time_scale(y: np.ndarray) -> float:
     return math.ldexp(1.0, min(1023, max(-1022, math.floor((math.log2(lo) + math.log2(hi)) / 2))))
 
 
+def scale_weights(meas: Measurements, ratio: float) -> np.ndarray:
+    """Each row's loss weight when every larger measured worker count weighs ``ratio`` times the one
+    before (``Model(scale_weight=...)``): ``ratio**k`` at the k-th smallest ``p`` (k from 0), normalised
+    to a mean of 1 so λ keeps its meaning; ones without a factor ``p`` or at ratio 1."""
+    if float(ratio) == 1.0 or "p" not in meas.factors:
+        return np.ones(meas.n_rows)
+    p = meas.values("p")
+    log_w = np.searchsorted(np.unique(p), p) * math.log(float(ratio))
+    w = np.maximum(np.exp(log_w - log_w.max()), 1e-12)  # no row's weight overflows or vanishes
+    return w / w.mean()
+
+
 def pinned(lo: float, hi: float) -> bool:
     """True when bounds [lo, hi] hold a coefficient at one value (to a relative 1e-6): a term may then be
     0 on every measured row (an inter-node cost on one-node data, sized elsewhere)."""
@@ -75,6 +87,7 @@ class Problem:
         cbounds: dict,
         nonneg: bool,
         reach_env: dict | None = None,
+        scale_weight: float = 1.0,
     ):
         self.expr = expr
         self.yscale = time_scale(meas.y)
@@ -104,6 +117,8 @@ class Problem:
             w2, v = np.full(self.n, 1.0 / self.ybar**2), y
         else:
             w2, v = np.ones(self.n), np.log(y)
+        self.row_weights = scale_weights(meas, scale_weight)
+        w2 = w2 * self.row_weights
         self.A = np.bincount(cfg, weights=w2)
         self.m = np.bincount(cfg, weights=w2 * v) / self.A
         self.R = float(np.sum(w2 * (v - self.m[cfg]) ** 2))

@@ -449,6 +449,12 @@ class FitResult:
         return to_latex(self._expression(), list(self.coefficients.values()), self.params, digits)
 
     # -- reports ------------------------------------------------------------
+    @property
+    def weighting(self) -> str:
+        """How the fit weighed the measured scales, in words ("" when every row weighed alike)."""
+        w = float(self.settings.get("scale_weight", 1.0))
+        return "" if w == 1.0 else f"each larger measured p weighing {w:g}x the one before"
+
     def report(self) -> str:
         """A sectioned, lmfit-style text report."""
         s = self.settings
@@ -458,7 +464,8 @@ class FitResult:
             f"    factors: {', '.join(f'{k}={v}' for k, v in self.factors.items()) or 'none'}; time: {self.time}",
             "[[Fit Statistics]]",
             f"    rows: {self.n_rows} ({self.n_configurations} configurations); parameters: {self.n_params}",
-            f"    loss: {s['loss']}; penalty: {s['penalty']}; lambda: {s['lam']:g}; seed: {s['seed']}",
+            f"    loss: {s['loss']}; penalty: {s['penalty']}; lambda: {s['lam']:g}; seed: {s['seed']}"
+            + (f"; fitted with {self.weighting}" if self.weighting else ""),
             f"    cost: {self.cost:.6g} = loss {self.loss:.6g} + {s['lam']:g} x penalty {self.penalty:.6g}",
             f"    DE: {self.convergence.get('nit')} generations, {self.convergence.get('nfev')} evaluations, "
             f"{self.convergence.get('seconds', float('nan')):.2f} s, {self.convergence.get('message')}",

@@ -27,21 +27,10 @@ class _Design:
     """A fit's cost on the distinct configurations, for many target vectors at once."""
 
     def __init__(self, result, meas: Measurements):
-        from ..fitting.problem import Problem
-
         self.result = result
         model = refit_model(result)
         self.expr, cbounds = model.resolve(meas)
-        self.problem = Problem(
-            self.expr,
-            meas,
-            result.settings["loss"],
-            result.settings["penalty"],
-            float(result.settings["lam"]),
-            cbounds,
-            bool(result.settings.get("nonneg", True)),
-            model.reach_env(meas),
-        )
+        self.problem = model.problem(self.expr, meas, cbounds)
         pr = self.problem
         self.cfg = meas.configurations()
         self.G = len(pr.counts)
@@ -107,6 +96,7 @@ class _Design:
             w, v = np.full(base.shape, 1.0 / self.problem.ybar**2), base
         else:
             w, v = np.ones(base.shape), np.log(base)
+        w = w * self.problem.row_weights
         self.A0 = np.add.reduceat(w[self.order], self.starts)
         self.m0 = np.add.reduceat((w * v)[self.order], self.starts) / self.A0
 
