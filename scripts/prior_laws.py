@@ -5,7 +5,10 @@ the inter-node step and the efficiency slack, each leave one source out.
   measured doubling and by their number of worker counts (:func:`perfmodel.search.laws.law_cell`); each
   cell takes the law with the smallest median split error over the training sources' deep-learning
   series in it (:data:`DL_FAMILIES`: the product's users), a cell with fewer than :data:`MIN_CELL_SPLITS`
-  splits taking its efficiency class's, then the power law. The benchmark records every law's own
+  splits taking its efficiency class's, then the power law. The weighted power law, the power law's
+  formula fitted closer to the largest scales, is offered only where the series still scaled
+  (:func:`perfmodel.search.laws.rule_laws`) and replaces the power law only when it is better by more
+  than one standard error (:func:`_within_se`). The benchmark records every law's own
   prediction (``law_<name>``), so the rule is learned and scored from the same records.
 * **The inter-node step ρ** (:func:`learn_rho`): on the training sources' deep-learning rows that first
   cross from one node to several, the ρ ≥ 0 at which the median log error of ``t + ρ·unit`` is 0
@@ -24,12 +27,22 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from perfmodel.search.laws import DEFAULT_LAW, EFFICIENCY_CLASSES, LAWS, efficiency_class
+from perfmodel.search.laws import (
+    DEFAULT_LAW,
+    EFFICIENCY_CLASSES,
+    LAWS,
+    REFINEMENT_SE,
+    WEIGHTED_LAW,
+    efficiency_class,
+    rule_laws,
+)
 
 #: the families of deep-learning training the rules are chosen on (the HPC families are scored, not used)
 DL_FAMILIES = ("dle", "llm", "mlperf", "tf-cnn", "other")
 #: fewest training splits a cell needs for a law of its own (else its efficiency class's, then the power law)
 MIN_CELL_SPLITS = 5
+#: resamples of the paired bootstrap that tells whether the weighted power law beats the power law
+BOOTSTRAP = 200
 #: the share of the training rows the efficiency floor may cut
 SLACK_QUANTILE = 0.99
 
@@ -71,13 +84,38 @@ def learn_rule(t: pd.DataFrame, held_out: str | None = None) -> dict:
                 cell = tr[tr["cls"] == cls]
             if len(cell) < MIN_CELL_SPLITS:
                 continue
-            med = cell[list(LAWS)].median() * 100
+            med = cell[list(rule_laws(cls))].median() * 100
             rule[f"{cls}|{scales}"] = {
-                "law": str(med.idxmin()) if np.isfinite(med.min()) else DEFAULT_LAW,
+                "law": _pick(cell, med),
                 "errors": {k: round(float(v), 2) for k, v in med.items()},
                 "n_splits": int(len(cell)),
             }
     return rule
+
+
+def _within_se(cell: pd.DataFrame, a: str, b: str) -> bool:
+    """True when law ``a``'s median split error exceeds law ``b``'s by at most
+    :data:`~perfmodel.search.laws.REFINEMENT_SE` standard errors of that difference (a paired bootstrap
+    of :data:`BOOTSTRAP` resamples of the cell's splits, seeded)."""
+    ea, eb = cell[a].to_numpy(float), cell[b].to_numpy(float)
+    ok = np.isfinite(ea) & np.isfinite(eb)
+    ea, eb = ea[ok], eb[ok]
+    if not ea.size:
+        return False
+    idx = np.random.default_rng(0).integers(0, ea.size, (BOOTSTRAP, ea.size))
+    diffs = np.median(ea[idx], axis=1) - np.median(eb[idx], axis=1)
+    return float(np.median(ea) - np.median(eb)) <= REFINEMENT_SE * float(np.std(diffs))
+
+
+def _pick(cell: pd.DataFrame, med: pd.Series) -> str:
+    """The law of a cell: the smallest median error; the weighted power law only where it beats the
+    power law by more than :data:`~perfmodel.search.laws.REFINEMENT_SE` standard errors."""
+    if not np.isfinite(med.min()):
+        return DEFAULT_LAW
+    best = str(med.idxmin())
+    if best == WEIGHTED_LAW and _within_se(cell, DEFAULT_LAW, best):
+        return DEFAULT_LAW
+    return best
 
 
 def chosen_law(rule: dict, cls: str, scales: str) -> str:

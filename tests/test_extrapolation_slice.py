@@ -367,3 +367,35 @@ def test_a_prior_on_the_noise_moderates_the_fit_as_the_script_emulates_it(learn_
         path.write_text(json.dumps(bad))
         with pytest.raises(PerfModelError, match="noise"):
             load_prior(path)
+
+
+def _law_table(weighted_gain: float, cls: str, n: int = 40, seed: int = 2) -> pd.DataFrame:
+    """A split table of ``n`` deep-learning splits of one cell: every law errs 20 % but the power law,
+    which errs 5 % ± 2 %, and its weighted variant, which errs ``weighted_gain`` points less ± 1 point."""
+    from perfmodel.search.laws import LAWS
+
+    rng = np.random.default_rng(seed)
+    pl = 0.05 + 0.02 * rng.standard_normal(n)
+    t = pd.DataFrame({law: np.full(n, 0.2) for law in LAWS})
+    t["power-law"] = pl
+    t["weighted-power-law"] = pl - weighted_gain / 100 + 0.01 * rng.standard_normal(n)
+    t["source"] = [f"s{i % 4}" for i in range(n)]
+    t["family"], t["law_used"], t["cls"], t["scales"] = "dle", "power-law", cls, "3+"
+    return t
+
+
+@pytest.mark.parametrize(
+    ("gain", "cls", "want"),
+    [
+        (0.1, "ideal", "power-law"),  # a lower median, within its noise: it has not earned its place
+        (2.0, "ideal", "weighted-power-law"),  # lower by far more than its noise
+        (2.0, "stopped", "power-law"),  # never for a series that had stopped scaling
+    ],
+)
+def test_the_weighted_power_law_must_beat_the_power_law_to_be_ruled(learn_prior, gain, cls, want):
+    import prior_laws
+
+    table = _law_table(gain, cls)
+    assert table["weighted-power-law"].median() < table["power-law"].median()  # the smallest median alone
+    rule = prior_laws.learn_rule(table)
+    assert rule[f"{cls}|3+"]["law"] == want

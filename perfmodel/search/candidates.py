@@ -42,6 +42,11 @@ class Candidate:
     screen_score: float = float("nan")
     readability: int = 0  # readability cost, see readability_cost (0: library terms only)
 
+    @property
+    def scale_weight(self) -> float:
+        """How much more each larger measured worker count weighed in its fit (1: every row alike)."""
+        return float((self.result.settings if self.result is not None else {}).get("scale_weight", 1.0))
+
     def model(self, **settings) -> Model:
         """A :class:`Model` of this expression (``settings`` override λ, loss, seed, DE ...)."""
         base = dict(self.result.settings) if self.result is not None else {}

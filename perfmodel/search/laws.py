@@ -8,6 +8,9 @@ laws whose shape is physics, each an interpretable formula here:
 * ``power-law``: ``c·p^a`` (times a power of each other varying factor): a straight line on log-log
   axes, what a spreadsheet's trend line extrapolates; the efficiency falls by the same factor every
   doubling;
+* ``weighted-power-law``: the same formula fitted with each larger measured worker count weighing
+  :data:`WEIGHTED_SCALE` times the one before (``Model(scale_weight=...)``): the trend line that follows
+  the largest scales, where the extrapolation starts;
 * ``amdahl``: start-up + parallel work, ``c0 + c1·W`` (``W`` the work per worker: ``1/p``, or the
   iterations times the per-iteration compute where the batch or data size is mapped);
 * ``usl``: the Universal Scalability Law (Gunther): parallel work, contention growing with the
@@ -23,7 +26,9 @@ Which one a series gets is a *rule learned from the corpus* (``scripts/learn_pri
 source out; stored in the prior file as ``law_rule``): series are put in cells by the parallel
 efficiency of their last measured doubling (ideal, well, partly, stopped) and by how many worker
 counts were measured (two, or three and more), and each cell takes the law whose extrapolations of
-the corpus's deep-learning series in that cell erred least (the median over splits). Without a rule
+the corpus's deep-learning series in that cell erred least (the median over splits); the weighted power
+law only in the classes that still scaled (:data:`WEIGHTED_CLASSES`) and only where it beats the power
+law by more than :data:`REFINEMENT_SE` standard errors. Without a rule
 (no prior file), the power law. The topology symbol ``nodes`` is never a factor of a law; only
 Pollux's structure uses it, as the machines its network crosses.
 
@@ -46,11 +51,21 @@ from ..language.terms import NODES, iterations
 from ..uncertainty.references import ernest_spec, power_law_spec, topology_free
 
 #: the laws, in the order a table lists them
-LAWS = ("power-law", "amdahl", "usl", "data-parallel", "pollux", "ernest")
+LAWS = ("power-law", "weighted-power-law", "amdahl", "usl", "data-parallel", "pollux", "ernest")
+#: how much more each larger measured worker count weighs in the weighted power law's fit
+WEIGHTED_SCALE = 4.0
+WEIGHTED_LAW = "weighted-power-law"
+#: the efficiency classes whose cells may take the weighted power law: not a series that had stopped
+#: scaling, whose largest scales are another regime (contention, oversubscription, a saturated network)
+WEIGHTED_CLASSES = ("ideal", "well", "partly")
+#: the weighted power law replaces the power law in a cell only when its median error there is lower by
+#: more than this many standard errors (a refinement of the same formula must earn its place)
+REFINEMENT_SE = 1.0
 
 #: what each law says, in one line (for the report, the app and the CLI)
 LAW_WORDS = {
     "power-law": "a power law c·p^a: a straight line on log-log axes, the efficiency falling by the same factor each doubling",
+    "weighted-power-law": f"a power law c·p^a fitted with each larger measured worker count weighing {WEIGHTED_SCALE:g}× the one before: the trend line that follows the largest scales",
     "amdahl": "Amdahl's law: a start-up that does not shrink plus work shared by the workers",
     "usl": "the Universal Scalability Law: shared work, contention that grows with the workers and coherency with their pairs",
     "data-parallel": "the paper's data-parallel model: start-up, per-iteration compute, a tree all-reduce and a per-worker cost",
@@ -84,17 +99,22 @@ def _work(meas: Measurements) -> tuple[str, str]:
 
 
 class LawSpec(TypedDict, total=False):
-    """The :class:`~perfmodel.fitting.model.Model` keywords of a law: its terms, or a preset's name."""
+    """The :class:`~perfmodel.fitting.model.Model` keywords of a law: its terms or a preset's name, and
+    how its fit weighs the scales."""
 
     terms: str
     preset: str
+    scale_weight: float
 
 
 def law_spec(name: str, meas: Measurements) -> LawSpec:
     """The :class:`~perfmodel.fitting.model.Model` keywords of law ``name`` for ``meas``: ``{"terms": ...}``,
-    or ``{"preset": ...}`` for a preset (expanded for the factors at fit time, as ``--preset`` does)."""
+    or ``{"preset": ...}`` for a preset (expanded for the factors at fit time, as ``--preset`` does), and
+    the fit's ``scale_weight`` where it is not 1."""
     if name == "power-law":
         return {"terms": power_law_spec(meas)}
+    if name == WEIGHTED_LAW:
+        return {"terms": power_law_spec(meas), "scale_weight": WEIGHTED_SCALE}
     if name in ("data-parallel", "pollux"):
         return {"preset": name}
     w, it = _work(meas)
@@ -154,6 +174,12 @@ def applies(meas: Measurements) -> bool:
     varying factors enter a law as its powers or its work per worker)."""
     cell = law_cell(meas)
     return cell is not None and cell.n_scales <= MAX_LAW_SCALES
+
+
+def rule_laws(efficiency_class: str) -> tuple[str, ...]:
+    """The laws the rule may give a cell of ``efficiency_class``: all of :data:`LAWS`, the weighted power
+    law only in :data:`WEIGHTED_CLASSES`."""
+    return tuple(law for law in LAWS if law != WEIGHTED_LAW or efficiency_class in WEIGHTED_CLASSES)
 
 
 def ruled_law(cell: LawCell, prior: dict | None) -> tuple[str, dict]:

@@ -359,6 +359,8 @@ def _law_specs(meas: Measurements, seen: set[str]) -> list[tuple[str, dict, int,
     out = []
     for name in LAWS:
         spec = law_spec(name, meas)
+        if "scale_weight" in spec:  # another law's formula with its scales weighted: a fit setting, not a term set
+            continue
         if "preset" in spec:
             found = preset_specs(meas, names=[spec["preset"]])
         else:
