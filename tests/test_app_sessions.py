@@ -66,6 +66,24 @@ def test_a_link_with_a_seed_outside_32_bits_is_ignored_with_a_notice(seed):
     assert (box.min, box.max) == (0, 2**32 - 1)  # the Seed box cannot leave numpy's range either
 
 
+def test_a_link_with_a_scale_weight_fits_with_it_and_keeps_it_in_the_link():
+    at = session(weight="4")
+    assert at.session_state["settings"]["scale_weight"] == 4
+    assert at.session_state["result"].settings["scale_weight"] == 4
+    assert at.query_params["weight"] == "4"
+    at.switch_page("pages/model.py").run()
+    assert not at.exception and at.number_input(key="w:scale_weight").value == 4
+
+
+@pytest.mark.parametrize("weight", ["0", "-2", "1e9", "heavy"])
+def test_a_link_with_a_scale_weight_out_of_range_is_ignored_with_a_notice(weight):
+    at = session(weight=weight)
+    assert at.session_state["settings"]["scale_weight"] == 1
+    shown = [re.sub(r"\\(.)", r"\1", w.value) for w in at.warning]
+    assert any(f"ignored the link's scale weight {weight!r}" in w for w in shown), shown
+    assert "weight" not in at.query_params
+
+
 def test_a_term_with_an_integer_too_large_for_a_float_is_an_error_not_an_exception():
     at = session(terms="1 + " + "9" * 400 + "*p")
     for page in PAGES:

@@ -112,11 +112,13 @@ def ensemble_for(result) -> str:
 
 
 # -- callbacks (run before the page, so its widgets are re-seeded from the session state) ---------------
-def _use_candidate(spec: str, bounds: dict) -> None:
+def _use_candidate(spec: str, bounds: dict, scale_weight: float = 1.0) -> None:
     state.set_spec(spec)
     st.session_state["bounds"] = {k: tuple(v) for k, v in bounds.items()}
+    st.session_state["settings"] = {**st.session_state["settings"], "scale_weight": float(scale_weight)}
     st.session_state["bounds_spec"] = spec  # a coefficient held at one value belongs to these terms only
-    flash("auto", f"Terms set to {md(spec)} (from the automatic search); press **Fit model** to fit them.")
+    weighted = f", each larger p weighing {scale_weight:g}× the one before" if scale_weight != 1 else ""
+    flash("auto", f"Terms set to {md(spec)} (from the automatic search{weighted}); press **Fit model** to fit them.")
 
 
 def _use_lambda(lam: float) -> None:
@@ -279,7 +281,7 @@ def _find_terms(meas: Measurements) -> None:
             f"Use #{i + 1}",
             key=f"auto:use:{i}",
             on_click=_use_candidate,
-            args=(cand.spec, cand.bounds),
+            args=(cand.spec, cand.bounds, cand.scale_weight),
             icon=":material/input:",
             width="stretch",
             help=f"Put these terms into the model above: {md(cand.spec)}",

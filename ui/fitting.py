@@ -63,6 +63,7 @@ def model_from(settings: dict) -> Model:
         popsize=settings["popsize"],
         maxiter=settings["maxiter"],
         tol=settings["tol"],
+        scale_weight=settings.get("scale_weight", 1.0),
     )
 
 

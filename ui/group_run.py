@@ -56,6 +56,7 @@ def _plan(key: str, by_json: str, settings_json: str, time: str, factors_json: s
         popsize=s["popsize"],
         maxiter=s["maxiter"],
         tol=s["tol"],
+        scale_weight=s.get("scale_weight", 1.0),
         cv=CV_K,
     )
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from perfmodel.data.datasets import get_dataset
-from perfmodel.fitting.model import LOSSES, PENALTIES
+from perfmodel.fitting.model import LOSSES, MAX_SCALE_WEIGHT, PENALTIES
 from perfmodel.fitting.problem import STRATEGIES
 from perfmodel.language import PRESETS
 from perfmodel.language.expression import FUNCTIONS
@@ -59,6 +59,7 @@ def _submit() -> None:
         maxiter=int(ss["w:maxiter"]),
         strategy=ss["w:strategy"],
         tol=float(ss["w:tol"]),
+        scale_weight=float(ss.get("w:scale_weight", s.get("scale_weight", 1.0))),
     )
     ss["settings"] = s
     bounds = dict(ss.get("bounds", {}))
@@ -191,6 +192,7 @@ def fit_form() -> None:
     ss["w:penalty"], ss["w:loss"], ss["w:validation"] = s["penalty"], s["loss"], s["validation"]
     ss["w:seed"], ss["w:popsize"], ss["w:maxiter"] = int(s["seed"]), int(s["popsize"]), int(s["maxiter"])
     ss["w:strategy"], ss["w:tol"] = s["strategy"], float(s["tol"])
+    ss["w:scale_weight"] = float(s.get("scale_weight", 1.0))
 
     with st.form("fit"):
         st.markdown("**Other fit settings** (applied when you press *Fit model*)")
@@ -237,6 +239,17 @@ def fit_form() -> None:
             help="Out-of-sample check after the fit (CV, cross-validation): folds hold whole "
             "configurations, so the model is judged on configurations it has not seen. "
             "Leave-one-out refits once per configuration.",
+        )
+        st.number_input(
+            "Weight of each larger p",
+            key="w:scale_weight",
+            min_value=0.01,
+            max_value=MAX_SCALE_WEIGHT,
+            step=1.0,
+            format="%g",
+            help="1: every run weighs alike. Above 1, each larger measured worker count weighs this many times "
+            "the one before, so the fit follows the largest scales, where an extrapolation starts (the "
+            "automatic search's weighted power law uses 4).",
         )
         with st.expander("Differential evolution settings", icon=":material/settings:"):
             d = st.columns(5)

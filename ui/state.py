@@ -34,7 +34,7 @@ from perfmodel.data.measurements import empty_columns
 from perfmodel.data.throughput import guess_throughput, time_from_throughput
 from perfmodel.data.time_units import TIME_UNITS, check_unit, time_in_seconds
 from perfmodel.fitting import DEFAULT_LAM, defaults
-from perfmodel.fitting.model import MAX_SEED
+from perfmodel.fitting.model import MAX_SCALE_WEIGHT, MAX_SEED
 from perfmodel.language import PRESETS, library, parse_expression, preset_bounds, preset_spec
 from perfmodel.language.expression import FUNCTIONS
 from perfmodel.language.overlap import assemble, join_signed
@@ -59,6 +59,7 @@ DEFAULT_SETTINGS = {
     "maxiter": 300,
     "tol": 0.01,
     "validation": "kfold",
+    "scale_weight": 1.0,  # every row alike (the weighted power law of the automatic search uses more)
 }
 VALIDATION_METHODS = {
     "kfold": "5-fold cross-validation (by configuration)",
@@ -91,6 +92,13 @@ def init() -> None:
         ss["settings"]["lam"] = lam
     elif "lam" in qp:
         notices.append(f"ignored the link's λ {md(repr(qp.get('lam')))} (not a number ≥ 0)")
+    weight = _float(qp.get("weight"))
+    if weight is not None and 0 < weight <= MAX_SCALE_WEIGHT:
+        ss["settings"]["scale_weight"] = weight
+    elif "weight" in qp:
+        notices.append(
+            f"ignored the link's scale weight {md(repr(qp.get('weight')))} (not a number in (0, {MAX_SCALE_WEIGHT:g}])"
+        )
     seed = _int(qp.get("seed"))
     if seed is not None and 0 <= seed <= MAX_SEED:
         ss["settings"]["seed"] = seed
@@ -685,6 +693,7 @@ def fit_settings() -> dict:
         "popsize": int(s["popsize"]),
         "maxiter": int(s["maxiter"]),
         "tol": float(s["tol"]),
+        "scale_weight": float(s.get("scale_weight", 1.0)),
     }
 
 
@@ -732,10 +741,14 @@ def sync_query_params() -> None:
         want["terms"] = res.settings.get("terms") or res.expression
         want["lam"] = f"{float(res.settings.get('lam', 0)):g}"
         want["seed"] = str(res.settings.get("seed", 0))
+        weight = float(res.settings.get("scale_weight", 1.0))
     else:
         want["terms"] = current_spec()
         want["lam"] = f"{float(ss['settings']['lam']):g}"
         want["seed"] = str(ss["settings"]["seed"])
+        weight = float(ss["settings"].get("scale_weight", 1.0))
+    if weight != 1.0:
+        want["weight"] = f"{weight:g}"
     want.update({k: v for k, v in links.take_page_params().items() if k not in want})  # the page's own settings
     have = {k: st.query_params.get(k) for k in st.query_params.keys()}
     if have != want:

@@ -84,7 +84,7 @@ def sidebar() -> None:
     s = res.settings
     sb.caption(
         f"λ = {fmt_lambda(s.get('lam', 0))} ({str(s.get('penalty', '')).upper()}) · "
-        f"{s.get('loss')} loss · seed {s.get('seed')}"
+        f"{s.get('loss')} loss · seed {s.get('seed')}" + (f" · fitted with {res.weighting}" if res.weighting else "")
     )
     sb.markdown("#### Fit")
     c1, c2 = sb.columns(2)

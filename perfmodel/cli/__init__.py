@@ -182,6 +182,8 @@ def _fit(args) -> int:
             )
     if args.dask is not None:
         check_dask_address(args.dask)
+    if args.auto and args.scale_weight != 1:
+        raise PerfModelError("--scale-weight is for a model you name (--terms or --preset); --auto weighs its own laws")
     if args.group_by:
         from .groups import run_cli
 
@@ -199,6 +201,7 @@ def _fit(args) -> int:
         bounds=parse_bounds(args.bounds),
         nonneg=not args.allow_negative,
         seed=args.seed,
+        scale_weight=args.scale_weight,
         **de,
     )
     averaging: dict = {}  # compute_intervals's extra arguments for the search's candidates
@@ -375,6 +378,7 @@ def _cmd_show(args) -> int:
     print(
         f"in-sample: MAPE {m['mape']:.2f} %, R² {m['r2']:.4f}, {result.n_rows} rows "
         f"({result.n_configurations} configurations)"
+        + (f"; fitted with {result.weighting}" if result.weighting else "")
     )
     if result.rate:
         print(

@@ -325,6 +325,7 @@ def run_cli(args) -> int:
             bounds=parse_bounds(args.bounds) or None,
             nonneg=not args.allow_negative,
             seed=args.seed,
+            scale_weight=args.scale_weight,
             **de,
         )
     with contextlib.ExitStack() as stack:

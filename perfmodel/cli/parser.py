@@ -129,6 +129,15 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         help="bounds of a free parameter (e1=0:2) or coefficient (c1=-10:10)",
     )
     f.add_argument("--allow-negative", action="store_true", help="coefficients may be negative")
+    f.add_argument(
+        "--scale-weight",
+        type=float,
+        default=1.0,
+        metavar="R",
+        help="each larger measured worker count p weighs R times the one before in the loss (default 1: "
+        "every run alike; above 1 the fit follows the largest scales; not with --auto, whose weighted "
+        "power law sets its own)",
+    )
     f.add_argument("--seed", type=_seed, default=0, help=f"random seed, 0 to {MAX_SEED}")
     f.add_argument("--format", choices=sorted(READERS), help="input format (guessed when omitted)")
     f.add_argument("--region", help="Extra-P region to fit (default: the first)")
