@@ -60,6 +60,13 @@ def charts_are_clear(page) -> int:
     return len(boxes)
 
 
+def exactly_charts(page, n: int) -> int:
+    """:func:`charts_are_clear` once the page shows ``n`` charts: under load the page before's charts
+    linger a moment after the new page's alert is drawn."""
+    page.wait_for_function(f"document.querySelectorAll({PLOT!r}).length === {n}")
+    return charts_are_clear(page)
+
+
 def shoot(page, name: str) -> Path:
     """The whole page (Streamlit scrolls inside its own container: the viewport is made as tall as it)."""
     height = page.evaluate("document.querySelector('[data-testid=stMain]')?.scrollHeight || 1000")
@@ -180,7 +187,7 @@ def test_the_walk_from_published_tables_to_a_report(page, tmp_path):
     plan = alert(page, r"Cheapest meeting the deadline \(10 min\)")
     assert re.search(r"p = \d+ — [\d.]+ (s|min) \([\d.]+–[\d.]+ \1\)", plan)
     page.locator('[data-testid="stDataFrame"]').first.wait_for()
-    assert charts_are_clear(page) == 2
+    assert exactly_charts(page, 2) == 2
     shoot(page, "walk-5-plan")
 
     html = download_report(page, "walk-6-report", tmp_path)
@@ -222,7 +229,7 @@ def test_the_walk_from_published_tables_to_a_report(page, tmp_path):
     type_into(page, "Deadline", "2h")
     plan = alert(page, r"Cheapest meeting the deadline \(2 h\)|No configuration meets the deadline")
     assert re.search(r"p = \d+ — [\d.]+ (min|h) \([\d.]+–[\d.]+ \1\)", plan)
-    assert charts_are_clear(page) == 2
+    assert exactly_charts(page, 2) == 2
     no_exception(page)
     shoot(page, "walk-8-bert-plan")
 
