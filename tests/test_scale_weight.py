@@ -87,3 +87,16 @@ def test_the_rule_s_weighted_power_law_prints_its_own_formula():
     res = best.result
     c, e = res.coefficients["c0"], res.params["e1"]
     assert res.predict({"gpus": [16.0]})[0] == pytest.approx(c * 16.0**e, rel=1e-9)
+
+
+def test_the_corpus_s_inter_node_term_keeps_the_weighted_law_s_weighting():
+    """A one-node series whose law gets the corpus's inter-node cost is refitted with it: the refit
+    weighs the scales as the law did (it once fell back to every row alike)."""
+    from perfmodel.uncertainty.prior import with_topology
+
+    df = bent_series()
+    meas = with_topology(Measurements.from_frame(df[df["gpus"] <= 4], "time_s", {"p": "gpus"}), 8)
+    rule = {f"{c}|3+": {"law": "weighted-power-law"} for c in ("ideal", "well", "partly", "stopped")}
+    prior = {"law_rule": rule, "internode": {"rho": 0.1, "n_splits": 1}}
+    best = auto_select(meas, prior=prior, validate=False, workers=1).candidates[0]
+    assert "min(nodes - 1, 1)" in best.result.expression and best.scale_weight == WEIGHTED_SCALE

@@ -240,7 +240,7 @@ def fit_form() -> None:
             "configurations, so the model is judged on configurations it has not seen. "
             "Leave-one-out refits once per configuration.",
         )
-        st.number_input(
+        st.columns([1, 2])[0].number_input(
             "Weight of each larger p",
             key="w:scale_weight",
             min_value=0.01,
