@@ -153,6 +153,7 @@ def _candidates_frame(sel: Selection) -> pd.DataFrame:
             {
                 "#": i + 1,
                 "expression": c.spec,
+                "law": c.origin.removeprefix("law: ") if c.origin.startswith("law: ") else "",
                 "parameters": c.n_params,
                 "readability": c.readability,
                 "CV MAPE (%)": c.cv.get("mape"),
@@ -255,6 +256,11 @@ def _find_terms(meas: Measurements) -> None:
         width="stretch",
         column_config={
             "expression": st.column_config.TextColumn("expression", help="The candidate's terms"),
+            "law": st.column_config.TextColumn(
+                "law",
+                help="The scaling law it is (empty: found by the term search); the weighted power law is the "
+                "power law fitted with each larger measured worker count weighing more",
+            ),
             "parameters": st.column_config.NumberColumn("parameters", help="Constants plus free exponents"),
             "readability": st.column_config.NumberColumn(
                 "readability cost", help="0: library terms only; +1 per one-factor block, +k per product of k factors"
