@@ -442,7 +442,7 @@ def html_report(
         "penalty": s.get("penalty"),
         "loss": s.get("loss"),
         "seed": s.get("seed"),
-        "weight of each larger measured p": float(s.get("scale_weight", 1.0)),
+        "weight of each larger measured p": result.scale_weight,
         "strategy": s.get("strategy"),
         "population size": s.get("popsize"),
         "max generations": s.get("maxiter"),

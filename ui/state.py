@@ -741,7 +741,7 @@ def sync_query_params() -> None:
         want["terms"] = res.settings.get("terms") or res.expression
         want["lam"] = f"{float(res.settings.get('lam', 0)):g}"
         want["seed"] = str(res.settings.get("seed", 0))
-        weight = float(res.settings.get("scale_weight", 1.0))
+        weight = res.scale_weight
     else:
         want["terms"] = current_spec()
         want["lam"] = f"{float(ss['settings']['lam']):g}"

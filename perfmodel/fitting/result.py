@@ -450,9 +450,15 @@ class FitResult:
 
     # -- reports ------------------------------------------------------------
     @property
+    def scale_weight(self) -> float:
+        """How much more each larger measured worker count weighed in the fit (1: every row alike;
+        files written before the setting existed read as 1)."""
+        return float(self.settings.get("scale_weight", 1.0))
+
+    @property
     def weighting(self) -> str:
         """How the fit weighed the measured scales, in words ("" when every row weighed alike)."""
-        w = float(self.settings.get("scale_weight", 1.0))
+        w = self.scale_weight
         return "" if w == 1.0 else f"each larger measured p weighing {w:g}x the one before"
 
     def report(self) -> str:

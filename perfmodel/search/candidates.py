@@ -45,7 +45,7 @@ class Candidate:
     @property
     def scale_weight(self) -> float:
         """How much more each larger measured worker count weighed in its fit (1: every row alike)."""
-        return float((self.result.settings if self.result is not None else {}).get("scale_weight", 1.0))
+        return self.result.scale_weight if self.result is not None else 1.0
 
     def model(self, **settings) -> Model:
         """A :class:`Model` of this expression (``settings`` override λ, loss, seed, DE ...)."""

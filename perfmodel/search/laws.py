@@ -218,8 +218,7 @@ def with_internode(result, meas: Measurements, internode: dict, settings: dict):
     term = internode_term(list(meas.factors))
     k = len(result.terms)
     bounds = {**{n: tuple(b) for n, b in result.param_bounds.items()}, f"c{k}": (c, c * (1 + 1e-9))}
-    weight = float(result.settings.get("scale_weight", 1.0))  # the law's own weighting of the scales
-    model = Model(f"{result.expression} + {term}", bounds=bounds, **{**settings, "scale_weight": weight})
+    model = Model(f"{result.expression} + {term}", bounds=bounds, **{**settings, "scale_weight": result.scale_weight})
     try:
         out = model.clone(**exact_settings(model, meas)).fit(meas)
     except PerfModelError:
