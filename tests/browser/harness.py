@@ -133,11 +133,14 @@ def wait_for_run(page, action, timeout: float = 90_000) -> None:
 PLOT = ".js-plotly-plot"
 
 
-def go_to(page, title: str) -> None:
-    """Click a page in the sidebar navigation (same session) and wait for it to render."""
+def go_to(page, title: str, timeout: float = 180_000) -> None:
+    """Click a page in the sidebar navigation (same session) and wait until its title is shown and the
+    run has finished (the title, not a run count: under load the click's run can finish before the
+    count is read, and a CI run once waited on it in vain)."""
     link = page.locator('[data-testid="stSidebarNav"] a').filter(has_text=re.compile(f"^{title}$"))
-    wait_for_run(page, lambda: link.first.click())
-    page.wait_for_selector(f'h1:has-text("{title}")')
+    link.first.click()
+    shown = f"[...document.querySelectorAll('h1')].some((h) => h.textContent.trim().startsWith({title!r}))"
+    page.wait_for_function(f"{shown} && {IDLE}", timeout=timeout)
 
 
 def no_exception(page) -> None:
