@@ -50,11 +50,12 @@ from ..fitting.internode import internode_term, per_iteration_time
 from ..language.terms import NODES, iterations
 from ..uncertainty.references import ernest_spec, power_law_spec, topology_free
 
+#: the power law's formula with its larger scales weighing more (:data:`WEIGHTED_SCALE`)
+WEIGHTED_LAW = "weighted-power-law"
 #: the laws, in the order a table lists them
-LAWS = ("power-law", "weighted-power-law", "amdahl", "usl", "data-parallel", "pollux", "ernest")
+LAWS = ("power-law", WEIGHTED_LAW, "amdahl", "usl", "data-parallel", "pollux", "ernest")
 #: how much more each larger measured worker count weighs in the weighted power law's fit
 WEIGHTED_SCALE = 4.0
-WEIGHTED_LAW = "weighted-power-law"
 #: the efficiency classes whose cells may take the weighted power law: not a series that had stopped
 #: scaling, whose largest scales are another regime (contention, oversubscription, a saturated network)
 WEIGHTED_CLASSES = ("ideal", "well", "partly")
@@ -65,7 +66,7 @@ REFINEMENT_SE = 1.0
 #: what each law says, in one line (for the report, the app and the CLI)
 LAW_WORDS = {
     "power-law": "a power law c·p^a: a straight line on log-log axes, the efficiency falling by the same factor each doubling",
-    "weighted-power-law": f"a power law c·p^a fitted with each larger measured worker count weighing {WEIGHTED_SCALE:g}× the one before: the trend line that follows the largest scales",
+    WEIGHTED_LAW: f"a power law c·p^a fitted with each larger measured worker count weighing {WEIGHTED_SCALE:g}× the one before: the trend line that follows the largest scales",
     "amdahl": "Amdahl's law: a start-up that does not shrink plus work shared by the workers",
     "usl": "the Universal Scalability Law: shared work, contention that grows with the workers and coherency with their pairs",
     "data-parallel": "the paper's data-parallel model: start-up, per-iteration compute, a tree all-reduce and a per-worker cost",
