@@ -245,6 +245,23 @@ def test_the_interval_facts_give_the_widening_on_and_beyond_the_measured_nodes()
     assert "extrapolation" in dict(unknown.interval_facts())
 
 
+def test_a_class_that_widens_less_on_more_nodes_says_the_structures_carry_it():
+    """A class learned with the reference structures' reach may need less κ on more nodes than on the
+    measured ones (the corpus's *scales partly*); the facts say why instead of leaving a contradiction."""
+    meas = series(nodes=True)  # up to 2 nodes, the last doubling at 84 %: "scaling stopped" below
+    facts = {}
+    for g in (0.0, 1.0):
+        stopped = dict(CLASSED["classes"][1], kappa={"same_nodes": 0.3, "crosses_nodes": 0.05, "unknown": 0.3})
+        prior = {**CLASSED, "classes": [CLASSED["classes"][0], dict(stopped, structure_scale=g)]}
+        res = compute_intervals(Model(preset="data-parallel").fit(meas), meas, replicates=20, prior=prior)
+        facts[g] = dict(res.interval_facts())
+        k_same, k_more = (res._uncertainty().kappa(0.9, c)[0] for c in ("same_nodes", "crosses_nodes"))
+        assert k_more < k_same
+    assert "reference structures reach" in facts[1.0]["extrapolation, on more nodes"]
+    assert "reference structures" not in facts[0.0]["extrapolation, on more nodes"]
+    assert "reference structures" not in facts[1.0]["extrapolation, on the measured nodes"]
+
+
 def test_a_stored_corpus_kappa_without_the_unknown_crossing_is_refused():
     from perfmodel.fitting.members import Uncertainty
 

@@ -549,8 +549,17 @@ class FitResult:
             if unc.prior and unc.topology
             else (("unknown", ""),)
         )
+        same = None
         for crossing, label in where:
             kappa, how = unc.kappa(level, crossing)
+            if crossing == "same_nodes":
+                same = kappa
+            elif same is not None and kappa < same and unc.structure_scale(level):
+                # learned so: the class's runs on more nodes were covered by the structures' reach
+                how += (
+                    "; slower than on the measured nodes because the corpus's runs of this class on more "
+                    "nodes took most of their width from how far the reference structures reach"
+                )
             facts.append(
                 (
                     "extrapolation" + (f", {label}" if label else ""),
