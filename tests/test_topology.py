@@ -249,9 +249,9 @@ def test_a_class_that_widens_less_on_more_nodes_says_the_structures_carry_it():
     """A class learned with the reference structures' reach may need less κ on more nodes than on the
     measured ones (the corpus's *scales partly*); the facts say why instead of leaving a contradiction."""
     meas = series(nodes=True)  # up to 2 nodes, the last doubling at 84 %: "scaling stopped" below
+    stopped = dict(CLASSED["classes"][1], kappa={"same_nodes": 0.3, "crosses_nodes": 0.05, "unknown": 0.3})
     facts = {}
     for g in (0.0, 1.0):
-        stopped = dict(CLASSED["classes"][1], kappa={"same_nodes": 0.3, "crosses_nodes": 0.05, "unknown": 0.3})
         prior = {**CLASSED, "classes": [CLASSED["classes"][0], dict(stopped, structure_scale=g)]}
         res = compute_intervals(Model(preset="data-parallel").fit(meas), meas, replicates=20, prior=prior)
         facts[g] = dict(res.interval_facts())

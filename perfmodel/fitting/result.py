@@ -549,12 +549,10 @@ class FitResult:
             if unc.prior and unc.topology
             else (("unknown", ""),)
         )
-        same = None
+        kappas = {crossing: unc.kappa(level, crossing) for crossing, _ in where}
         for crossing, label in where:
-            kappa, how = unc.kappa(level, crossing)
-            if crossing == "same_nodes":
-                same = kappa
-            elif same is not None and kappa < same and unc.structure_scale(level):
+            kappa, how = kappas[crossing]
+            if crossing == "crosses_nodes" and kappa < kappas["same_nodes"][0] and unc.structure_scale(level):
                 # learned so: the class's runs on more nodes were covered by the structures' reach
                 how += (
                     "; slower than on the measured nodes because the corpus's runs of this class on more "
