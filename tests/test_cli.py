@@ -130,7 +130,7 @@ def test_an_empty_column_is_not_guessed_as_a_factor(tmp_path, capsys):
     model = tmp_path / "m.json"
     code, _, err = run(["fit", data, "--terms", "1 + 1/p", "--lambda", "0", "--out", model], capsys)
     assert code == 0, err
-    assert "p = 'gpus', 'global_batch' (empty, not guessed as B)" in err
+    assert "p = 'gpus', 'global_batch' (no value on most rows, not guessed as B)" in err
     c = json.loads(model.read_text())["coefficients"]
     assert c["c0"] == pytest.approx(2, rel=1e-6) and c["c1"] == pytest.approx(60, rel=1e-6)
     (tmp_path / "gone.csv").write_text("gpus,time_s\none,3\ntwo,2\n")  # the guess stands; no row has a number of GPUs

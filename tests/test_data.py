@@ -73,12 +73,16 @@ def test_guess_roles():
     assert roles == {"time": "time_s", "p": "gpus", "N": "samples", "b": "batch_per_gpu", "E": "epochs"}
 
 
-def test_an_empty_column_is_not_guessed():
-    from perfmodel.data.measurements import empty_columns
+def test_an_empty_or_mostly_empty_column_is_not_guessed():
+    from perfmodel.data.measurements import sparse_columns
 
     frame = pd.DataFrame({"gpus": [1, 2], "global_batch": [None, None], "batch": ["", " "], "time_s": [3.0, None]})
-    assert empty_columns(frame) == ["global_batch", "batch"]  # a time missing on one row is not empty
-    assert guess_roles(frame.columns, skip=empty_columns(frame)) == {"time": "time_s", "p": "gpus"}
+    assert sparse_columns(frame) == ["global_batch", "batch"]  # a time missing on one row of two is not
+    assert guess_roles(frame.columns, skip=sparse_columns(frame)) == {"time": "time_s", "p": "gpus"}
+    # a nodes column only a few series fill in (the LLM scaling tables): guessed, it would drop 3 rows of 4
+    frame = pd.DataFrame({"gpus": [8, 16, 32, 64], "nodes": [1, None, "", None], "time_s": [4.0, 2.1, 1.1, 0.6]})
+    assert sparse_columns(frame) == ["nodes"]
+    assert guess_roles(frame.columns, skip=sparse_columns(frame)) == {"time": "time_s", "p": "gpus"}
 
 
 def test_guess_roles_counts_gpus_and_tells_global_from_per_worker_batch():

@@ -111,6 +111,24 @@ def test_a_model_column_is_not_read_as_repeats():
     assert "*model*" in note and "Groups" in note
 
 
+def test_a_repeat_number_is_read_as_repeats_and_a_nodes_column_as_topology():
+    # MLPerf's five results per configuration (run = result_0 … result_4) were read as five groups: "no
+    # repeats", and the nodes column (4 A100 per node) ignored for a guessed 8 per node
+    at = new_app(dataset="mlperf-resnet-a100").run()
+    assert not at.exception
+    frame = at.session_state["meas"].frame
+    per_config = frame.groupby(["accelerators", "global_batch"]).size()  # counted here, from the file
+    [repeats] = [m for m in at.metric if m.label == "Repeats per configuration"]
+    assert repeats.value == f"{per_config.min()}–{per_config.max()}" and per_config.max() > 1
+    [noise] = [m for m in at.metric if m.label == "Noise (median CV)"]
+    assert noise.value.endswith(" %")
+    assert not [i for i in at.info if "not repeats" in plain(i.value)]
+    assert at.session_state["data"]["factors"]["nodes"] == "nodes"
+    assert any(
+        "4 GPUs per node (from the nodes column); measured on up to 32 node(s)" in plain(m.value) for m in at.caption
+    )
+
+
 def test_an_uploads_mapping_can_be_changed_after_leaving_the_data_page():
     at = new_app().run()
     upload(at, A100, work=IMAGENET)

@@ -11,6 +11,7 @@ and DE settings: the charted groups first, the others after, then every group's 
 from __future__ import annotations
 
 import json
+import re
 
 import pandas as pd
 import streamlit as st
@@ -39,12 +40,31 @@ GROUP_DATASET = "tf-cnn-all"
 MAX_GROUPS = 2000
 
 
+#: A column that numbers the repeats of one configuration, by its name (run, repetition, trial, seed…)
+#: or by its values (result_0, run1, rep-2…): its rows are repeats of each other, not groups.
+_REPEAT_NAME = re.compile(
+    r"^(runs?|repeats?|repetitions?|reps?|trials?|seeds?|attempts?|results?)([ _-]?(id|no|nr|num|number|index|idx))?$",
+    re.I,
+)
+_REPEAT_VALUE = re.compile(r"^(run|rep|repeat|repetition|trial|seed|attempt|result)[ _-]?\d+$", re.I)
+
+
+def repeat_label(frame: pd.DataFrame, column) -> bool:
+    """True when ``column`` of ``frame`` numbers the repeats of a configuration (:data:`_REPEAT_NAME`,
+    :data:`_REPEAT_VALUE`) rather than naming groups."""
+    if _REPEAT_NAME.match(str(column).strip()):
+        return True
+    values = frame[column].dropna().astype(str).str.strip()
+    return bool(len(values)) and bool(values.str.match(_REPEAT_VALUE).all())
+
+
 def candidate_columns(frame: pd.DataFrame, time: str, factors: dict) -> list[str]:
-    """Columns that split ``frame`` into groups: not the time or a factor, 2+ values, repeated values."""
+    """Columns that split ``frame`` into groups: not the time or a factor, 2+ values, repeated values,
+    not a repeat's number (:func:`repeat_label`)."""
     used = {time, *factors.values()}
     out = []
     for c in frame.columns:
-        if c in used:
+        if c in used or repeat_label(frame, c):
             continue
         n = frame[c].nunique(dropna=False)
         numeric = pd.api.types.is_numeric_dtype(frame[c])
@@ -115,8 +135,13 @@ def tables() -> dict[str, dict]:
             "groups": tuple(ds.groups),
             "columns": candidate_columns(frame, ds.time_column, dict(ds.factors)),
         }
-    # The current data first when it comes with groups (or is the user's own table with group columns).
-    if current is not None and current["columns"] and (current["groups"] or data.get("source") != "bundled"):
+    # The current data first when it comes with groups, is the user's own table with group columns, or
+    # has rows of one configuration that differ in one (the Data page sends those here).
+    if (
+        current is not None
+        and current["columns"]
+        and (current["groups"] or data.get("source") != "bundled" or mixed_columns(ss["meas"], current["columns"]))
+    ):
         out[f"Current data: {current['title']}"] = current
         if bundled is not None:
             out[f"Bundled: {bundled['title']}"] = bundled

@@ -30,7 +30,7 @@ import streamlit as st
 from perfmodel import Measurements, PerfModelError
 from perfmodel.data import guess_roles, read_table
 from perfmodel.data.datasets import DEFAULT_DATASET, get_dataset, list_datasets, load_frame
-from perfmodel.data.measurements import empty_columns
+from perfmodel.data.measurements import sparse_columns
 from perfmodel.data.throughput import guess_throughput, time_from_throughput
 from perfmodel.data.time_units import TIME_UNITS, check_unit, time_in_seconds
 from perfmodel.fitting import DEFAULT_LAM, defaults
@@ -407,7 +407,7 @@ def guess_mapping(frame: pd.DataFrame, works: dict | None = None) -> dict:
     if is_extrap_frame(frame):
         params = [c for c in frame.columns if c not in ("region", "metric", "repetition", "time")]
         return {"time": "time", "factors": {p: p for p in params}}
-    roles = guess_roles([str(c) for c in frame.columns], skip=empty_columns(frame))  # an empty column drops every row
+    roles = guess_roles([str(c) for c in frame.columns], skip=sparse_columns(frame))  # it would drop most rows
     time = roles.pop("time", None)
     numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
     if time is None:  # a rate of work (images/s, ...) is fitted as a time; else the last numeric column

@@ -16,7 +16,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from ..data import datasets
-from ..data.measurements import complete_roles, empty_columns, guess_roles
+from ..data.measurements import complete_roles, guess_roles, sparse_columns
 from ..data.readers import read_table
 from ..data.throughput import (
     guess_throughput,
@@ -87,7 +87,7 @@ def guessed_columns(
         raise PerfModelError("--rate-unit is for a throughput (--throughput COL); a time's unit is --time-unit")
     factors = factors or {}
     cols = [c for c in map(str, frame.columns) if c not in (rate.get("column"), rate.get("work"))]
-    time, factors, more = complete_roles(cols, time, factors, empty_columns(frame[cols]))
+    time, factors, more = complete_roles(cols, time, factors, sparse_columns(frame[cols]))
     guessed += more
     unit = check_unit(time_unit) if time_unit else None
     unit = unit or (None if rate else unit_from_name(time))

@@ -91,19 +91,22 @@ _GUESSES = {
 }
 
 
-def empty_columns(frame) -> list[str]:
-    """The columns of a table (a DataFrame) with no value on any row (e.g. a ``global_batch`` column that
-    only other series of a collection fill in): guessed as a factor, every row would be dropped."""
+def sparse_columns(frame) -> list[str]:
+    """The columns of a table (a DataFrame) with a value on fewer than half of its rows, empty ones
+    included (e.g. a ``global_batch`` or ``nodes`` column that only other series of a collection fill
+    in): guessed as a factor, most rows would be dropped, so a guess leaves them to the user."""
+    if not len(frame):
+        return []
     return [
         str(c)
         for c in frame.columns
-        if len(frame) and bool((frame[c].isna() | (frame[c].astype(str).str.strip() == "")).all())
+        if 2 * int((frame[c].notna() & (frame[c].astype(str).str.strip() != "")).sum()) < len(frame)
     ]
 
 
 def guess_roles(columns: Iterable[str], skip: Iterable[str] = ()) -> dict[str, str]:
     """First guess of {role: column} from column names (role 'time' or a symbol p, N, b, B, E, nodes,
-    servers); the columns of ``skip`` (e.g. :func:`empty_columns`) are not guessed."""
+    servers); the columns of ``skip`` (e.g. :func:`sparse_columns`) are not guessed."""
     skip = {str(c) for c in skip}
     cols = [str(c) for c in columns if str(c) not in skip]
     lower = {c: c.lower() for c in cols}
@@ -136,8 +139,8 @@ def complete_roles(
     """``(time, factors, guessed)``: the time column and the factors as given, each one not given
     taken from :func:`guess_roles` (the factors only when none is given), and what was guessed
     (``["time = 'time_s'", "p = 'gpus'"]``) for the caller to show. ``empty``: the columns with no
-    value (:func:`empty_columns`), which are not guessed, and the guess says so when one would have
-    been. Raises :class:`PerfModelError`, naming the columns, when no
+    value on most rows (:func:`sparse_columns`), which are not guessed, and the guess says so when one
+    would have been. Raises :class:`PerfModelError`, naming the columns, when no
     time column or no factor is given or can be guessed."""
     cols = [str(c) for c in columns]
     empty = {str(c) for c in empty}
@@ -145,7 +148,7 @@ def complete_roles(
     guessed: list[str] = []
     named = guess_roles(cols)  # what the names alone would have given
     passed = [
-        f"{col!r} (empty, not guessed as {sym})"
+        f"{col!r} (no value on most rows, not guessed as {sym})"
         for sym, col in named.items()
         if col in empty and roles.get(sym) != col and not (sym == "time" and time) and not (sym != "time" and factors)
     ]

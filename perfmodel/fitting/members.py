@@ -284,7 +284,8 @@ class Uncertainty:
     #: the population's prior learned from the corpus (perfmodel/uncertainty/extrapolation_prior.json),
     #: copied in at fit time; None in model files written before it (then PRIOR_KAPPA, as then)
     prior: dict | None = None
-    #: {"nodes_symbol", "gpus_per_node", "max_nodes", "guessed"}: how node crossings are told (see crossings)
+    #: {"nodes_symbol", "gpus_per_node", "max_nodes", "guessed", "from_column"}: how node crossings are told
+    #: (see crossings; from_column: the GPUs per node read from the nodes column)
     topology: dict | None = None
     #: point fits of the reference structures (data-parallel, Ernest, Pollux) on the same measurements,
     #: whose disagreement with the point prediction beyond the measurements widens the interval (by the

@@ -112,8 +112,9 @@ def topology_problem(topology) -> str | None:
     sym = topology.get("nodes_symbol")
     if sym is not None and not isinstance(sym, str):
         return f"topology.nodes_symbol is {_short(sym)}; a factor's symbol"
-    if not isinstance(topology.get("guessed", False), bool):
-        return f"topology.guessed is {_short(topology['guessed'])}; true or false"
+    for key in ("guessed", "from_column"):
+        if not isinstance(topology.get(key, False), bool):
+            return f"topology.{key} is {_short(topology[key])}; true or false"
     if topology.get("max_nodes") is not None and not (sym or topology.get("gpus_per_node") is not None):
         return "topology needs nodes_symbol or gpus_per_node beside max_nodes"
     if (sym or topology.get("gpus_per_node") is not None) and topology.get("max_nodes") is None:

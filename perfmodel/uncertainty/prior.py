@@ -215,6 +215,7 @@ def topology(meas: Measurements, gpus_per_node: float | None = None) -> dict | N
             "gpus_per_node": g,
             "max_nodes": float(np.max(meas.values("nodes"))),
             "guessed": how == "a guess",
+            "from_column": how == "the nodes column",
         }
     if gpus_per_node is None and meas.gpus_per_node:
         gpus_per_node = meas.gpus_per_node
@@ -248,5 +249,11 @@ def describe(topo: dict | None) -> str:
         )
     if topo.get("nodes_symbol") and not topo.get("gpus_per_node"):
         return f"nodes from the {topo['nodes_symbol']} column; measured on up to {topo['max_nodes']:g} node(s)"
-    how = "guessed; set it with --gpus-per-node" if topo.get("guessed") else "given"
+    how = (
+        "guessed; set it with --gpus-per-node"
+        if topo.get("guessed")
+        else "from the nodes column"
+        if topo.get("from_column")
+        else "given"
+    )
     return f"{topo['gpus_per_node']:g} GPUs per node ({how}); measured on up to {topo['max_nodes']:g} node(s)"
