@@ -408,3 +408,73 @@ def test_groups_fitted_in_stages_equal_fit_groups():
     assert list(staged.summary["notes"]) == list(whole.summary["notes"])
     assert "constant in this group" in whole.summary["notes"].iloc[1]
     assert staged.summary["cv_mape"].notna().all()
+
+
+def scaling_groups(ps: dict[str, list[int]]) -> pd.DataFrame:
+    """T = a + b/p + c·log2(p) per group, measured at the given p (none of them need lie on a plotting grid)."""
+    rows = []
+    for i, (name, values) in enumerate(ps.items()):
+        a, b, c = 2.0 + i, 4000.0 * (i + 1), 0.3 + 0.2 * i
+        rows += [{"series": name, "gpus": p, "time_s": a + b / p + c * np.log2(p)} for p in values]
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize(
+    "ps,expected",
+    [
+        ({"A": [8, 24, 100, 1000], "B": [8, 24, 300, 1000, 1500]}, 1000.0),  # B's 1500: not measured in A
+        ({"A": [8, 24, 100, 1000], "C": [8, 24, 600, 1200]}, 24.0),  # overlapping ranges, 24 the last shared
+    ],
+)
+def test_the_groups_headline_quotes_a_p_measured_in_every_group_and_the_curves_value_there(ps, expected):
+    """Found by a user walk: "At p = 999 (measured in every group shown)" for runs at 8…1024 GPUs; 999
+    was a point of the curves' grid. The value quoted is one every group measured, exactly as measured,
+    and each curve's speedup there is its model's, not an interpolation between grid points."""
+    from perfmodel.plots.groups import best_scaling, common_range_end, group_scaling_data
+    from perfmodel.plots.style import fmt_num
+
+    frame = scaling_groups(ps)
+    fits = fit_groups(
+        frame, "series", time="time_s", factors={"p": "gpus"}, terms="1 + 1/p + log2(p)", lam=0, executor="serial"
+    )
+    assert fits.n_ok == len(ps)
+    for extend in (1.0, 2.0, 4.0):
+        curves = group_scaling_data(fits, "p", "speedup", extend)
+        at = common_range_end(curves)
+        assert at == expected and fmt_num(at) == fmt_num(expected)
+        assert all(at in set(frame.loc[frame["series"] == name, "gpus"]) for name in ps)  # measured in each
+        for c in curves:
+            r = fits.results[(c.label,)]
+            model = float(r.predict({"p": [c.x0]})[0] / r.predict({"p": [at]})[0])
+            assert c.range_at(at)[0] == pytest.approx(model, rel=1e-9)
+        label, best = best_scaling(curves, at)
+        assert best == pytest.approx(next(c for c in curves if c.label == label).range_at(at)[0], rel=1e-12)
+    # groups with no value of p in common: nothing to quote
+    apart = fit_groups(
+        scaling_groups({"A": [8, 24, 100], "D": [16, 48, 200]}),
+        "series",
+        time="time_s",
+        factors={"p": "gpus"},
+        terms="1 + 1/p + log2(p)",
+        lam=0,
+        executor="serial",
+    )
+    assert common_range_end(group_scaling_data(apart, "p", "speedup", 4.0)) is None
+
+
+def test_the_groups_headline_on_the_llm_scaling_series_says_1024_not_999():
+    """The walk's table: runs at 8…1024 GPUs; the sentence names p = 1024, the split slider's value."""
+    from perfmodel.plots.groups import common_range_end, group_scaling_data
+
+    path = ROOT.parent / "shared" / "refdata" / "llm-training-scaling" / "scaling_series.csv"
+    if not path.exists():
+        pytest.skip("../shared/refdata not present")
+    frame = pd.read_csv(path)
+    counts = frame.groupby("series")["gpus"].agg(["max", "nunique"])
+    series = list(counts[(counts["max"] == 1024) & (counts["nunique"] >= 8)].index[:3])
+    frame = frame[frame["series"].isin(series)]
+    fits = fit_groups(
+        frame, "series", time="time_s", factors={"p": "gpus"}, terms="1 + 1/p + log2(p)", cv=0, executor="serial"
+    )
+    at = common_range_end(group_scaling_data(fits, "p", "speedup", 4.0))
+    assert at == 1024.0

@@ -223,6 +223,7 @@ class GroupCurve:
     x0: float  # the group's smallest measured value of the symbol (speedup base)
     low: np.ndarray | None = None  # the 90 % interval of y (None: the group's fit has no intervals)
     high: np.ndarray | None = None
+    measured: np.ndarray | None = None  # the group's distinct measured values of the symbol (all on x)
 
     def range_at(self, at: float) -> tuple[float, float | None, float | None]:
         """(value, low, high) of the curve at ``at`` (low and high None without intervals)."""
@@ -239,7 +240,8 @@ def group_scaling_data(
     fits: GroupFits, symbol: str = "p", mode: str = "time", extend: float = 2.0, labels=None
 ) -> list[GroupCurve]:
     """Each fitted group's curve along ``symbol`` from its smallest measured value to ``extend`` ×
-    the largest measured value over all groups. ``mode="speedup"``: T(x0)/T(x) with x0 the group's
+    the largest measured value over all groups, through every value of ``symbol`` the group measured
+    (so the curve's value there is the model's). ``mode="speedup"``: T(x0)/T(x) with x0 the group's
     smallest measured value (its measured runs likewise, against the model's T(x0))."""
     if mode not in MODES:
         raise PerfModelError(f"unknown mode {mode!r}; known: {', '.join(MODES)}")
@@ -249,7 +251,8 @@ def group_scaling_data(
     x_max = max(o.result.factor_ranges[symbol][1] for o, _ in rows) * float(extend)
     out = []
     for o, meas in rows:
-        d = scaling_data(o.result, symbol, None, meas, x_max=x_max)
+        measured = _measured_values(meas, symbol)
+        d = scaling_data(o.result, symbol, None, meas, x_max=x_max, include=measured)
         y, py, low, high = d.total, d.points_y, d.low, d.high
         x0 = float(d.measured_range[0])
         if mode == "speedup":
@@ -260,10 +263,28 @@ def group_scaling_data(
             low, high = band if band is not None else (None, None)
         out.append(
             GroupCurve(
-                o.label, d.x, np.asarray(y, float), d.inside, d.points_x, np.asarray(py, float), d.fixed, x0, low, high
+                o.label,
+                d.x,
+                np.asarray(y, float),
+                d.inside,
+                d.points_x,
+                np.asarray(py, float),
+                d.fixed,
+                x0,
+                low,
+                high,
+                measured,
             )
         )
     return out
+
+
+def _measured_values(meas, symbol: str) -> np.ndarray | None:
+    """The distinct values of ``symbol`` in a group's measurements, as measured (None without them)."""
+    if meas is None or not meas.n_rows or symbol not in meas.factors:
+        return None
+    v = np.asarray(meas.values(symbol), float)
+    return np.unique(v[np.isfinite(v)])
 
 
 def group_scaling_figure(
@@ -404,12 +425,19 @@ def _edges(inside: np.ndarray) -> np.ndarray:
 
 
 def common_range_end(curves: list[GroupCurve]) -> float | None:
-    """The largest value of the symbol inside every curve's measured range (None if they do not overlap)."""
-    if not curves or not all(c.inside.any() for c in curves):
+    """The largest value of the symbol measured in every curve's group, exactly as measured (None if
+    no value was measured in all of them). Never a point of the plotting grid that no group ran:
+    the headline quotes it as measured, and every curve passes through it (:func:`group_scaling_data`),
+    so :meth:`GroupCurve.range_at` there is the model's value."""
+    if not curves:
         return None
-    lo = max(float(c.x[c.inside].min()) for c in curves)
-    hi = min(float(c.x[c.inside].max()) for c in curves)
-    return hi if hi >= lo else None
+    sets = [np.unique(c.measured if c.measured is not None else c.points_x) for c in curves]
+    common = sets[0]
+    for other in sets[1:]:
+        if not common.size:
+            break
+        common = common[[bool(np.isclose(other, v, rtol=1e-9, atol=0).any()) for v in common]]
+    return float(common.max()) if common.size else None
 
 
 def best_scaling(curves: list[GroupCurve], at: float, mode: str = "speedup") -> tuple[str, float] | None:

@@ -95,10 +95,13 @@ def scaling_data(
     x_max: float | None = None,
     x_min: float | None = None,
     n: int = 200,
+    include=None,
 ) -> ScalingData:
     """Predicted time and term contributions along ``symbol``, the other symbols at ``fixed``
     (default: :func:`typical_value`), from the measured minimum to ``x_max`` (default: 4 × the
-    measured maximum)."""
+    measured maximum). ``include``: values of ``symbol`` the grid must hold exactly (those within
+    it), e.g. the measured ones, so that the curve's value at such a value is the model's, not an
+    interpolation between grid points."""
     if symbol not in result.factors:
         raise PerfModelError(f"{symbol!r} is not a factor of the model (factors: {', '.join(result.factors)})")
     lo, hi = (float(v) for v in result.factor_ranges[symbol])
@@ -117,6 +120,10 @@ def scaling_data(
     x = scaling_grid(x_min, max(x_max, x_min), integer, n)
     if x.size == 0:
         x = np.array([x_min])
+    if include is not None:
+        extra = np.asarray(include, float).ravel()
+        extra = extra[np.isfinite(extra) & (extra >= x[0]) & (extra <= x[-1])]
+        x = np.union1d(x, extra)
     env = {symbol: x, **{s: np.full(x.size, v) for s, v in fixed.items()}}
     contrib = result.contributions(env)
     total = contrib.to_numpy().sum(axis=1)
