@@ -215,8 +215,9 @@ def headline(
     top = max(split, key=lambda k: split[k]) if split else None
     parts: list = [(f"At the largest measured {symbol} = {fmt_value(measured_max)} the model predicts ", False)]
     parts += prediction(result, {**fixed, symbol: measured_max}, unit, level)
-    parts.append((f"; at {symbol} = {fmt_value(x_end)} it predicts ", False))
-    parts += prediction(result, {**fixed, symbol: x_end}, unit, level)
+    if not math.isclose(float(x_end), float(measured_max), rel_tol=1e-9):  # else it would say it twice
+        parts.append((f"; at {symbol} = {fmt_value(x_end)} it predicts ", False))
+        parts += prediction(result, {**fixed, symbol: x_end}, unit, level)
     if top and total > 0:
         parts.append((f", {split[top] / total * 100:.0f} % of it {top}", False))
     parts.append((".", False))

@@ -182,8 +182,16 @@ def test_what_to_measure_next_offers_the_target_itself():
     assert candidate_values([16, 64, 256, 512], 2048) == [16, 32, 64, 128, 256, 512, 1024, 2048]
     at = new_app().run()
     at.switch_page("pages/scaling.py").run()
-    [table] = [d.value for d in at.dataframe if "narrower by (points)" in d.value.columns]
+    [table] = [d.value for d in at.dataframe if "narrower by (points of ±)" in d.value.columns]
     assert 32.0 in set(table["p"])  # 4 × the 8 measured GPUs: the curve's end, the target
+    # one measure in the sentence and the table (a share of the width beside points of ± disagreed): today's
+    # ± less the ± after a run is how much narrower it is
+    [after] = [c for c in table.columns if c.startswith("± at the target after it")]
+    today = float(re.search(r"today ([\d.]+)\)", after).group(1))
+    top = table.iloc[0]
+    assert top["narrower by (points of ±)"] == pytest.approx(today - top[after], abs=1.0)
+    [note] = [plain(s.value) for s in at.success if "next:" in plain(s.value)]
+    assert f"to about ±{top[after]:.0f} %" in note
 
 
 def test_the_headline_is_the_wordings_sentence():

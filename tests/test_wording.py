@@ -92,6 +92,9 @@ def test_the_headline_quotes_the_models_numbers_with_their_ranges():
     assert re.search(r"at p = 64 it predicts \*\*[\d.]+ s\*\* \([\d.]+–[\d.]+ s\)", marked), marked
     text = str(wording.headline(r, "p", {}, 16, 64, unit="s"))
     assert "Ranges are 90 % intervals." in text and " s (" in text
+    # the curve ending at the largest measured p (the Scaling page at 1×): said once, not twice
+    once = str(wording.headline(r, "p", {}, 16, 16))
+    assert once.count("predicts") == 1 and "at p = 16 it predicts" not in once
 
 
 def test_the_poor_fit_verdict_is_one_sentence():

@@ -28,14 +28,6 @@ def candidate_values(values, target: float) -> list[float]:
     return sorted(x for x in vals if x <= target or x in values)
 
 
-def width_left(halfwidth_pct: float, today) -> float:
-    """The interval expected at the target after a run, as a share of today's (``today``: its
-    :class:`~perfmodel.uncertainty.ranges.Range`), both as half-widths in log units (advise's measure:
-    ``halfwidth_pct`` is (e^h − 1) × 100); never below 0."""
-    after = np.log1p(max(float(halfwidth_pct), 0.0) / 100)
-    return after / today.halfwidth_log if today.halfwidth_log > 0 else 1.0
-
-
 def show(res, meas, symbol: str, fixed: dict, target_x: float, unit: str | None = None) -> None:
     """Rank the runs worth measuring next for the prediction at ``symbol = target_x``; times in
     ``unit`` (the page's one unit; by default each time's own)."""
@@ -83,7 +75,7 @@ def show(res, meas, symbol: str, fixed: dict, target_x: float, unit: str | None 
         c[1].success(
             f"Measure **{sym} = {fmt_num(top[symbol])}** next: the interval at {sym} = {fmt_num(target_x)}, today "
             f"{fmt_time(today.point, today.low, today.high, unit)} ({fmt_band(today.point, today.low, today.high)}), "
-            f"would shrink to about {width_left(top['target_halfwidth_pct'], today):.0%} of its width, for a run "
+            f"would narrow from ±{today.halfwidth_pct:.0f} % to about ±{top['target_halfwidth_pct']:.0f} %, for a run "
             f"of about {fmt_time(top['predicted_time'], unit=unit)}.",
             icon=":material/science:",
         )
@@ -93,10 +85,8 @@ def show(res, meas, symbol: str, fixed: dict, target_x: float, unit: str | None 
         {
             symbol: table[symbol],
             "predicted run time": [fmt_time(v, unit=unit) for v in table["predicted_time"]],
-            "interval at the target after it (% of today's width)": [
-                round(width_left(v, today) * 100) for v in table["target_halfwidth_pct"]
-            ],
-            "narrower by (points)": table["gain_pct"].round(1),
+            f"± at the target after it (%; today {today.halfwidth_pct:.0f})": table["target_halfwidth_pct"].round(1),
+            "narrower by (points of ±)": table["gain_pct"].round(1),
             "GPU-hours": table["gpu_hours"].round(2),
             "per GPU-hour": table["gain_per_gpu_hour"].round(1),
             "per hour of runs": table["gain_per_hour"].round(1),

@@ -17,7 +17,7 @@ import streamlit as st
 from perfmodel.plots.parity import parity_figure
 from perfmodel.plots.scaling import scaling_figure
 from perfmodel.plots.selection import lambda_strip_figure
-from perfmodel.plots.style import FACTOR_WORDS, fmt_num, term_name, term_styles
+from perfmodel.plots.style import fmt_num, growth_title, term_name, term_styles
 from ui import fitting, state
 from ui.widgets import fmt_lambda, fmt_pct, latex_lines, md, show_flash
 
@@ -127,7 +127,7 @@ def _chart(res, meas, kind: str):
             meas=meas,
             log_x=bool(lo > 0 and hi / lo >= 8),
             height=400,
-            title=f"Run time as {FACTOR_WORDS.get(x, (x,))[0]} grow",
+            title=growth_title("Run time", x),
         )
     # inside, the legend hid points of this small chart; above it, a wrapped legend ran into the subtitle
     return parity_figure(res, meas, height=480, legend="below")

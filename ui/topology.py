@@ -37,13 +37,4 @@ def gpus_per_node_input(meas: Measurements) -> None:
     state.set_gpus_per_node(int(value))
     shown = topology(meas, int(value))
     note = " (guessed from the column name)" if guess and int(value) == int(guess["gpus_per_node"]) else ""
-    st.caption(
-        md(
-            describe(shown)
-            .replace("(given)", "")
-            .replace("(guessed; set it with --gpus-per-node)", "")
-            .replace("  ", " ")
-        )
-        + note
-        + "."
-    )
+    st.caption(md(describe(shown).replace(" (given)", note)) + ".")

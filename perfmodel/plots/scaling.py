@@ -24,12 +24,12 @@ from .style import (
     EXTRAP_FILL,
     EXTRAP_TEXT,
     EXTRAP_VEIL,
-    FACTOR_WORDS,
     MEASURED,
     PREDICTED,
     TIME_UNIT,
     factor_title,
     fmt_num,
+    growth_title,
     note_html,
     set_log_ticks,
     style,
@@ -295,16 +295,15 @@ def scaling_figure(
         raise PerfModelError(
             "this fit was not made from a throughput with a known work per run: there is no rate to show"
         )
-    words = FACTOR_WORDS.get(symbol, (symbol,))[0]
     column = result.factors.get(symbol)
     if rated is not None:
         d, unit = rated, text_html(result.rate["column"])
         y_title = f"predicted {unit}"
-        title = title if title is not None else f"Throughput as {words} grow"
+        title = title if title is not None else growth_title("Throughput", symbol)
     else:
         d = _in_unit(d, unit)
         y_title = time_title("predicted time", unit)
-        title = title if title is not None else f"Run time as {words} grow"
+        title = title if title is not None else growth_title("Run time", symbol)
     x_title = factor_title(symbol, column)
     fig = go.Figure()
     _extrap_zone(fig, d, log_x)
@@ -528,5 +527,5 @@ def _shares_along(fig, result, d: ScalingData, symbol: str, column, log_x: bool,
     fig.update_yaxes(title_text="share of the predicted time (%)", range=[0, 100])
     _axis_ticks(fig, d, log_x)
     sub = _fixed_text(d)
-    sub = (sub + " · " if sub else "") + "shares: the time spans a decade (its curve is above)"
+    sub = (sub + " · " if sub else "") + "shares of the time, as the run-time chart above has a log axis"
     return style(fig, title, sub, height=480, legend="right")

@@ -122,6 +122,12 @@ FACTOR_WORDS = {
 }
 
 
+def growth_title(what: str, symbol: str) -> str:
+    """A chart's title for ``what`` along ``symbol``: "Run time as workers grow", "… as global batch grows"."""
+    words = FACTOR_WORDS.get(symbol, (symbol,))[0]
+    return f"{what} as {words} {'grow' if words.endswith('s') else 'grows'}"
+
+
 TIME_UNIT = "s"
 
 
