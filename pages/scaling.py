@@ -36,7 +36,7 @@ if poor:
     st.warning(poor, icon=":material/report:")
 else:
     st.info(scaling_panel.headline(res, data, view, unit), icon=":material/lightbulb:")
-for w in res.prediction_warnings({x: data.x[-1:], **{s: [v] for s, v in view.fixed.items()}}):
+for w in res.prediction_warnings({x: data.x[-1:], **{s: [v] for s, v in view.fixed.items()}}, unit):
     st.warning(md(w), icon=":material/warning:")
 
 rated = scaling_panel.show_throughput(res, data)

@@ -34,6 +34,8 @@ from .spreadsheet import to_csv
 from .version import __version__
 
 METRIC_ORDER = ("mape", "smape", "max_pct_error", "rmse", "r2", "adj_r2")
+#: Metrics of the fit's own rows only: blank in a validation's column of :func:`metrics_table`.
+IN_SAMPLE_ONLY = ("adj_r2",)
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True, "toImageButtonOptions": {"format": "png", "scale": 2}}
 
 
@@ -126,12 +128,14 @@ def metrics_table(result, validation: dict | None = None) -> pd.DataFrame:
     """Metrics by row (MAPE, ...): an ``in-sample`` column and one column per validation method.
 
     ``validation`` maps a method label (e.g. ``"5-fold cross-validation"``) to a metrics dict;
-    by default ``result.validation``.
+    by default ``result.validation``. A validation's adjusted R² is NaN: it is an in-sample measure
+    (:func:`~perfmodel.fitting.evaluate.out_of_sample`), and a model file written before said so may
+    hold one that only repeats the R².
     """
     validation = result.validation if validation is None else validation
     data = {"in-sample": [result.metrics.get(k, float("nan")) for k in METRIC_ORDER]}
     for method, vm in (validation or {}).items():
-        data[method] = [vm.get(k, float("nan")) for k in METRIC_ORDER]
+        data[method] = [float("nan") if k in IN_SAMPLE_ONLY else vm.get(k, float("nan")) for k in METRIC_ORDER]
     return pd.DataFrame(data, index=[METRIC_LABELS.get(k, k) for k in METRIC_ORDER])
 
 
@@ -274,8 +278,9 @@ def _scaling_warnings(result, meas: Measurements | None, scaling: dict) -> list[
     if not result.factors:
         return []
     symbol = _scaling_symbol(result, scaling)
-    d = scaling_data(result, symbol, scaling.get("fixed"), meas, scaling.get("x_max"), n=2)  # its two ends
-    return result.prediction_warnings({symbol: d.x[-1:], **{s: [v] for s, v in d.fixed.items()}})
+    d = scaling_data(result, symbol, scaling.get("fixed"), meas, scaling.get("x_max"))
+    unit = view_unit(d.total, d.high, d.points_y)  # the scaling charts' unit, as the headline's
+    return result.prediction_warnings({symbol: d.x[-1:], **{s: [v] for s, v in d.fixed.items()}}, unit)
 
 
 def lead(result, meas: Measurements | None, scaling: dict | None = None) -> str:

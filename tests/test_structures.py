@@ -123,6 +123,38 @@ def test_the_speedup_and_efficiency_bands_stop_at_the_best_measured_efficiency()
     assert sd.speedup_high[-1] < 1.2 * 32
 
 
+def test_the_speedup_band_is_the_reference_time_over_the_time_band_at_32x():
+    """A user walk on the default dataset at 32× the measured p: the headline's range at p = 256 (up to
+    7.35 min, with T(1) = 98.6 min a speedup of at least 13×) contradicted the caption's "243× (5–282×)";
+    here the headline gave 0.41 min (0.35–1.96 min), at least 50×, against "243× (44–282×)". The speedup
+    band came from the members' own ratios without the time band's calibration (band scale, one run's
+    noise). One convention now: speedup = T(p0) / T(p) with T(p0) the model's point, and its band that
+    reference over the time band the headline quotes at the same configuration."""
+    from perfmodel.data.datasets import get_dataset
+    from perfmodel.plots.scaling import scaling_data, typical_value
+    from perfmodel.plots.speedup import speedup_data
+    from perfmodel.uncertainty.ranges import range_at
+
+    ds = get_dataset("tf-cnn-resnet50-dgx1")  # the app's default dataset, fitted as the app does
+    meas = load_dataset(ds.name)
+    res = compute_intervals(Model(ds.terms).fit(meas), meas, gpus_per_node=8)
+    fixed = {s: typical_value(res, s, meas) for s in res.target_factors() if s != "p"}
+    x_end = res.factor_ranges["p"][1] * 32  # "Extend the curve to 32 ×"
+    sd = speedup_data(res, fixed, meas, data=scaling_data(res, "p", fixed, meas, x_max=x_end))
+    t0 = float(res.predict({"p": [sd.p0], **{s: [v] for s, v in fixed.items()}})[0])
+    # along the whole curve: the chart's speedup band is T(p0) over the chart's time band
+    np.testing.assert_allclose(sd.speedup_low, t0 / sd.scaling.high, rtol=0.01)
+    np.testing.assert_allclose(sd.speedup_high, t0 / sd.scaling.low, rtol=0.01)
+    np.testing.assert_allclose(sd.efficiency_low, t0 / sd.scaling.high / sd.ideal * 100, rtol=0.01)
+    # at the curve's end, where the caption quotes the best speedup: the headline's range
+    assert sd.p[-1] == pytest.approx(x_end) and int(np.argmax(sd.speedup)) == sd.p.size - 1
+    r = range_at(res, {"p": x_end, **fixed})
+    assert r.point == pytest.approx(sd.scaling.total[-1], rel=1e-9)
+    assert sd.speedup[-1] == pytest.approx(t0 / r.point, rel=1e-9)
+    assert sd.speedup_low[-1] == pytest.approx(t0 / r.high, rel=0.01)
+    assert sd.speedup_high[-1] == pytest.approx(t0 / r.low, rel=0.01)
+
+
 def test_references_are_fitted_stored_and_used_alike_everywhere():
     meas = load_dataset("tf-cnn-resnet50-dgx1")
     res = compute_intervals(Model(preset="data-parallel").fit(meas), meas, replicates=30)
@@ -323,6 +355,9 @@ def test_structures_that_predict_otherwise_are_named_with_their_numbers():
         if m.label in named:
             assert f"{m.label} {formula[0] * r:.4g} s ({r:.2f}×)" in got[0]
     assert f"the formula gives {formula[0]:.4g} s" in got[0]
+    # in the unit of the page's headline and charts (the Scaling page's minutes): one unit on one page
+    [in_min] = [w for w in res.prediction_warnings(far, unit="min") if "the formula gives" in w]
+    assert f"the formula gives {formula[0] / 60:.4g} min" in in_min
     assert _structure_warnings(res, env) == []  # where measured the structures agree within their misfit
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..data.time_units import TIME_UNITS
 from .extrapolation import crossings
 
 #: Extrapolation "far beyond the measured range": this many times past it.
@@ -180,8 +181,14 @@ def collinear_groups(T: np.ndarray, terms: list[str]) -> list[list[str]]:
     return out
 
 
-def prediction_warnings(result, env: dict) -> list[str]:
-    """Warnings for predicting ``result`` at the configurations ``env`` (symbol -> array)."""
+def _in(seconds: float, unit: str) -> str:
+    """A time in ``unit`` (a key of :data:`perfmodel.data.time_units.TIME_UNITS`), 4 significant digits."""
+    return f"{seconds / TIME_UNITS[unit]:.4g} {unit}"
+
+
+def prediction_warnings(result, env: dict, unit: str = "s") -> list[str]:
+    """Warnings for predicting ``result`` at the configurations ``env`` (symbol -> array); times in
+    ``unit`` (the app's charts' unit; the command line's seconds)."""
     out = []
     topo = getattr(result._uncertainty(), "topology", None) if result.uncertainty else None
     nodes_symbol = (topo or {}).get("nodes_symbol")
@@ -200,9 +207,9 @@ def prediction_warnings(result, env: dict) -> list[str]:
             out.append(f"{sym} = {far_lo.min():g} is far below the smallest measured {sym} ({lo:g})")
     out += _direction_warnings(result, env)
     out += _topology_warnings(result, env)
-    out += _efficiency_warnings(result, env)
+    out += _efficiency_warnings(result, env, unit)
     out += _crossing_warnings(result, env)
-    out += _structure_warnings(result, env)
+    out += _structure_warnings(result, env, unit)
     if "b" in env:
         b = np.asarray(env["b"], float)
         if np.any(b < 1):
@@ -223,7 +230,7 @@ def prediction_warnings(result, env: dict) -> list[str]:
 STRUCTURE_NOTE = 0.10
 
 
-def _structure_warnings(result, env: dict) -> list[str]:
+def _structure_warnings(result, env: dict, unit: str = "s") -> list[str]:
     """Beyond the measurements, the reference structures fitted to the same runs (data-parallel,
     Ernest, Pollux, a power law) that predict otherwise than the formula by more than
     :data:`STRUCTURE_NOTE`: each named with its prediction at the configuration where they disagree
@@ -245,14 +252,14 @@ def _structure_warnings(result, env: dict) -> list[str]:
     i = int(np.argmax(np.where(off, np.abs(shifts), 0.0).max(axis=0)))
     at = ", ".join(f"{result.factors.get(k, k)} = {float(v[i]):g}" for k, v in env.items() if k in result.factors)
     named = "; ".join(
-        f"{m.label} {formula[i] * ratios[j, i]:.4g} s ({ratios[j, i]:.2f}×)"
+        f"{m.label} {_in(formula[i] * ratios[j, i], unit)} ({ratios[j, i]:.2f}×)"
         for j, m in enumerate(unc.references)
         if off[j, i] and np.isfinite(ratios[j, i])
     )
     g = unc.structure_scale(0.9)
     return [
         f"beyond the measurements other structures fitted to the same runs predict otherwise at {at}: {named}, "
-        f"where the formula gives {formula[i]:.4g} s"
+        f"where the formula gives {_in(formula[i], unit)}"
         + (
             f"; its interval reaches towards them by {g:.2g} × their spread from it (the corpus's structure scale)"
             if g
@@ -261,7 +268,7 @@ def _structure_warnings(result, env: dict) -> list[str]:
     ]
 
 
-def _efficiency_warnings(result, env: dict) -> list[str]:
+def _efficiency_warnings(result, env: dict, unit: str = "s") -> list[str]:
     """A prediction faster than the best measured parallel efficiency allows (beyond the corpus's slack):
     the number stays the formula's, and this says it implies a super-linear speed-up."""
     unc = result._uncertainty() if result.uncertainty else None
@@ -280,8 +287,9 @@ def _efficiency_warnings(result, env: dict) -> list[str]:
     i = int(off[np.argmin(t[off] / bound[off])])
     slack = float(unc.prior.get("efficiency_slack", 0.0))
     return [
-        f"at p = {float(env['p'][i]):g} the formula predicts {t[i]:.4g} s, faster than the best parallel efficiency "
-        f"measured for this work allows ({bound[i] * (1 + slack):.4g} s; {bound[i]:.4g} s with the corpus's "
+        f"at p = {float(env['p'][i]):g} the formula predicts {_in(t[i], unit)}, faster than the best parallel "
+        f"efficiency measured for this work allows ({_in(bound[i] * (1 + slack), unit)}; {_in(bound[i], unit)} with "
+        "the corpus's "
         f"{100 * slack:.0f} % slack): a super-linear speed-up the corpus's runs rarely showed, so the interval "
         f"reaches no lower than the formula there ({len(off)} configuration(s) like it)"
     ]

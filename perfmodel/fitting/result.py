@@ -390,9 +390,10 @@ class FitResult:
         """Terms whose coefficient is 0: left out of the displayed formula."""
         return dropped_terms(self)
 
-    def prediction_warnings(self, data) -> list[str]:
-        """Warnings for predicting at ``data``: far extrapolation, a per-worker batch below one sample."""
-        return prediction_warnings(self, self._env(data))
+    def prediction_warnings(self, data, unit: str = "s") -> list[str]:
+        """Warnings for predicting at ``data``: far extrapolation, a per-worker batch below one sample,
+        node crossings, other structures that disagree; times in ``unit`` (seconds by default)."""
+        return prediction_warnings(self, self._env(data), unit)
 
     def outside_range(self, data) -> np.ndarray:
         """True for rows outside the measured range of any factor (extrapolation), shape (n,)."""

@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..data.measurements import Measurements
-from ..fitting.members import DEFAULT_LEVEL, distance, weighted_quantile, widen_band
+from ..fitting.members import DEFAULT_LEVEL
 
 BAND_FILL = "rgba(31, 119, 180, 0.18)"
 BAND_LINE = "rgba(31, 119, 180, 0.0)"
@@ -112,35 +112,23 @@ def parity_intervals(result, meas: Measurements, level: float = DEFAULT_LEVEL):
 
 
 def speedup_interval(result, p0: float, x: np.ndarray, fixed: dict, level: float = DEFAULT_LEVEL, symbol: str = "p"):
-    """(low, high) of the speedup T(p0)/T(p) along ``x``, or None: the weighted quantiles of each
-    member replicate's own ratio (numerator and denominator from the same replicate, so their common
-    uncertainty cancels), widened by the extrapolation error at p (κ·d, as the time's interval) and by
-    the reference structures' reach there (as the time's interval); along p its high end stops where the
-    time's low end does, at the best measured efficiency plus the corpus's slack. ``symbol``: the factor
-    that grows (p by default; the Groups page scales along any factor)."""
-    if not getattr(result, "has_intervals", False):
-        return None
-    unc = result._uncertainty()
+    """(low, high) of the speedup T(p0)/T(p) along ``x``, or None without intervals.
+
+    One convention, so that the speedup's range and the time's range at the same configuration agree:
+    the reference T(p0) is the displayed model's point prediction (the one the speedup curve divides),
+    and the band is that reference over the time's band at each p (:func:`interval_at`, the range the
+    headline, the tables and the time chart quote): ``low = T(p0) / T_high(p)``,
+    ``high = T(p0) / T_low(p)``; the efficiency's band is the speedup's over the ideal. Every part of
+    the time's band is in it (members, noise of one run, calibration, extrapolation κ·d, the reference
+    structures' reach, and the best measured efficiency plus the corpus's slack that stops its low end:
+    the speedup's high end stops there too); the reference is a number, not a second uncertain run, so
+    at p0 the band is the time's there, around 1. ``symbol``: the factor that grows (p by default; the
+    Groups page scales along any factor)."""
     x = np.asarray(x, float)
     env = {symbol: np.concatenate([[float(p0)], x]), **{s: np.full(x.size + 1, v) for s, v in fixed.items()}}
-    preds, weights, points = unc.member_predictions(env)
+    got = interval_at(result, env, level)
+    if got is None:
+        return None
+    t, low, high = got
     with np.errstate(all="ignore"):
-        ratio = np.log(preds[:, :1] / preds[:, 1:])  # (S, n)
-        t = unc.point(points)  # the model's own prediction
-        below, above = unc.structures(env, t)
-        point = np.log(t[0] / t[1:])
-        ok = np.isfinite(ratio)
-        ratio = np.where(ok, ratio, point[None, :])
-        a = (1 - level) / 2
-        lo_q, hi_q = weighted_quantile(ratio, weights, [a, 1 - a])
-        sub = {k: v[1:] for k, v in env.items()}
-        d = distance(unc.factor_ranges, sub)
-        kappa = unc.kappas(sub, level)
-        # the structures' reach at p: a time below the point is a speedup above it, and the reverse
-        g = unc.structure_scale(level)
-        low = np.exp(point - np.hypot(widen_band(np.maximum(point - lo_q, 0.0), kappa, d, level), g * above[1:]))
-        high = np.exp(point + np.hypot(widen_band(np.maximum(hi_q - point, 0.0), kappa, d, level), g * below[1:]))
-        if symbol == "p":  # as the time's low end: no efficiency above the best measured by more than the slack
-            cap = t[0] / unc.efficiency_bound(unc.with_nodes(sub))
-            high = np.where(np.isfinite(cap), np.minimum(high, np.maximum(cap, np.exp(point))), high)
-    return low, high
+        return t[0] / high[1:], t[0] / low[1:]

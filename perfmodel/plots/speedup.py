@@ -39,7 +39,9 @@ class SpeedupData:
     measured_speedup: np.ndarray
     measured_efficiency: np.ndarray
     scaling: ScalingData
-    speedup_low: np.ndarray | None = None  # the 90 % interval of the speedup (None without intervals)
+    #: the 90 % interval of the speedup (None without intervals): T(p0) over the time's interval at each p
+    #: (:func:`perfmodel.plots.bands.speedup_interval`), so it agrees with the time range quoted there
+    speedup_low: np.ndarray | None = None
     speedup_high: np.ndarray | None = None
 
     @property
@@ -59,7 +61,9 @@ def speedup_data(
     data: ScalingData | None = None,
 ) -> SpeedupData:
     """Speedup T(p0)/T(p) and parallel efficiency speedup/(p/p0) in %, p0 the smallest measured p
-    (the smallest positive one when p = 0 was measured); the curve starts at p0."""
+    (the smallest positive one when p = 0 was measured); the curve starts at p0. T(p0) is the model's
+    point prediction; the speedup's band is T(p0) over the time's band at each p and the efficiency's
+    that over p/p0 (:func:`perfmodel.plots.bands.speedup_interval`)."""
     if "p" not in result.factors:
         raise PerfModelError("speedup needs the symbol p (workers) in the model")
     d = data if data is not None and data.symbol == "p" else scaling_data(result, "p", fixed, meas, x_max)
