@@ -105,6 +105,9 @@ def test_cross_validation_keeps_repeats_together():
         tested_cfgs = {c for r, c in zip(m.rows, cfg, strict=True) if r in rows}
         assert all((r in rows) for r, c in zip(m.rows, cfg, strict=True) if c in tested_cfgs)
     assert np.isfinite(v.predicted).all() and v.metrics["mape"] < 5
+    # no adjusted R² out of sample: with no parameters to adjust for it only repeated the R² (walk defect)
+    assert "adj_r2" not in v.metrics and all("adj_r2" not in f["metrics"] for f in v.folds)
+    assert np.isfinite(v.metrics["r2"])
 
 
 def test_holdout_extrapolates():
@@ -112,6 +115,7 @@ def test_holdout_extrapolates():
     fit, v = holdout(Model("1 + I*b^e + I*log2(p) + p", lam=0), m, "p > 8")
     assert fit.factor_ranges["p"] == [1.0, 8.0]
     assert v.metrics["mape"] < 0.1
+    assert "adj_r2" not in v.metrics and "adj_r2" in fit.metrics
 
 
 def test_too_few_configurations():
@@ -326,3 +330,18 @@ def test_a_target_off_the_directions_the_runs_varied_in_is_said():
         FitResult.from_dict(bad)
     with pytest.raises(PerfModelError, match="names 'q', which is not a factor"):
         FitResult.from_dict(dict(d, factor_span=dict(d["factor_span"], symbols=["p", "q"])))
+
+
+def test_a_per_worker_batch_that_is_not_the_global_one_over_p_is_warned():
+    """b and B both mapped where B ≠ b·p (an LLM table's tokens per step beside its micro-batch): the fit
+    says which run and which columns, as b = B/p is what the symbols mean; consistent columns say nothing."""
+    p = np.array([8, 16, 32, 64] * 2, float)
+    b = np.repeat([8.0, 16.0], 4)
+    t = 5 + 4000 * b / p
+    frame = pd.DataFrame({"gpus": p, "micro": b, "tokens": b * p * 2048, "t": t})
+    fit = Model("1 + b/p").fit(Measurements.from_frame(frame, "t", {"p": "gpus", "b": "micro", "B": "tokens"}))
+    [w] = [w for w in fit.warnings if "is not B" in w]
+    assert "on 8 of 8 runs" in w and "b = 8, p = 8, B = 131072" in w and "(tokens)" in w
+    same = frame.assign(batch=b * p)
+    fit = Model("1 + b/p").fit(Measurements.from_frame(same, "t", {"p": "gpus", "b": "micro", "B": "batch"}))
+    assert not [w for w in fit.warnings if "is not B" in w]

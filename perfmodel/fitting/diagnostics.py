@@ -146,6 +146,7 @@ def fit_warnings(result, meas, term_matrix: np.ndarray) -> list[str]:
                 f"{sym} ({result.factors[sym]}) has one value in the data ({vals[0]:g}): the model cannot "
                 f"tell how the time depends on it"
             )
+    out += _batch_warnings(result, meas)
     groups = collinear_groups(term_matrix, result.terms)
     for g in groups:
         out.append(
@@ -154,6 +155,25 @@ def fit_warnings(result, meas, term_matrix: np.ndarray) -> list[str]:
             "remove one or measure configurations that tell them apart"
         )
     return out
+
+
+def _batch_warnings(result, meas) -> list[str]:
+    """``b`` (per worker) and ``B`` (global) both mapped where B ≠ b·p on some run: the symbols say
+    b = B/p, so at least one column means something else (tokens for sequences, a micro-batch)."""
+    if not {"b", "B", "p"} <= set(result.factors):
+        return []
+    b, B, p = (np.asarray(meas.values(s), float) for s in ("b", "B", "p"))
+    with np.errstate(all="ignore"):
+        off = np.flatnonzero(~np.isclose(b * p, B, rtol=0.01))
+    if not off.size:
+        return []
+    i = int(off[0])
+    col = result.factors
+    return [
+        f"b ({col['b']}) × p ({col['p']}) is not B ({col['B']}) on {off.size} of {len(B)} runs (e.g. b = "
+        f"{b[i]:g}, p = {p[i]:g}, B = {B[i]:g}): the symbols mean b = B/p, so one of the columns counts "
+        "something else (tokens for sequences, a micro-batch); map only the one that is the batch"
+    ]
 
 
 def collinear_groups(T: np.ndarray, terms: list[str]) -> list[list[str]]:
