@@ -326,7 +326,8 @@ def test_report_stacked_areas_span_the_curve_when_communication_overtakes_comput
     fig = plots.report_figures(res, meas, symbol="p", x_max=64, log_x=True)["Scaling: term contributions"]
     d = plots.scaling_data(res, "p", None, meas, x_max=64)
     assert d.crossover is not None and 1 < d.crossover < 64
-    assert list(fig.layout.xaxis.range) == pytest.approx([0, np.log10(64)])  # no empty right half
+    pad = plots.scaling.X_MARGIN * np.log10(64)  # a margin so the end markers are whole, no empty right half
+    assert list(fig.layout.xaxis.range) == pytest.approx([-pad, np.log10(64) + pad])
     [label] = [a for a in fig.layout.annotations if "communication > compute" in a.text]
     assert label.x == pytest.approx(np.log10(d.crossover))  # log units on a log axis, not 10^crossover
 

@@ -235,14 +235,20 @@ def _extrap_zone(fig: go.Figure, d: ScalingData, log_x: bool = False, row=None, 
             )
 
 
+#: The scaling x-axis's margin beyond the curve's ends, as a share of its span.
+X_MARGIN = 0.025
+
+
 def _axis_ticks(fig: go.Figure, d: ScalingData, log_x: bool, **where) -> None:
-    """The scaling x-axis spans exactly the curve (a label near its end must not stretch it), with
-    readable ticks on a log scale (powers of two for 1, 2, 4, 8 workers)."""
+    """The scaling x-axis spans the curve and a margin of :data:`X_MARGIN` of it on each side (a label
+    near its end must not stretch it; a measured run at either end is drawn whole), with readable ticks
+    on a log scale (powers of two for 1, 2, 4, 8 workers)."""
     if d.x.size and not (log_x and d.x.min() <= 0):
         lo, hi = float(d.x.min()), float(d.x.max())
         if hi > lo:
-            rng = [math.log10(lo), math.log10(hi)] if log_x else [lo, hi]
-            fig.update_xaxes(range=rng, **where)
+            a, b = (math.log10(lo), math.log10(hi)) if log_x else (lo, hi)
+            pad = X_MARGIN * (b - a)
+            fig.update_xaxes(range=[a - pad, b + pad], **where)
     if log_x and d.x.size and d.x.min() > 0:
         measured: np.ndarray | list[float] | None = d.points_x if d.points_x.size >= 2 else None
         if measured is None and d.measured_range[0] > 0:
