@@ -87,14 +87,23 @@ def show(res, meas, symbol: str, fixed: dict, target_x: float, unit: str | None 
             "predicted run time": [fmt_time(v, unit=unit) for v in table["predicted_time"]],
             f"± at the target after it (%; today {today.halfwidth_pct:.0f})": table["target_halfwidth_pct"].round(1),
             "narrower by (points of ±)": table["gain_pct"].round(1),
-            "GPU-hours": table["gpu_hours"].round(2),
-            "per GPU-hour": table["gain_per_gpu_hour"].round(1),
-            "per hour of runs": table["gain_per_hour"].round(1),
+            "GPU-hours": table["gpu_hours"],
+            "per GPU-hour": table["gain_per_gpu_hour"],
+            "per hour of runs": table["gain_per_hour"],
         }
     )
     if "in_plan" in table:
         view["in the plan"] = table["in_plan"]
-    st.dataframe(view.head(8), hide_index=True, width="stretch")
+    st.dataframe(
+        view.head(8),
+        hide_index=True,
+        width="stretch",
+        # three significant digits: a run of milliseconds uses 1e-5 GPU-hours, not "0.00"
+        column_config={
+            c: st.column_config.NumberColumn(c, format="%.3g")
+            for c in ("GPU-hours", "per GPU-hour", "per hour of runs")
+        },
+    )
     st.download_button(
         "Download the ranked runs (CSV, for `sweep --plan`)",
         to_csv(table),
