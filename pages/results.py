@@ -69,10 +69,13 @@ constants.show(res)
 left, right = st.columns(2)
 with left:
     st.markdown("**Metrics**")
-    st.dataframe(metrics_table(res).style.format("{:.4g}", na_rep="–"), width="stretch")
+    st.dataframe(metrics_table(res).style.format("{:.4g}", na_rep="—"), width="stretch")
     st.caption(
         "In-sample: the runs used for fitting. Cross-validated: each configuration predicted by a model "
-        "that did not see it."
+        "that did not see it. Adjusted R² is in-sample only (— under cross-validation).",
+        help="Adjusted R² corrects the in-sample R² for the parameters fitted to those same runs. A "
+        "cross-validated R² is already measured on runs the model was not fitted to, so there is nothing to "
+        "adjust (adjusting it with no parameters would only repeat the R²).",
     )
 with right:
     st.plotly_chart(shares_figure(res), width="stretch", theme=None, key="shares")

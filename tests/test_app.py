@@ -713,6 +713,47 @@ def test_intervals_follow_the_fit_on_results_scaling_and_export(app, captured):
     assert out["predicted_low"][0] < out["predicted_time"][0] < out["predicted_high"][0]
 
 
+def test_results_write_small_constants_whole_and_no_adjusted_r2_under_cross_validation():
+    """Walk defects on the Results page: a constant of 0.000005875 showed as ".00005875" and one of 1.16e8
+    as "116000000" (the column's %.4g is JavaScript's plain notation), and the cross-validated adjusted R²
+    repeated the cross-validated R²."""
+    import pyarrow as pa
+
+    from ui.constants import fmt_value
+
+    assert [fmt_value(v) for v in (5.875e-6, 1.16e8, 0.01125, 2474.0, -0.9973, float("nan"))] == [
+        "5.875e-06",
+        "1.16e+08",
+        "0.01125",
+        "2474",
+        "-0.9973",
+        "",
+    ]
+    rows = ["gpus,batch,samples,time_s"]
+    for p in (1, 2, 4, 8, 16, 32):
+        it = 1.28e9 / (p * 32)  # iterations of 2 µs: a constant of 2e-6 s per iteration
+        rows += [f"{p},32,1.28e9,{(30 + 2e-6 * it + 1e-7 * it * np.log2(p) + 0.5 * p) * f:.8g}" for f in (0.99, 1.01)]
+    at = new_app().run()
+    upload(at, "tiny.csv", "\n".join(rows).encode())
+    submit(at, "Use this data")
+    at.switch_page("pages/results.py").run()
+    assert not at.exception and not errors(at)
+
+    def shown(table) -> pd.DataFrame:  # the cells as drawn (the Styler's text), beside the numbers
+        return pa.ipc.open_stream(table.proto.arrow_data.styler.display_values).read_pandas()
+
+    constants, metrics = at.dataframe[:2]
+    values = constants.value["value"]
+    assert values.min() < 1e-5  # the per-iteration constant: numbers kept for sorting
+    assert shown(constants)["value"].tolist() == [f"{v:.4g}" for v in values]
+    assert "e-06" in shown(constants).set_index(constants.value["name"]).loc["c1", "value"]
+    assert "format" not in json.loads(constants.proto.columns)["value"]  # a column format would override it
+    cv = next(c for c in metrics.value.columns if c != "in-sample")
+    assert np.isfinite(metrics.value.loc["adjusted R²", "in-sample"])
+    assert np.isnan(metrics.value.loc["adjusted R²", cv]) and np.isfinite(metrics.value.loc["R²", cv])
+    assert shown(metrics).set_index(metrics.value.index).loc["adjusted R²", cv] == "—"
+
+
 def test_an_exponent_row_shows_no_share_interval_rather_than_none():
     """A free exponent has no share of the time: its share-interval cell is blank, not "None"."""
     at = new_app(dataset="deepbench-allreduce-p100")
@@ -762,6 +803,13 @@ def test_three_gpu_counts_get_the_corpus_law_and_the_search_says_why():
     assert "3 measured worker counts" in note and "extrapolations of such series" in note
     sel = at.session_state["auto:selection"]["selection"]
     assert sel.best.origin.startswith("law: ") and sel.best.origin[5:] in note
+    # the laws are not cross-validated on three worker counts: no all-empty "CV MAPE (%)" column (it
+    # showed "None" in every row), and the score is named for what it is, the rule's evidence
+    [table] = at.dataframe
+    assert "CV MAPE (%)" not in table.value and table.value["held-out MAPE (%)"].notna().all()
+    score = json.loads(table.proto.columns)["score"]
+    assert score["label"] == "corpus error (%)" and "½·CV" not in score["help"]
+    assert "None" not in table.value.astype(str).to_numpy()
 
 
 def _bytes(v) -> bytes:

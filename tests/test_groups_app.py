@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -104,3 +105,28 @@ def test_groups_of_an_upload_in_milliseconds_are_fitted_in_seconds():
             * k
         )
         assert np.allclose(dots, np.sort(list(truth.values())))
+
+
+def test_skipped_groups_come_after_the_fitted_ones_with_blank_numbers():
+    """Walk defect: a skipped group (too few configurations to fit) showed "None" in every number of the
+    Groups table, and the skipped groups were listed above the fitted ones."""
+    from tests.test_app import submit, upload
+
+    rows = ["model,gpus,time_s", "tiny,1,30", "tiny,1,31"]  # one configuration: skipped, and first in the file
+    rows += [f"{m},{p},{a + 60 / p:.6g}" for m, a in (("small", 2), ("large", 5)) for p in (1, 2, 4, 8)]
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    upload(at, "runs.csv", "\n".join(rows).encode())
+    submit(at, "Use this data")
+    at.switch_page("pages/groups.py").run()
+    assert not at.exception and not at.error
+    quality, constants = at.dataframe
+    table = quality.value
+    assert table["status"].tolist() == ["ok", "ok", "skipped"]
+    assert table["group"].tolist() == ["small", "large", "tiny"] == constants.value["group"].tolist()
+    skipped = table.iloc[-1]
+    assert skipped["notes"]  # the reason stays in view
+    numbers = ["MAPE (%)", "CV MAPE (%)", "start-up (%)", "compute (%)", "communication (%)"]
+    assert all(pd.api.types.is_float_dtype(table[c]) for c in numbers) and skipped[numbers].isna().all()
+    # a missing number is drawn as the placeholder, which Streamlit otherwise writes as "None"
+    assert quality.proto.placeholder == constants.proto.placeholder == "—"
+    assert "None" not in table.astype(str).to_numpy() and "None" not in constants.value.astype(str).to_numpy()

@@ -68,6 +68,16 @@ def test_metrics_table_labels_in_sample_and_validation(res):
     assert np.isnan(t.loc["RMSE (s)", "5-fold cross-validation"])
 
 
+def test_metrics_table_has_no_adjusted_r2_out_of_sample(res):
+    """Walk defect: the cross-validated "adjusted R²" equalled the cross-validated R² (nothing adjusted);
+    it is blank, also for a model file written before that holds the copy."""
+    old_file = {"5-fold cross-validation": {"mape": 2.5, "r2": 0.9, "adj_r2": 0.9}}
+    t = report.metrics_table(res, old_file)
+    assert t.loc["R²", "5-fold cross-validation"] == 0.9
+    assert np.isnan(t.loc["adjusted R²", "5-fold cross-validation"])
+    assert t.loc["adjusted R²", "in-sample"] == pytest.approx(res.metrics["adj_r2"])
+
+
 def test_predictions_csv(res, meas):
     cv = meas.y * 1.1
     frame = pd.read_csv(io.StringIO(report.predictions_csv(res, meas, cv)))

@@ -147,8 +147,14 @@ def _search_settings(max_terms: int) -> dict:
     }
 
 
+#: The candidates' error columns, left out when no candidate has that error: the scaling laws that
+#: three or fewer worker counts are given (:attr:`Selection.rule`) are not cross-validated, as k folds
+#: of so few configurations would each fit a law to one or two of them.
+ERROR_COLUMNS = ("CV MAPE (%)", "held-out MAPE (%)")
+
+
 def _candidates_frame(sel: Selection) -> pd.DataFrame:
-    return pd.DataFrame(
+    frame = pd.DataFrame(
         [
             {
                 "#": i + 1,
@@ -156,13 +162,28 @@ def _candidates_frame(sel: Selection) -> pd.DataFrame:
                 "law": c.origin.removeprefix("law: ") if c.origin.startswith("law: ") else "",
                 "parameters": c.n_params,
                 "readability": c.readability,
-                "CV MAPE (%)": c.cv.get("mape"),
-                "held-out MAPE (%)": c.holdout.get("mape"),
+                "CV MAPE (%)": c.cv.get("mape", float("nan")),
+                "held-out MAPE (%)": c.holdout.get("mape", float("nan")),
                 "score": c.score,
             }
             for i, c in enumerate(sel.candidates)
         ]
     )
+    return frame.drop(columns=[c for c in ERROR_COLUMNS if frame[c].isna().all()])
+
+
+def _score_column(sel: Selection):
+    """The score's column: the validation's score, or for the scaling laws chosen between by the corpus's
+    rule, the rule's evidence (each law's median error over the corpus's extrapolations of such series)."""
+    if sel.rule:
+        return st.column_config.NumberColumn(
+            "corpus error (%)",
+            format="%.1f",
+            help="Median error of the law when extrapolating the corpus's series like this one (the rule's "
+            "evidence, not a validation on these runs): lower is better",
+        )
+    how = "½·CV MAPE + ½·held-out MAPE" if sel.holdout_query else "the CV MAPE (no scales to hold out)"
+    return st.column_config.NumberColumn("score", format="%.2f", help=f"{how}: lower is better")
 
 
 def _run_and_store(
@@ -273,10 +294,9 @@ def _find_terms(meas: Measurements) -> None:
                 format="%.2f",
                 help=f"Error on the largest scales ({md(sel.holdout_query or 'none')}), fitted on the others",
             ),
-            "score": st.column_config.NumberColumn(
-                "score", format="%.2f", help="½·CV MAPE + ½·held-out MAPE: lower is better"
-            ),
+            "score": _score_column(sel),
         },
+        placeholder="—",
     )
     for line in sel.explain():
         st.info(md(line), icon=":material/info:")

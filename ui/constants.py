@@ -18,7 +18,7 @@ COLUMNS = {
     "term": st.column_config.TextColumn("term", width=100, help="The term with the fitted exponents"),
     "meaning": st.column_config.TextColumn(
         "meaning",
-        width=140,  # a long one would push the numbers out
+        width=115,  # a long one would push the numbers out
         help="Plain-word name of a library term",
     ),
     "category": st.column_config.TextColumn("category", width=100, help="start-up, compute or communication"),
@@ -27,11 +27,13 @@ COLUMNS = {
         help="The terms on the other side of the term's overlap: the time the two sides "
         "run at once is counted once (see the overlap γ)",
     ),
-    "value": st.column_config.NumberColumn("value", width=70, format="%.4g", help="Fitted value"),
+    # numbers written by fmt_value (no format here: a column format would override it), wide enough for
+    # "-1.234e-05"
+    "value": st.column_config.NumberColumn("value", width=80, help="Fitted value"),
     "low": st.column_config.NumberColumn(
-        "90 % low", width=70, format="%.4g", help="Lower end of the 90 % interval (bootstrap over configurations)"
+        "90 % low", width=80, help="Lower end of the 90 % interval (bootstrap over configurations)"
     ),
-    "high": st.column_config.NumberColumn("90 % high", width=70, format="%.4g", help="Upper end of the 90 % interval"),
+    "high": st.column_config.NumberColumn("90 % high", width=80, help="Upper end of the 90 % interval"),
     "unit": st.column_config.TextColumn("unit", width=90, help="Seconds per unit of the term"),
     "share (%)": st.column_config.ProgressColumn(
         "share of time",
@@ -59,5 +61,20 @@ def frame(res) -> pd.DataFrame:
     return table
 
 
+#: The columns of numbers written by :func:`fmt_value`.
+NUMBERS = ("value", "low", "high")
+
+
+def fmt_value(v: float) -> str:
+    """A constant as the table writes it: 4 significant digits, in powers of ten when small or large
+    (``5.875e-06``, ``1.16e+08``, ``0.01125``, ``2474``), as the Groups page writes its constants.
+
+    The column's own ``%.4g`` did not: Streamlit's grid writes a ``%g`` number in JavaScript's plain
+    notation, ``0.000005875`` (clipped to ``.00005875`` in its column) and ``116000000``."""
+    return "" if v is None or math.isnan(v) else f"{v:.4g}"
+
+
 def show(res) -> None:
-    st.dataframe(frame(res), hide_index=True, width="stretch", column_config=COLUMNS)
+    table = frame(res)
+    styled = table.style.format({c: fmt_value for c in NUMBERS if c in table.columns})
+    st.dataframe(styled, hide_index=True, width="stretch", column_config=COLUMNS)

@@ -274,7 +274,9 @@ def headline(fits: GroupFits, curves: list, x: str, at: float) -> str:
 def show_tables(fits: GroupFits, unit: str) -> None:
     """The groups' errors and time split, then their constants (in ``unit``, the view's), each table
     narrow enough that every column is seen at the page's width, and tall enough for every group (up to
-    :data:`TABLE_ROWS`); a note every group has is said once, below."""
+    :data:`TABLE_ROWS`); a note every group has is said once, below. The fitted groups come first; a
+    skipped group's numbers are blank (:data:`MISSING`, where Streamlit writes "None"), its reason in
+    its notes."""
     pct = st.column_config.NumberColumn
     quality = group_quality_table(fits)
     height = _height(len(quality))
@@ -283,6 +285,7 @@ def show_tables(fits: GroupFits, unit: str) -> None:
         hide_index=True,
         width="stretch",
         height=height,
+        placeholder=MISSING,
         column_config={
             "group": st.column_config.TextColumn("group", width="medium", pinned=True),
             "status": st.column_config.TextColumn("status", width="small"),
@@ -311,11 +314,14 @@ def show_tables(fits: GroupFits, unit: str) -> None:
         config[constant_column(style, unit)] = st.column_config.TextColumn(
             width="small", help=f"{term_name(style)}: its constant, in {unit} per unit of the term"
         )
-    st.dataframe(constants, hide_index=True, width="stretch", height=height, column_config=config)
+    st.dataframe(constants, hide_index=True, width="stretch", height=height, column_config=config, placeholder=MISSING)
     common = common_notes(fits)
     if common:
         st.caption("In every group: " + md("; ".join(common)) + ".")
 
+
+#: What a Groups table shows for a number a group does not have (a skipped group's errors and split).
+MISSING = "—"
 
 #: Rows a Groups table shows without scrolling (the bundled table's 18 groups and a few more).
 TABLE_ROWS = 24

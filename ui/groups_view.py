@@ -104,7 +104,7 @@ def curves(table: dict, by: list[str], terms: str) -> tuple[GroupFits, str, list
         bar.empty()
         status.markdown(f"**0 of {n} groups fitted** by {named}.")
         st.warning("No group could be fitted; see the reasons below.", icon=":material/warning:")
-        st.dataframe(group_quality_table(fits), hide_index=True)
+        st.dataframe(group_quality_table(fits), hide_index=True, placeholder=groups_panel.MISSING)
         st.stop()
     with controls:
         shown, x, mode, extend = _controls(table, by, run, fits)

@@ -64,6 +64,15 @@ def metrics(y: np.ndarray, pred: np.ndarray, n_params: int = 0) -> dict[str, flo
     }
 
 
+def out_of_sample(y: np.ndarray, pred: np.ndarray) -> dict[str, float]:
+    """:func:`metrics` of predictions for rows the model was not fitted to, without an adjusted R²:
+    the adjustment corrects an in-sample R² for the parameters fitted to the same rows, and held-out
+    rows already pay for them (with no parameters it would only repeat the R²)."""
+    out = metrics(y, pred)
+    out.pop("adj_r2")
+    return out
+
+
 @dataclass
 class Validation:
     """Out-of-sample predictions and their metrics."""
@@ -123,12 +132,12 @@ def cross_validate(
             raise PerfModelError(f"fold {i + 1} of {len(ids)}: {exc}") from None
         p = res.predict(meas.subset(test))
         pred[test] = p
-        out.append({"test_rows": meas.rows[test].tolist(), "metrics": metrics(meas.y[test], p)})
+        out.append({"test_rows": meas.rows[test].tolist(), "metrics": out_of_sample(meas.y[test], p)})
         if progress is not None:
             progress(i + 1, len(ids))
     ok = np.isfinite(pred)
     label = f"{min(k, meas.n_configurations)}-fold" if method == "kfold" else "leave-one-configuration-out"
-    return Validation(label, metrics(meas.y[ok], pred[ok]), pred, out)
+    return Validation(label, out_of_sample(meas.y[ok], pred[ok]), pred, out)
 
 
 def holdout(model, meas: Measurements, query: str) -> tuple[object, Validation]:
@@ -157,9 +166,9 @@ def holdout(model, meas: Measurements, query: str) -> tuple[object, Validation]:
     pred[mask] = p
     return res, Validation(
         f"hold-out ({query})",
-        metrics(test.y, p),
+        out_of_sample(test.y, p),
         pred,
-        [{"test_rows": test.rows.tolist(), "metrics": metrics(test.y, p)}],
+        [{"test_rows": test.rows.tolist(), "metrics": out_of_sample(test.y, p)}],
     )
 
 

@@ -80,9 +80,17 @@ def common_notes(fits: GroupFits) -> list[str]:
     return [n for n in ok[0].notes if all(n in o.notes for o in ok[1:])]
 
 
+def fitted_first(fits: GroupFits, frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` (one row per group, in ``fits`` order) with the fitted groups first and the skipped
+    ones after, each in their own order: the table opens on the groups it has numbers for."""
+    order = sorted(range(len(fits.outcomes)), key=lambda i: fits.outcomes[i].result is None)
+    return frame.iloc[order].reset_index(drop=True)
+
+
 def group_quality_table(fits: GroupFits) -> pd.DataFrame:
-    """One row per group: status, configurations, errors, the time split by category (%) and the
-    reason a group was skipped or the notes on its fit (without the :func:`common_notes`)."""
+    """One row per group, fitted groups first (:func:`fitted_first`): status, configurations, errors,
+    the time split by category (%) and the reason a group was skipped or the notes on its fit (without
+    the :func:`common_notes`). A skipped group's numbers are missing (NaN), never the text "None"."""
     s = fits.summary
     cols = {
         "group": "group",
@@ -100,7 +108,7 @@ def group_quality_table(fits: GroupFits) -> pd.DataFrame:
             out[c] = out[c] * 100
     common = set(common_notes(fits))
     out["notes"] = [o.reason or "; ".join(n for n in o.notes if n not in common) for o in fits.outcomes]
-    return out
+    return fitted_first(fits, out)
 
 
 def constant_column(style, unit: str = TIME_UNIT) -> str:
@@ -109,9 +117,9 @@ def constant_column(style, unit: str = TIME_UNIT) -> str:
 
 
 def group_constants_table(fits: GroupFits, unit: str = TIME_UNIT) -> pd.DataFrame:
-    """One row per group: each term's constant in ``unit`` per unit of the term (:func:`constant_column`
-    headers) and the free exponents; '—' where a group's model lacks the term. The terms' shares
-    of the time are in ``fits.summary`` (``share:<term>``)."""
+    """One row per group, in the order of :func:`group_quality_table` (fitted first): each term's constant
+    in ``unit`` per unit of the term (:func:`constant_column` headers) and the free exponents; '—' where a
+    group's model lacks the term. The terms' shares of the time are in ``fits.summary`` (``share:<term>``)."""
     s = fits.summary
     out = s[["group"]].copy()
     styles = term_styles_by_text(fits)
@@ -122,7 +130,7 @@ def group_constants_table(fits: GroupFits, unit: str = TIME_UNIT) -> pd.DataFram
             out[constant_column(style, unit) if style else f"c·{c[2:]} ({unit})"] = _cells(s[c], 1 / k)
         elif c.startswith("param:"):
             out[c[6:]] = _cells(s[c])
-    return out
+    return fitted_first(fits, out)
 
 
 # -- time split at one configuration ----------------------------------------------------------------
