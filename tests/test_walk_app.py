@@ -124,6 +124,11 @@ def test_a_repeat_number_is_read_as_repeats_and_a_nodes_column_as_topology():
     assert noise.value.endswith(" %")
     assert not [i for i in at.info if "not repeats" in plain(i.value)]
     assert at.session_state["data"]["factors"]["nodes"] == "nodes"
+    # the welcome names the dataset the link opened, not the default one
+    assert any(
+        "MLPerf ResNet-50 on Dell XE8545" in plain(m.value) and "is open and fitted" in plain(m.value)
+        for m in at.markdown
+    )
     assert any(
         "4 GPUs per node (from the nodes column); measured on up to 32 node(s)" in plain(m.value) for m in at.caption
     )

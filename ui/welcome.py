@@ -18,6 +18,7 @@ def render() -> None:
     ss = st.session_state
     if ss.get("welcome:seen") or (ss.get("data") or {}).get("source") not in (None, "bundled"):
         return
+    title = (ss.get("data") or {}).get("title") or "ResNet-50 on 1–8 GPUs"  # the one a link opened, else the default
     with st.container(border=True, key="welcome"):
         st.markdown(
             "**perfmodel explains where the run time of a distributed training job goes, and predicts "
@@ -29,7 +30,7 @@ def render() -> None:
             "formula. It refits as you move it.\n"
             "3. **Results, Scaling, Export**: read the fitted formula and its error, see the time past "
             "the measured range, and download a report for others.\n\n"
-            "A real dataset (ResNet-50 on 1–8 GPUs) is open and fitted, so every page already works."
+            f"A real dataset ({md(title)}) is open and fitted, so every page already works."
         )
         st.button(
             "Got it",
