@@ -229,6 +229,19 @@ def test_scaling_contributions_figure(res, meas):
     assert any("communication > compute" in a.text for a in fig.layout.annotations)
 
 
+def test_a_dropped_term_is_not_stacked(meas):
+    """A term the fit set to zero (its bound, or the penalty) adds no area and no legend entry: the
+    time along p is T = c0 + c1·N/p exactly, so the p² term is pinned at its bound 0."""
+    frame = meas.frame.assign(t=3.0 + 0.01 * meas.frame["samples"] / meas.frame["workers"])
+    exact = Measurements.from_frame(frame, "t", dict(meas.factors))
+    fit = Model("1 + N/p + p^2", lam=0.0, seed=0, maxiter=50).fit(exact)
+    assert fit.coefficients["c2"] == 0 and "p^2" in fit.dropped_terms
+    for share in (False, True):
+        fig = plots.scaling_contributions_figure(fit, "p", {"N": 2000}, exact, share=share)
+        names = [t.name for t in fig.data if t.stackgroup == "terms"]
+        assert len(names) == 2 and not any("p^2" in n or "p²" in n for n in names), names
+
+
 def test_speedup(res, meas):
     d = plots.speedup_data(res, {"N": 2000}, meas)
     assert d.p0 == 1

@@ -422,7 +422,7 @@ def scaling_contributions_figure(
     if share:
         return _shares_along(fig, result, d, symbol, column, log_x, title, unit)
     _extrap_zone(fig, d, log_x)
-    order = sorted(range(len(d.styles)), key=lambda k: CATEGORY_ORDER.index(d.styles[k].category))
+    order = _stacked(d)
     for k in order:
         s = d.styles[k]
         vals = d.contributions[s.text].to_numpy()
@@ -501,11 +501,18 @@ def _crossover_mark(fig: go.Figure, d: ScalingData, symbol: str, log_x: bool) ->
     )
 
 
+def _stacked(d: ScalingData) -> list[int]:
+    """The terms the stacked areas draw, start-up first, then compute and communication: every term
+    but those the fit dropped (a zero all along the curve would only add a legend entry)."""
+    keep = [k for k, st in enumerate(d.styles) if np.any(d.contributions[st.text].to_numpy() != 0)]
+    return sorted(keep or range(len(d.styles)), key=lambda k: CATEGORY_ORDER.index(d.styles[k].category))
+
+
 def _shares_along(fig, result, d: ScalingData, symbol: str, column, log_x: bool, title: str, unit: str) -> go.Figure:
     """The stacked areas as shares of the predicted time (%), each term's time in its hover."""
     _extrap_zone(fig, d, log_x)
     total = np.where(d.total > 0, d.total, np.nan)
-    order = sorted(range(len(d.styles)), key=lambda k: CATEGORY_ORDER.index(d.styles[k].category))
+    order = _stacked(d)
     for k in order:
         s = d.styles[k]
         vals = d.contributions[s.text].to_numpy()
