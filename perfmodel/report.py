@@ -410,7 +410,8 @@ def html_report(
         f"<pre>{html.escape(result.latex())}</pre><pre>{html.escape(python_snippet(result))}</pre></details>",
         "<h2>Accuracy</h2>",
         "<p>In-sample metrics compare the model with the runs it was fitted to; cross-validated metrics "
-        "(when present) predict each configuration from a model fitted without it.</p>",
+        "(when present) predict each configuration from a model fitted without it. Adjusted R² is the fit's "
+        "only: it corrects R² for the parameters fitted to the same runs, which held-out runs did not pay.</p>",
         _table(metrics_table(result), index=True),
         "<h2>Constants and exponents</h2>",
         _table(constants_table(result)),
