@@ -199,6 +199,15 @@ def test_what_to_measure_next_offers_the_target_itself():
     assert f"to about ±{top[after]:.0f} %" in note
 
 
+def test_what_to_measure_next_counts_worker_hours_on_machines():
+    # Ernest's Spark runs on 1-8 machines: p × time is machine time, not GPU-hours
+    at = new_app(dataset="ernest-rcv1").run()
+    at.switch_page("pages/scaling.py").run()
+    assert not at.exception
+    [table] = [d.value for d in at.dataframe if "narrower by (points of ±)" in d.value.columns]
+    assert "worker-hours" in table.columns and not [c for c in table.columns if "GPU" in c]
+
+
 def test_the_headline_is_the_wordings_sentence():
     at = new_app().run()
     at.switch_page("pages/scaling.py").run()

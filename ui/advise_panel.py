@@ -10,6 +10,7 @@ from perfmodel import PerfModelError
 from perfmodel.advise import advise
 from perfmodel.plots.style import fmt_num
 from perfmodel.spreadsheet import to_csv
+from perfmodel.uncertainty.prior import counts_accelerators
 from perfmodel.uncertainty.ranges import range_at
 from perfmodel.wording import fmt_band, fmt_time
 
@@ -32,9 +33,11 @@ def show(res, meas, symbol: str, fixed: dict, target_x: float, unit: str | None 
     """Rank the runs worth measuring next for the prediction at ``symbol = target_x``; times in
     ``unit`` (the page's one unit; by default each time's own)."""
     sym = md(symbol)
+    # p × time is GPU-hours where p counts GPUs; machines or ranks use worker-hours
+    w = "GPU" if counts_accelerators(res.factors.get("p", "")) else "worker"
     st.subheader("What to measure next")
     st.caption(
-        f"Which run would narrow the interval at {sym} = {fmt_num(target_x)} most, per GPU-hour it uses "
+        f"Which run would narrow the interval at {sym} = {fmt_num(target_x)} most, per {w}-hour it uses "
         "(p × its predicted run time; or per hour of wall time, below): every plausible model the bootstrap "
         "kept is asked what that run would show, and a run beyond the measured range also shortens the "
         "extrapolation."
@@ -54,8 +57,8 @@ def show(res, meas, symbol: str, fixed: dict, target_x: float, unit: str | None 
     by_wall = c[0].toggle(
         "Rank by wall time",
         key="w:advise_wall",
-        help="Off: the gain per GPU-hour of the run (a wide run costs p times the resources "
-        "of a one-GPU run of the same length). On: the gain per hour of waiting.",
+        help=f"Off: the gain per {w}-hour of the run (a wide run costs p times the resources "
+        f"of a one-{w} run of the same length). On: the gain per hour of waiting.",
     )
     try:
         table = advise(
@@ -87,8 +90,8 @@ def show(res, meas, symbol: str, fixed: dict, target_x: float, unit: str | None 
             "predicted run time": [fmt_time(v, unit=unit) for v in table["predicted_time"]],
             f"± at the target after it (%; today {today.halfwidth_pct:.0f})": table["target_halfwidth_pct"].round(1),
             "narrower by (points of ±)": table["gain_pct"].round(1),
-            "GPU-hours": table["gpu_hours"],
-            "per GPU-hour": table["gain_per_gpu_hour"],
+            f"{w}-hours": table["gpu_hours"],
+            f"per {w}-hour": table["gain_per_gpu_hour"],
             "per hour of runs": table["gain_per_hour"],
         }
     )
@@ -101,7 +104,7 @@ def show(res, meas, symbol: str, fixed: dict, target_x: float, unit: str | None 
         # three significant digits: a run of milliseconds uses 1e-5 GPU-hours, not "0.00"
         column_config={
             c: st.column_config.NumberColumn(c, format="%.3g")
-            for c in ("GPU-hours", "per GPU-hour", "per hour of runs")
+            for c in (f"{w}-hours", f"per {w}-hour", "per hour of runs")
         },
     )
     st.download_button(

@@ -176,12 +176,18 @@ GUESSED_GPUS_PER_NODE = 8
 _ACCELERATOR = re.compile(r"gpu|accel|device|tpu|chip|hpu", re.I)
 
 
+def counts_accelerators(column) -> bool:
+    """True when a column of workers names GPUs or other accelerators (``gpus``, ``accelerators``,
+    ``tpu_chips``…), not CPU machines or ranks."""
+    return bool(_ACCELERATOR.search(str(column)))
+
+
 def guessed_gpus_per_node(meas: Measurements) -> float | None:
     """:data:`GUESSED_GPUS_PER_NODE` when ``p``'s column names GPUs or accelerators and neither a
     ``nodes`` column nor the GPUs per node is given; else None."""
     if "p" not in meas.factors or "nodes" in meas.factors or meas.gpus_per_node:
         return None
-    return float(GUESSED_GPUS_PER_NODE) if _ACCELERATOR.search(str(meas.factors["p"])) else None
+    return float(GUESSED_GPUS_PER_NODE) if counts_accelerators(meas.factors["p"]) else None
 
 
 def with_topology(meas: Measurements, gpus_per_node: float | None = None) -> Measurements:
@@ -223,7 +229,7 @@ def topology(meas: Measurements, gpus_per_node: float | None = None) -> dict | N
         return None
     guessed = gpus_per_node is None
     if gpus_per_node is None:  # guessed
-        if not _ACCELERATOR.search(str(meas.factors["p"])):
+        if not counts_accelerators(meas.factors["p"]):
             return None
         gpus_per_node = GUESSED_GPUS_PER_NODE
     try:
