@@ -28,7 +28,7 @@ from .plan import efficient, fmt_cost, fmt_duration, recommend
 from .plots import report_figures
 from .plots.groups import group_quality_table
 from .plots.plan import plan_deadline_figure, plan_frontier_figure
-from .plots.scaling import scaling_data
+from .plots.scaling import ScalingData, scaling_data
 from .plots.style import TIME_UNIT, fmt_num, term_styles, view_unit
 from .spreadsheet import to_csv
 from .version import __version__
@@ -273,13 +273,19 @@ def _scaling_symbol(result, scaling: dict) -> str:
     )
 
 
+def _scaling_view(result, meas: Measurements | None, scaling: dict) -> tuple[str, ScalingData, str]:
+    """(symbol, curve, time unit) of the report's scaling view: the unit is the scaling charts', which
+    the headline and the warnings beside it speak in."""
+    symbol = _scaling_symbol(result, scaling)
+    d = scaling_data(result, symbol, scaling.get("fixed"), meas, scaling.get("x_max"))
+    return symbol, d, view_unit(d.total, d.high, d.points_y)
+
+
 def _scaling_warnings(result, meas: Measurements | None, scaling: dict) -> list[str]:
     """Warnings for the far end of the report's scaling view (far extrapolation, batch below one sample)."""
     if not result.factors:
         return []
-    symbol = _scaling_symbol(result, scaling)
-    d = scaling_data(result, symbol, scaling.get("fixed"), meas, scaling.get("x_max"))
-    unit = view_unit(d.total, d.high, d.points_y)  # the scaling charts' unit, as the headline's
+    symbol, d, unit = _scaling_view(result, meas, scaling)
     return result.prediction_warnings({symbol: d.x[-1:], **{s: [v] for s, v in d.fixed.items()}}, unit)
 
 
@@ -295,10 +301,7 @@ def lead(result, meas: Measurements | None, scaling: dict | None = None) -> str:
         )
     if not result.factors:
         return ""
-    scaling = scaling or {}
-    symbol = _scaling_symbol(result, scaling)
-    d = scaling_data(result, symbol, scaling.get("fixed"), meas, scaling.get("x_max"))
-    unit = view_unit(d.total, d.high, d.points_y)  # the unit of the scaling charts below
+    symbol, d, unit = _scaling_view(result, meas, scaling or {})
     words = wording.headline(
         result, symbol, d.fixed, result.factor_ranges[symbol][1], float(d.x[-1]), unit=unit, crossover=d.crossover
     )

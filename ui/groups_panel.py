@@ -54,6 +54,8 @@ def repeat_label(frame: pd.DataFrame, column) -> bool:
     :data:`_REPEAT_VALUE`) rather than naming groups."""
     if _REPEAT_NAME.match(str(column).strip()):
         return True
+    if pd.api.types.is_numeric_dtype(frame[column]):  # numbers are never "result_0"
+        return False
     values = frame[column].dropna().astype(str).str.strip()
     return bool(len(values)) and bool(values.str.match(_REPEAT_VALUE).all())
 
@@ -64,11 +66,12 @@ def candidate_columns(frame: pd.DataFrame, time: str, factors: dict) -> list[str
     used = {time, *factors.values()}
     out = []
     for c in frame.columns:
-        if c in used or repeat_label(frame, c):
+        if c in used:
             continue
         n = frame[c].nunique(dropna=False)
         numeric = pd.api.types.is_numeric_dtype(frame[c])
-        if 2 <= n <= min(MAX_GROUPS, max(2, len(frame) // 2)) and (not numeric or n <= 50):
+        groups = 2 <= n <= min(MAX_GROUPS, max(2, len(frame) // 2)) and (not numeric or n <= 50)
+        if groups and not repeat_label(frame, c):  # the values' pattern read only where it could be a group
             out.append(str(c))
     return out
 
