@@ -69,7 +69,7 @@ constants.show(res)
 left, right = st.columns(2)
 with left:
     st.markdown("**Metrics**")
-    st.dataframe(metrics_table(res).style.format("{:.4g}", na_rep="—"), width="stretch")
+    st.dataframe(metrics_table(res).style.format("{:.4g}", na_rep="—"), width="stretch", placeholder="—")
     st.caption(
         "In-sample: the runs used for fitting. Cross-validated: each configuration predicted by a model "
         "that did not see it. Adjusted R² is in-sample only (— under cross-validation).",
