@@ -70,11 +70,12 @@ def _table(cmp, pending: str) -> None:
     green = "background-color: #dcfce7; font-weight: 700"
     styled = shown.style.apply(
         lambda column: [green if b else "" for b in best[column.name]], subset=metric_cols
-    ).format("{:.2f}", subset=metric_cols, na_rep="–")
+    ).format("{:.2f}", subset=metric_cols, na_rep="—")
     st.dataframe(
         styled,
         hide_index=True,
         width="stretch",
+        placeholder="—",  # Streamlit's grid draws a missing number as "None", whatever the Styler's na_rep
         column_config={
             "n_params": st.column_config.NumberColumn("parameters", help="Constants plus free exponents"),
             "error": st.column_config.TextColumn("note", help="Why a model could not be fitted"),
