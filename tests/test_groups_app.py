@@ -130,3 +130,6 @@ def test_skipped_groups_come_after_the_fitted_ones_with_blank_numbers():
     # a missing number is drawn as the placeholder, which Streamlit otherwise writes as "None"
     assert quality.proto.placeholder == constants.proto.placeholder == "—"
     assert "None" not in table.astype(str).to_numpy() and "None" not in constants.value.astype(str).to_numpy()
+    # the table's column cuts a long note: each note is also given in full, under the tables
+    [notes] = [e for e in at.expander if "in full" in e.label]
+    assert "- **tiny**: every factor is constant in this group" in " ".join(m.value for m in notes.markdown)

@@ -85,3 +85,25 @@ def test_report_plan_section_only_with_a_plan():
     assert list(t["time (interval)"][:2]) == ["4.0 h (3.6–4.4 h)", "2.2 h (2.0–2.4 h)"]
     assert list(t["P(deadline)"]) == ["0%", "20%", "95%", "97%"]
     assert t["GPU-hours"].iloc[0] == "32.00"
+
+
+def test_deadline_chances_are_not_written_on_the_deadline_line():
+    # the deadline just above p = 64's band: its label moves below the band; the others stay above
+    f = hand_plan(deadline=1.35 * 3600)
+    fig = plan_deadline_figure(f)
+    [probs] = [t for t in fig.data if t.mode == "text"]
+    assert list(probs.textposition) == ["top right", "top right", "top right", "bottom right"]
+    assert probs.y[3] == pytest.approx(1.2 * 0.9) and probs.y[0] == pytest.approx(4 * 1.1)
+
+
+def test_frontier_labels_keep_off_the_deadline_line():
+    from perfmodel.plots.plan import place_labels
+
+    # one point left of a vertical line at 0.5, its label would reach across it on the right
+    kept, where = place_labels(np.array([0.48]), np.array([0.5]), ["p=16"], x_lines=(0.5,))
+    assert kept == ["p=16"] and "left" in where[0]
+    kept, where = place_labels(np.array([0.52]), np.array([0.5]), ["p=16"], x_lines=(0.5,))
+    assert kept == ["p=16"] and "right" in where[0]
+    # a horizontal line (the budget) just above the point: the label goes below
+    kept, where = place_labels(np.array([0.5]), np.array([0.5]), ["p=16"], y_lines=(0.53,))
+    assert "bottom" in where[0]

@@ -321,6 +321,12 @@ def show_tables(fits: GroupFits, unit: str) -> None:
     common = common_notes(fits)
     if common:
         st.caption("In every group: " + md("; ".join(common)) + ".")
+    noted = quality[quality["notes"].str.len() > 0]
+    if len(noted):  # the table's column cuts a long note: each in full here
+        with st.expander(f"Notes on {len(noted)} group{'s' if len(noted) > 1 else ''}, in full"):
+            st.markdown(
+                "\n".join(f"- **{md(str(g))}**: {md(n)}" for g, n in zip(noted["group"], noted["notes"], strict=True))
+            )
 
 
 #: What a Groups table shows for a number a group does not have (a skipped group's errors and split).

@@ -95,15 +95,25 @@ _SIDES = (("top right", 1, 1), ("bottom right", 1, -1), ("top left", -1, 1), ("b
 
 
 def place_labels(
-    fx: np.ndarray, fy: np.ndarray, texts: list[str], width: float = 380, height: float = 240
+    fx: np.ndarray,
+    fy: np.ndarray,
+    texts: list[str],
+    width: float = 380,
+    height: float = 240,
+    x_lines: tuple[float, ...] = (),
+    y_lines: tuple[float, ...] = (),
 ) -> tuple[list[str], np.ndarray]:
     """(the labels kept, their textpositions) of points at axis fractions ``fx``, ``fy`` in a plot of about
     ``width`` × ``height`` px (the narrowest it is drawn): each label takes the first side of its point
-    where its box (8 px a character, 16 px high) covers no point and no label placed before it (points
-    in order of ``fx``); where none is free, the label is left out ("")."""
+    where its box (8 px a character, 16 px high) covers no point, no label placed before it (points in
+    order of ``fx``) and none of the vertical and horizontal lines at axis fractions ``x_lines`` and
+    ``y_lines`` (the deadline, the budget); where none is free, the label is left out ("")."""
     n = len(texts)
     px, py = np.asarray(fx, float) * width, np.asarray(fy, float) * height
     boxes = [(px[i] - 6, py[i] - 6, px[i] + 6, py[i] + 6) for i in range(n)]  # the markers
+    big = 1e9
+    boxes += [(x * width - 1, -big, x * width + 1, big) for x in x_lines]
+    boxes += [(-big, y * height - 1, big, y * height + 1) for y in y_lines]
     kept, where = [""] * n, np.array(["top right"] * n, dtype=object)
 
     def free(box) -> bool:
@@ -144,8 +154,15 @@ def plan_frontier_figure(frame: pd.DataFrame, title: str | None = None, height: 
     x_range, y_range = _pad_range(x_lo, x_hi, log_x, 0.06, 0.16), _pad_range(y_lo, y_hi, log_y, 0.1, 0.18)
     # each label beside its point where it writes over no other label or point, else left out (its hover
     # names it): crowded configurations at the fast end wrote p=4096 over p=2048
+    # ... nor over the deadline's and the budget's lines (p=16 sat on the deadline)
     short, where = place_labels(
-        _fraction(t, x_range, log_x), _fraction(c, y_range, log_y), short, width=NARROW_PLOT, height=240
+        _fraction(t, x_range, log_x),
+        _fraction(c, y_range, log_y),
+        short,
+        width=NARROW_PLOT,
+        height=240,
+        x_lines=tuple(_fraction(np.array([float(deadline) / div]), x_range, log_x)) if deadline is not None else (),
+        y_lines=tuple(_fraction(np.array([float(budget)]), y_range, log_y)) if budget is not None else (),
     )
     money = frame.attrs.get("cost_unit") != "GPU-hours"
     hover = [
@@ -321,8 +338,10 @@ def plan_deadline_figure(
     deadline = frame.attrs.get("deadline")
     y_lo, y_hi = float(np.nanmin(lo)), float(np.nanmax(hi))
     if deadline is not None:
+        y_lo, y_hi = min(y_lo, float(deadline) / div), max(y_hi, float(deadline) / div)
+    y_range = _pad_range(y_lo, y_hi, log_y, 0.08, 0.14) if log_y else [0, y_hi * 1.12]
+    if deadline is not None:
         d = float(deadline) / div
-        y_lo, y_hi = min(y_lo, d), max(y_hi, d)
         fig.add_shape(
             type="line", xref="paper", yref="y", x0=0, x1=1, y0=d, y1=d, line=dict(color=DEADLINE, width=2, dash="dash")
         )
@@ -339,13 +358,15 @@ def plan_deadline_figure(
         if np.isfinite(prob).any():
             text = [f"{v:.0%}" if math.isfinite(v) else "" for v in prob]
             colors = [MET if v >= level else MISSED for v in prob]
+            # above the band, or below it where the deadline's line runs through the label (it did at 100 %)
+            y_text, where = _deadline_label_sides(hi, lo, d, y_range, log_y)
             fig.add_trace(
                 go.Scatter(
                     x=x,
-                    y=hi,
+                    y=y_text,
                     mode="text",
                     text=text,
-                    textposition="top right",
+                    textposition=where,
                     textfont=dict(size=13, color=colors),
                     showlegend=False,
                     cliponaxis=False,
@@ -360,11 +381,7 @@ def plan_deadline_figure(
     )  # room for the last %
     if log_x:
         set_log_ticks(fig, "x", float(x.min()), float(x.max()), x)
-    fig.update_yaxes(
-        title_text=f"time ({unit})",
-        type="log" if log_y else "linear",
-        range=_pad_range(y_lo, y_hi, log_y, 0.08, 0.14) if log_y else [0, y_hi * 1.12],
-    )
+    fig.update_yaxes(title_text=f"time ({unit})", type="log" if log_y else "linear", range=y_range)
     if log_y:
         set_log_ticks(fig, "y", y_lo, y_hi)
     title = title if title is not None else "Time against workers, with the deadline"
@@ -372,6 +389,21 @@ def plan_deadline_figure(
     if deadline is not None and np.isfinite(f["p_deadline"].to_numpy(float)).any():
         subtitle += f"<br>% above each point: its chance of meeting the deadline (green: ≥ {level:.0%})"
     return _legend_below(style(fig, title, subtitle, height=height, legend="below"), lines=subtitle.count("<br>") + 1)
+
+
+def _deadline_label_sides(
+    hi: np.ndarray, lo: np.ndarray, deadline: float, y_range: list[float], log: bool, height: float = 240
+) -> tuple[np.ndarray, list[str]]:
+    """Where each point's chance goes on the deadline chart: (its y, its textposition). Above the band's
+    high end ("top right"), unless the deadline's line crosses that 16 px label (in a plot about
+    ``height`` px high); then below the band's low end, if the line is clear of it there."""
+    label = 19 / height  # the label's height with its 3 px offset, as an axis fraction
+    f_hi, f_lo = _fraction(hi, y_range, log), _fraction(lo, y_range, log)
+    f_d = float(_fraction(np.array([deadline]), y_range, log)[0])
+    crossed_above = (f_hi <= f_d) & (f_d <= f_hi + label)
+    clear_below = ~((f_lo - label <= f_d) & (f_d <= f_lo))
+    below = crossed_above & clear_below
+    return np.where(below, lo, hi), ["bottom right" if b else "top right" for b in below]
 
 
 def _legend_below(fig: go.Figure, lines: int = 1) -> go.Figure:
