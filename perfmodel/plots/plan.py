@@ -358,15 +358,15 @@ def plan_deadline_figure(
         if np.isfinite(prob).any():
             text = [f"{v:.0%}" if math.isfinite(v) else "" for v in prob]
             colors = [MET if v >= level else MISSED for v in prob]
-            # above the band, or below it where the deadline's line runs through the label (it did at 100 %)
-            y_text, where = _deadline_label_sides(hi, lo, d, y_range, log_y)
+            # above the band, or above the deadline's line where it would run through the label (it did at 100 %)
+            y_text = _deadline_label_sides(hi, d, y_range, log_y)
             fig.add_trace(
                 go.Scatter(
                     x=x,
                     y=y_text,
                     mode="text",
                     text=text,
-                    textposition=where,
+                    textposition="top right",
                     textfont=dict(size=13, color=colors),
                     showlegend=False,
                     cliponaxis=False,
@@ -392,18 +392,15 @@ def plan_deadline_figure(
 
 
 def _deadline_label_sides(
-    hi: np.ndarray, lo: np.ndarray, deadline: float, y_range: list[float], log: bool, height: float = 240
-) -> tuple[np.ndarray, list[str]]:
-    """Where each point's chance goes on the deadline chart: (its y, its textposition). Above the band's
-    high end ("top right"), unless the deadline's line crosses that 16 px label (in a plot about
-    ``height`` px high); then below the band's low end, if the line is clear of it there."""
+    hi: np.ndarray, deadline: float, y_range: list[float], log: bool, height: float = 240
+) -> np.ndarray:
+    """The y of each point's chance on the deadline chart, drawn "top right" of it: the band's high end,
+    or, where the deadline's line would run through that 16 px label (in a plot about ``height`` px
+    high), the line itself, so the label sits just above it."""
     label = 19 / height  # the label's height with its 3 px offset, as an axis fraction
-    f_hi, f_lo = _fraction(hi, y_range, log), _fraction(lo, y_range, log)
+    f_hi = _fraction(hi, y_range, log)
     f_d = float(_fraction(np.array([deadline]), y_range, log)[0])
-    crossed_above = (f_hi <= f_d) & (f_d <= f_hi + label)
-    clear_below = ~((f_lo - label <= f_d) & (f_d <= f_lo))
-    below = crossed_above & clear_below
-    return np.where(below, lo, hi), ["bottom right" if b else "top right" for b in below]
+    return np.where((f_hi <= f_d) & (f_d <= f_hi + label), deadline, hi)
 
 
 def _legend_below(fig: go.Figure, lines: int = 1) -> go.Figure:
