@@ -14,8 +14,9 @@ the inter-node step and the efficiency slack, each leave one source out.
   cross from one node to several, the ρ ≥ 0 at which the median log error of ``t + ρ·unit`` is 0
   (``internode_unit``: the term ``I·min(nodes − 1, 1)`` at ρ = 1, :mod:`perfmodel.fitting.internode`).
 * **The efficiency slack** (:func:`learn_slack`): on the training sources' deep-learning rows where the
-  measured work bounds the time (``efficiency_bound``, least GPU-seconds / p), the 99th percentile of how
-  far the true time fell below it (floor / y − 1, 0 at least): super-linear steps exist but are rare.
+  measured work bounds the time (``efficiency_bound``, least GPU-seconds / p, less the noise of one run
+  as the band has it: :func:`noise_floor`), the 99th percentile of how far the true time fell below it
+  (floor / y − 1, 0 at least): super-linear steps exist but are rare.
 
 :func:`apply` makes the records as the product would print them with what was learned without each row's
 source: the chosen law's point, the inter-node step added to it (its band moved with it), and the floor
@@ -27,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from perfmodel.fitting.extrapolation import DEFAULT_LEVEL, noise_quantile
 from perfmodel.search.laws import (
     DEFAULT_LAW,
     EFFICIENCY_CLASSES,
@@ -152,6 +154,18 @@ def learn_rho(r: pd.DataFrame, held_out: str | None = None) -> dict:
     }
 
 
+def noise_floor(a: pd.DataFrame) -> np.ndarray:
+    """The records' efficiency floor (least measured GPU-seconds / p) less the noise of one run at the
+    band's level, exp(−σ·t_df): the time a run may reach at the best measured efficiency, as
+    :meth:`perfmodel.fitting.members.Uncertainty.efficiency_bound` has it before the slack."""
+    bound = pd.to_numeric(a["efficiency_bound"], errors="coerce").to_numpy(float)
+    if "noise_sigma" not in a:
+        return bound
+    sigma = pd.to_numeric(a["noise_sigma"], errors="coerce").fillna(0.0).to_numpy(float)
+    df = pd.to_numeric(a["noise_df"], errors="coerce").to_numpy(float)
+    return bound * np.exp(-noise_quantile(sigma, df, DEFAULT_LEVEL))
+
+
 def learn_slack(r: pd.DataFrame, held_out: str | None = None) -> dict:
     """{"slack", "n_rows"}: the :data:`SLACK_QUANTILE` quantile over the training sources' deep-learning
     rows with a floor of how far their true time fell below it (0 at least)."""
@@ -176,7 +190,7 @@ def apply(raw: pd.DataFrame) -> tuple[pd.DataFrame, dict, pd.DataFrame]:
     for c in ("y_true", "pred", "low", "high", "internode_unit", "efficiency_bound"):
         a[c] = pd.to_numeric(a[c], errors="coerce") if c in a else np.nan
     a["internode_unit"] = a["internode_unit"].fillna(0.0)
-    a["floor"] = a["efficiency_bound"]
+    a["floor"] = noise_floor(a)
     a["pred0"] = a["pred"]
     t = split_table(raw)
     split_of = a["source"] + "|" + a["series"].astype(str) + "|" + a["cut"].astype(str)

@@ -66,8 +66,6 @@ def prepare(r: pd.DataFrame) -> pd.DataFrame:
     ):
         r[c] = pd.to_numeric(r[c], errors="coerce")
     r["below"], r["above"] = structures(r)
-    # the efficiency floor (least measured GPU-seconds / p, no slack; NaN where none applies)
-    r["floor"] = pd.to_numeric(r["efficiency_bound"], errors="coerce") if "efficiency_bound" in r else np.nan
     with np.errstate(all="ignore"):
         r["z"] = np.log(r["y_true"] / r["pred"])
     ok = (

@@ -15,7 +15,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import stdtrit  # Student-t quantiles (scipy.stats costs 0.6 s to import)
 
 from ..errors import PerfModelError
 from ..language.expression import Expression, parse_expression
@@ -29,6 +28,7 @@ from .extrapolation import (
     efficiency_floor,
     few_noise_dof,
     moderated_noise,
+    noise_quantile,
     normal_quantile,
     series_evidence,
     structure_reach,
@@ -180,8 +180,7 @@ class Noise:
     own: tuple | None = None
 
     def quantile(self, level: float) -> float:
-        z = stdtrit(self.df, 0.5 + level / 2) if self.df else normal_quantile(level)
-        return float(self.sigma * z)
+        return float(noise_quantile(self.sigma, self.df, level))
 
     def moderated(self, prior: dict) -> Noise:
         """This noise combined with the population's prior on it, ``prior`` {"sigma", "df"}
@@ -298,7 +297,8 @@ class Uncertainty:
     #: the prior's ``shortfall_scale``: 1 + η·u
     scaling_shortfall: float | None = None
     #: the least GPU-seconds measured per amount of work (:func:`efficiency_reference`), which with the
-    #: prior's ``efficiency_slack`` bounds the band's low end (:meth:`efficiency_bound`)
+    #: noise of one run and the prior's ``efficiency_slack`` bounds the band's low end
+    #: (:meth:`efficiency_bound`)
     efficiency_ref: dict | None = None
 
     # -- calibration --------------------------------------------------------------------------
@@ -446,17 +446,19 @@ class Uncertainty:
         table = {c: self.kappa(level, c, topology)[0] for c in set(cross)}
         return np.array([table[c] for c in cross], float)
 
-    def efficiency_bound(self, env: dict) -> np.ndarray:
+    def efficiency_bound(self, env: dict, level: float = DEFAULT_LEVEL) -> np.ndarray:
         """The shortest time the band may reach at each configuration of ``env``: the best parallel
-        efficiency measured for the same work, exceeded by at most the prior's ``efficiency_slack``
-        (how far the corpus's runs beyond the measurements ever ran faster than that; super-linear
-        steps exist but are rare). NaN where no bound applies (work not measured at other worker
-        counts, or no slack in the prior)."""
+        efficiency measured for the same work, exceeded by at most the noise of one run (its quantile
+        at ``level``, as in the band: a run may be that much faster than the measured mean) and the
+        prior's ``efficiency_slack`` (how far the corpus's runs beyond the measurements ran faster
+        than that, learned with the same noise; super-linear steps exist but are rare). NaN where no
+        bound applies (work not measured at other worker counts, or no slack in the prior)."""
         n = len(next(iter(env.values()))) if env else 0
         slack = (self.prior or {}).get("efficiency_slack")
         if slack is None or not self.efficiency_ref:
             return np.full(n, np.nan)
-        return efficiency_floor(self.efficiency_ref, env) / (1.0 + float(slack))
+        noise = math.exp(-self.noise.quantile(level))
+        return efficiency_floor(self.efficiency_ref, env) * noise / (1.0 + float(slack))
 
     # -- predictions --------------------------------------------------------------------------
     def with_nodes(self, env: dict) -> dict:
@@ -514,7 +516,7 @@ class Uncertainty:
             low = np.exp(lt - np.hypot(widen_band(s * np.sqrt(hl**2 + q**2), kappa, d, level), g * below))
             high = np.exp(lt + np.hypot(widen_band(s * np.sqrt(hu**2 + q**2), kappa, d, level), g * above))
             if widen:  # no faster than the best measured efficiency allows (never above the point itself)
-                floor = self.efficiency_bound(env)
+                floor = self.efficiency_bound(env, level)
                 low = np.where(np.isfinite(floor), np.maximum(low, np.minimum(t, floor)), low)
         bad = ~(t > 0)
         low = np.where(bad, np.nan, low)
