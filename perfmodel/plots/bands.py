@@ -120,7 +120,7 @@ def speedup_interval(result, p0: float, x: np.ndarray, fixed: dict, level: float
     headline, the tables and the time chart quote): ``low = T(p0) / T_high(p)``,
     ``high = T(p0) / T_low(p)``; the efficiency's band is the speedup's over the ideal. Every part of
     the time's band is in it (members, noise of one run, calibration, extrapolation κ·d, the reference
-    structures' reach, and the best measured efficiency plus the corpus's slack that stops its low end:
+    structures' reach, and the best measured efficiency less the noise of one run that stops its low end:
     the speedup's high end stops there too); the reference is a number, not a second uncertain run, so
     at p0 the band is the time's there, around 1. ``symbol``: the factor that grows (p by default; the
     Groups page scales along any factor)."""
