@@ -388,3 +388,30 @@ def test_the_scaling_shortfall_of_the_last_doubling_widens_kappa():
     d["scaling_shortfall"] = 3.0
     with pytest.raises(PerfModelError, match="scaling_shortfall"):
         Uncertainty.from_dict(d)
+
+
+def test_a_formula_faster_than_the_best_measured_efficiency_is_warned_with_the_bound():
+    """Item 4 for the point: a super-linear series (efficiency 1.00, 1.04, 1.09, 1.14 at p = 1-8) fitted
+    by a power law predicts beyond p = 8 faster than its best measured efficiency allows. The number stays
+    the formula's; the warning gives the bound: 100·1 / (8·11) -> 88 GPU-seconds, / p, less the noise."""
+    import pandas as pd
+
+    from perfmodel import Measurements
+    from perfmodel.fitting.diagnostics import prediction_warnings
+
+    p = np.array([1.0, 2.0, 4.0, 8.0] * 2)
+    t = np.array([100.0, 48.0, 23.0, 11.0] * 2) * np.repeat([0.995, 1.005], 4)
+    meas = Measurements.from_frame(pd.DataFrame({"workers": p, "t": t}), "t", {"p": "workers"})
+    res = compute_intervals(Model(terms="p^e1").fit(meas), meas, replicates=40)
+    unc = res._uncertainty()
+    env = {"p": np.array([64.0])}
+    point = float(res.predict(env)[0])
+    q = unc.noise.quantile(0.9)
+    bound = 88.0 / 64 * math.exp(-q) / (1 + unc.prior["efficiency_slack"])
+    assert point < bound  # the formula runs faster than the measured work allows
+    assert unc.efficiency_bound(env)[0] == pytest.approx(bound, rel=1e-9)
+    [warning] = [w for w in prediction_warnings(res, env) if "super-linear" in w]
+    assert f"predicts {point:.4g} s" in warning and f"{88.0 / 64:.4g} s" in warning
+    assert "the noise of one run" in warning
+    # the band's low end reaches no lower than the formula there
+    assert res.predict(env, interval=0.9)["predicted_low"].iloc[0] == pytest.approx(point)
