@@ -20,9 +20,9 @@ from ..data.schema import FORMAT, loads as schema_loads, validate_model_dict
 from ..errors import PerfModelError
 from ..language.expression import Expression, parse_expression, unmapped_name_notice, unmapped_names
 from ..version import __version__
+from . import interval_facts
 from .diagnostics import dropped_terms, factor_span, fit_warnings, prediction_warnings
 from .evaluate import metrics as compute_metrics
-from .extrapolation import FEW_NOISE_DOF
 from .formula_text import _fmt, _replace_name, python_text
 from .members import Uncertainty, bounded_noise
 
@@ -500,74 +500,8 @@ class FitResult:
         return "\n".join(lines)
 
     def interval_facts(self, level: float = 0.9) -> list[tuple[str, str]]:
-        """How the intervals were made, as (what, value) pairs: method and replicates, the noise of
-        one run, the widening per doubling beyond the measured range, and the predictor's note."""
-        unc = self._uncertainty(required=True)
-        nz = unc.noise
-        pn = (unc.prior or {}).get("noise") if nz.own else None
-        moderated = (
-            ""
-            if not pn
-            else (
-                f"; the corpus's prior {pn['sigma'] * 100:.2g} % on {pn['df']:.3g} pseudo-degrees of freedom combined with "
-                + (
-                    f"this fit's own {nz.own[0] * 100:.2g} % on {nz.own[1]:g}"
-                    if nz.source != "prior"
-                    else "no estimate of its own"
-                )
-            )
-        )
-        facts = [
-            (
-                "method",
-                f"{unc.method}; {sum(m.coefficients.shape[0] for m in unc.members)} replicates over "
-                f"{len(unc.members)} model(s); seed {unc.seed}",
-            ),
-            (
-                "noise of one run",
-                f"{nz.sigma * 100:.2g} % ({nz.source}"
-                + (f", {nz.df:.3g} degrees of freedom" if nz.df else "")
-                + moderated
-                + ")",
-            ),
-        ]
-        if unc.prior:
-            facts.append(
-                (
-                    "band scale",
-                    f"× {unc.band_scale():.3g}: the members' and the noise's band as the corpus's "
-                    "held-out runs needed it"
-                    + (
-                        f" where the noise rests on fewer than {FEW_NOISE_DOF} degrees of freedom"
-                        if unc.few_dof_band()
-                        else ""
-                    ),
-                )
-            )
-        # the widening that applies here: on the measured nodes and across them when the topology is known
-        where = (
-            (("same_nodes", "on the measured nodes"), ("crosses_nodes", "on more nodes"))
-            if unc.prior and unc.topology
-            else (("unknown", ""),)
-        )
-        kappas = {crossing: unc.kappa(level, crossing) for crossing, _ in where}
-        for crossing, label in where:
-            kappa, how = kappas[crossing]
-            if crossing == "crosses_nodes" and kappa < kappas["same_nodes"][0] and unc.structure_scale(level):
-                # learned so: the class's runs on more nodes were covered by the structures' reach
-                how += (
-                    "; slower than on the measured nodes because the corpus's runs of this class on more "
-                    "nodes took most of their width from how far the reference structures reach"
-                )
-            facts.append(
-                (
-                    "extrapolation" + (f", {label}" if label else ""),
-                    f"widens by {kappa * 100:.3g} % per doubling beyond the measured range ({how})",
-                )
-            )
-        if unc.members_note:
-            facts.append(("members", unc.members_note))
-        return facts
+        """How the intervals were made, as (what, value) pairs (:func:`perfmodel.fitting.interval_facts.facts`)."""
+        return interval_facts.facts(self._uncertainty(required=True), level)
 
     def intervals_report(self, level: float = 0.9) -> str:
         """The [[Intervals]] section: how the intervals were made and each constant's interval."""
