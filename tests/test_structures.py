@@ -415,3 +415,6 @@ def test_a_formula_faster_than_the_best_measured_efficiency_is_warned_with_the_b
     assert "the noise of one run" in warning
     # the band's low end reaches no lower than the formula there
     assert res.predict(env, interval=0.9)["predicted_low"].iloc[0] == pytest.approx(point)
+    # and how the intervals were made says what stops it, with the noise's share
+    low_end = dict(res.interval_facts())["low end"]
+    assert "best parallel efficiency measured" in low_end and f"({100 * (1 - math.exp(-q)):.2g} % at 90%)" in low_end
