@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..data.time_units import TIME_UNITS
-from .extrapolation import DEFAULT_LEVEL, crossings
+from .extrapolation import crossings, efficiency_floor
 
 #: Extrapolation "far beyond the measured range": this many times past it.
 FAR = 4.0
@@ -307,7 +307,7 @@ def _efficiency_warnings(result, env: dict, unit: str = "s") -> list[str]:
         return []
     i = int(off[np.argmin(t[off] / bound[off])])
     slack = float(unc.prior.get("efficiency_slack", 0.0))
-    best = bound[i] * (1 + slack) * np.exp(unc.noise.quantile(DEFAULT_LEVEL))
+    best = efficiency_floor(unc.efficiency_ref, {k: v[i : i + 1] for k, v in env.items()})[0]
     allowance = "the noise of one run" + (f" and the corpus's {100 * slack:.0f} % slack" if slack >= 0.005 else "")
     return [
         f"at p = {float(env['p'][i]):g} the formula predicts {_in(t[i], unit)}, faster than the best parallel "
